@@ -1,0 +1,148 @@
+"""Immutable, integer-coded relevance labels (`Qrels`) and rankings (`Run`).
+
+Both carry a vocabulary of document ids (`doc_ids`) and refer to documents by their position in it, so the pipeline
+never turns ids into strings and back. Build them from dicts (`from_dict`) or from arrays (`from_arrays`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+
+PAD = -1  # code of an empty slot in a ranking shorter than the run's depth
+
+
+def as_id_array(ids) -> np.ndarray:
+    """A 1-d array of str ids (object dtype keeps long ids cheap to hold)."""
+    array = np.asarray(ids, dtype=object)
+    if array.ndim != 1:
+        raise ValueError("ids must be a 1-d sequence")
+    return array
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    array.setflags(write=False)
+    return array
+
+
+def _check_unique(ids: np.ndarray, what: str) -> None:
+    if len(set(ids.tolist())) != len(ids):
+        raise ValueError(f"{what} ids must be unique")
+
+
+@dataclass(frozen=True, eq=False)
+class Qrels:
+    """Relevance labels in CSR form: query i judges ``doc_codes[indptr[i]:indptr[i+1]]`` with ``labels[...]``.
+
+    Within a query, doc codes are sorted and unique. Labels are integers; labels below zero are non-relevant.
+    """
+
+    query_ids: np.ndarray
+    doc_ids: np.ndarray
+    indptr: np.ndarray
+    doc_codes: np.ndarray
+    labels: np.ndarray
+
+    @classmethod
+    def from_arrays(cls, query_ids, doc_ids, indptr, doc_codes, labels) -> "Qrels":
+        query_ids, doc_ids = as_id_array(query_ids), as_id_array(doc_ids)
+        indptr = np.asarray(indptr, dtype=np.int64)
+        doc_codes = np.asarray(doc_codes, dtype=np.int64)
+        labels = np.asarray(labels, dtype=np.int64)
+        if indptr.shape != (len(query_ids) + 1,) or indptr[0] != 0 or np.any(np.diff(indptr) < 0):
+            raise ValueError("indptr must start at 0, rise monotonically and have one entry per query plus one")
+        if doc_codes.shape != labels.shape or indptr[-1] != len(doc_codes):
+            raise ValueError("doc_codes and labels must both have indptr[-1] entries")
+        if len(doc_codes) and (doc_codes.min() < 0 or doc_codes.max() >= len(doc_ids)):
+            raise ValueError("doc_codes must index into doc_ids")
+        _check_unique(query_ids, "query")
+        rows = np.repeat(np.arange(len(query_ids)), np.diff(indptr))
+        order = np.lexsort((doc_codes, rows))
+        doc_codes, labels = doc_codes[order], labels[order]
+        same = (rows[1:] == rows[:-1]) & (doc_codes[1:] == doc_codes[:-1])
+        if np.any(same):
+            i = int(np.flatnonzero(same)[0])
+            raise ValueError(f"duplicate label for query {query_ids[rows[i]]!r}, document {doc_ids[doc_codes[i]]!r}")
+        return cls(*(_frozen(a) for a in (query_ids, doc_ids, indptr, doc_codes, labels)))
+
+    @classmethod
+    def from_dict(cls, labels: Mapping[str, Mapping[str, int]]) -> "Qrels":
+        """``{query_id: {doc_id: label}}``."""
+        vocabulary: dict[str, int] = {}
+        indptr, codes, values = [0], [], []
+        for per_query in labels.values():
+            for doc_id, label in per_query.items():
+                codes.append(vocabulary.setdefault(doc_id, len(vocabulary)))
+                values.append(int(label))
+            indptr.append(len(codes))
+        return cls.from_arrays(list(labels), list(vocabulary), indptr, codes, values)
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.query_ids)
+
+    def to_dict(self) -> dict[str, dict[str, int]]:
+        out = {}
+        for i, query_id in enumerate(self.query_ids):
+            lo, hi = self.indptr[i], self.indptr[i + 1]
+            out[query_id] = {self.doc_ids[c]: int(v) for c, v in zip(self.doc_codes[lo:hi], self.labels[lo:hi])}
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class Run:
+    """Rankings as a (n_queries x depth) matrix of doc codes, padded with `PAD`; `scores` is optional.
+
+    With ``ties="score"`` the scorer orders each row by score (descending, then doc id descending, as trec_eval);
+    with ``ties="rank"`` it keeps the order of the row as given.
+    """
+
+    query_ids: np.ndarray
+    doc_ids: np.ndarray
+    codes: np.ndarray
+    scores: np.ndarray | None = None
+
+    @classmethod
+    def from_arrays(cls, query_ids, doc_ids, codes, scores=None) -> "Run":
+        query_ids, doc_ids = as_id_array(query_ids), as_id_array(doc_ids)
+        codes = np.asarray(codes, dtype=np.int64)
+        if codes.ndim != 2 or codes.shape[0] != len(query_ids):
+            raise ValueError("codes must be a 2-d array with one row per query")
+        if codes.size and (codes.min() < PAD or codes.max() >= len(doc_ids)):
+            raise ValueError("codes must index into doc_ids, with -1 for empty slots")
+        if scores is not None:
+            scores = np.asarray(scores, dtype=np.float64)
+            if scores.shape != codes.shape:
+                raise ValueError("scores must have the same shape as codes")
+            if np.isnan(scores[codes != PAD]).any():
+                raise ValueError("scores must not be NaN")
+            scores = _frozen(scores)
+        _check_unique(query_ids, "query")
+        return cls(_frozen(query_ids), _frozen(doc_ids), _frozen(codes), scores)
+
+    @classmethod
+    def from_dict(cls, rankings: Mapping[str, Mapping[str, float] | list[str]]) -> "Run":
+        """``{query_id: {doc_id: score}}`` (scored) or ``{query_id: [doc_id, ...]}`` (in rank order)."""
+        vocabulary: dict[str, int] = {}
+        depth = max((len(r) for r in rankings.values()), default=0)
+        codes = np.full((len(rankings), depth), PAD, dtype=np.int64)
+        scored = any(isinstance(r, Mapping) for r in rankings.values())
+        scores = np.full(codes.shape, -np.inf) if scored else None
+        for i, ranking in enumerate(rankings.values()):
+            for j, doc_id in enumerate(ranking):
+                codes[i, j] = vocabulary.setdefault(doc_id, len(vocabulary))
+                if scored:
+                    if not isinstance(ranking, Mapping):
+                        raise ValueError("mix of scored and unscored rankings")
+                    scores[i, j] = float(ranking[doc_id])
+        return cls.from_arrays(list(rankings), list(vocabulary), codes, scores)
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.query_ids)
+
+    @property
+    def depth(self) -> int:
+        return self.codes.shape[1]
