@@ -1,0 +1,21 @@
+"""The `ragretrieval` command: a thin layer over the Python API; each command lives in its own module."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="ragretrieval")
+def main() -> None:
+    """Measure how well RAG retrieval works, with numbers that agree with trec_eval."""
+
+
+def _register() -> None:
+    from . import build_dataset, evaluate
+
+    main.add_command(build_dataset.build_dataset)
+    main.add_command(evaluate.eval_command)
+
+
+_register()

@@ -1,0 +1,104 @@
+"""A content-addressed embedding cache in SQLite: (model identity, sha256 of the text) -> vector.
+
+The folder is ``$RAGRETRIEVAL_CACHE_DIR``, else ``$XDG_CACHE_HOME/ragretrieval``, else ``~/.cache/ragretrieval``.
+Each batch is committed as soon as it is embedded (WAL mode), so a run killed halfway keeps all finished batches,
+and re-chunking or re-running embeds only texts the model has never seen.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+from tqdm import tqdm
+
+from .base import Embedder
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS vectors (
+    model TEXT NOT NULL,
+    text_sha256 BLOB NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (model, text_sha256)
+) WITHOUT ROWID
+"""
+_LOOKUP_BATCH = 500  # bound on SQL parameters per query
+
+
+def default_cache_dir() -> Path:
+    if folder := os.environ.get("RAGRETRIEVAL_CACHE_DIR"):
+        return Path(folder)
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "ragretrieval"
+
+
+def text_key(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+class EmbeddingCache:
+    def __init__(self, folder=None):
+        self.folder = Path(folder) if folder else default_cache_dir()
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.path = self.folder / "embeddings.sqlite"
+        self._db = sqlite3.connect(self.path)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(_SCHEMA)
+        self._db.commit()
+
+    def get(self, model: str, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
+        found = {}
+        for i in range(0, len(keys), _LOOKUP_BATCH):
+            part = list(keys[i : i + _LOOKUP_BATCH])
+            marks = ",".join("?" * len(part))
+            rows = self._db.execute(
+                f"SELECT text_sha256, vector FROM vectors WHERE model = ? AND text_sha256 IN ({marks})", [model, *part]
+            )
+            found.update((bytes(key), np.frombuffer(blob, dtype=np.float32)) for key, blob in rows)
+        return found
+
+    def put(self, model: str, keys: Sequence[bytes], vectors: np.ndarray) -> None:
+        with self._db:  # one transaction per batch
+            self._db.executemany(
+                "INSERT OR REPLACE INTO vectors (model, text_sha256, vector) VALUES (?, ?, ?)",
+                [(model, key, np.asarray(v, dtype=np.float32).tobytes()) for key, v in zip(keys, vectors)],
+            )
+
+    def count(self, model: str | None = None) -> int:
+        if model is None:
+            return self._db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
+        return self._db.execute("SELECT COUNT(*) FROM vectors WHERE model = ?", [model]).fetchone()[0]
+
+    def close(self) -> None:
+        self._db.close()
+
+
+def embed_cached(
+    embedder: Embedder,
+    texts: Sequence[str],
+    cache: EmbeddingCache,
+    batch_size: int = 64,
+    progress: bool = True,
+    description: str = "embedding",
+) -> tuple[np.ndarray, int]:
+    """Vectors for `texts` (one row each), embedding only texts not yet cached. Returns (vectors, number embedded)."""
+    keys = [text_key(t) for t in texts]
+    unique = dict.fromkeys(keys)
+    vectors = cache.get(embedder.identity, list(unique))
+    missing = [k for k in unique if k not in vectors]
+    if missing:
+        text_of = dict(zip(keys, texts))
+        with tqdm(total=len(missing), desc=description, unit="text", disable=not progress) as bar:
+            for i in range(0, len(missing), batch_size):
+                batch = missing[i : i + batch_size]
+                made = embedder.embed([text_of[k] for k in batch])
+                cache.put(embedder.identity, batch, made)
+                vectors.update(zip(batch, made))
+                bar.update(len(batch))
+    if not texts:
+        return np.zeros((0, 0), dtype=np.float32), 0
+    return np.stack([vectors[k] for k in keys]).astype(np.float32, copy=False), len(missing)

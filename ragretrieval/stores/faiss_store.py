@@ -1,0 +1,91 @@
+"""FAISS: exact inner product (``flat``, the default), or approximate ``hnsw`` and ``ivf``.
+
+Options: ``hnsw``: ``m`` (links per node, 32), ``ef_construction`` (200), ``ef_search`` (128);
+``ivf``: ``nlist`` (cells, default about 4 sqrt(n)), ``nprobe`` (cells searched, 16).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from .base import Records, SearchResult, StoreError, check_queries
+
+INDEX_FILE = "index.faiss"
+KINDS = ("flat", "hnsw", "ivf")
+
+
+class FaissStore:
+    name = "faiss"
+
+    def __init__(self, kind: str = "flat", m: int = 32, ef_construction: int = 200, ef_search: int = 128,
+                 nlist: int | None = None, nprobe: int = 16):
+        if kind not in KINDS:
+            raise StoreError(f"faiss kind must be one of {', '.join(KINDS)}; got {kind!r}")
+        self.options = {"kind": kind, "m": int(m), "ef_construction": int(ef_construction),
+                        "ef_search": int(ef_search), "nlist": None if nlist is None else int(nlist), "nprobe": int(nprobe)}
+        self.exact = kind == "flat"
+        self.records = Records()
+        self._index = None
+
+    def _new_index(self, vectors: np.ndarray):
+        import faiss
+
+        dim, kind, o = vectors.shape[1], self.options["kind"], self.options
+        if kind == "flat":
+            return faiss.IndexFlatIP(dim)
+        if kind == "hnsw":
+            index = faiss.IndexHNSWFlat(dim, o["m"], faiss.METRIC_INNER_PRODUCT)
+            index.hnsw.efConstruction = o["ef_construction"]
+            index.hnsw.efSearch = o["ef_search"]
+            return index
+        nlist = o["nlist"] or max(1, min(len(vectors), int(4 * np.sqrt(len(vectors)))))
+        index = faiss.IndexIVFFlat(faiss.IndexFlatIP(dim), dim, nlist, faiss.METRIC_INNER_PRODUCT)
+        index.train(vectors)
+        index.nprobe = min(o["nprobe"], nlist)
+        return index
+
+    def add(self, vectors, ids, parent_ids, texts) -> None:
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        self.records.extend(ids, parent_ids, texts, len(vectors))
+        if self._index is None:
+            self._index = self._new_index(vectors)
+        self._index.add(vectors)
+
+    def search(self, queries, k: int) -> SearchResult:
+        queries = check_queries(queries, self._index.d if self._index is not None else None, k)
+        if self._index is None:
+            return SearchResult(np.full((len(queries), k), -1, np.int64), np.full((len(queries), k), -np.inf, np.float32))
+        scores, indices = self._index.search(queries, k)
+        return SearchResult(indices.astype(np.int64), np.where(indices >= 0, scores, -np.inf).astype(np.float32))
+
+    def save(self, folder) -> None:
+        import faiss
+
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        if self._index is not None:
+            fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+            os.close(fd)
+            faiss.write_index(self._index, tmp)
+            os.replace(tmp, folder / INDEX_FILE)
+        self.records.save(folder, self.name, self.options)
+
+    @classmethod
+    def load(cls, folder) -> "FaissStore":
+        import faiss
+
+        records, options = Records.load(folder, cls.name)
+        store = cls(**options)
+        store.records = records
+        if (Path(folder) / INDEX_FILE).exists():
+            store._index = faiss.read_index(str(Path(folder) / INDEX_FILE))
+            if options["kind"] == "hnsw":
+                store._index.hnsw.efSearch = options["ef_search"]
+        return store
+
+    def __len__(self) -> int:
+        return len(self.records.ids)
