@@ -17,7 +17,7 @@ def _at(matrix: np.ndarray, k: int) -> np.ndarray:
     """Column k-1 of a cumulative matrix, or its last column when the ranking is shorter than k."""
     if matrix.shape[1] == 0:
         return np.zeros(matrix.shape[0])
-    return matrix[:, min(k, matrix.shape[1]) - 1]
+    return matrix[:, min(k, matrix.shape[1]) - 1].astype(np.float64)
 
 
 def _safe_divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
@@ -54,7 +54,7 @@ class BlockKernel:
     @property
     def hits(self) -> np.ndarray:
         """hits[:, i] = relevant docs in the top i+1."""
-        return self._memo("hits", lambda: np.cumsum(self.relevant, axis=1, dtype=np.float64))
+        return self._memo("hits", lambda: np.cumsum(self.relevant, axis=1, dtype=np.int32))
 
     @property
     def precision_sum(self) -> np.ndarray:

@@ -40,18 +40,32 @@ def _check_option(name: str, value, allowed) -> None:
 
 
 def ranked_codes(run: Run, ties: str) -> np.ndarray:
-    """The run's doc codes in rank order, empty slots last."""
+    """The run's doc codes in rank order, empty slots last.
+
+    With ``ties="score"``: score descending, equal scores by doc id descending (string order, as trec_eval). The
+    doc-id order is only computed when some row really has equal scores, and rows already in order are not sorted.
+    """
     codes = np.asarray(run.codes)
-    if ties == "rank" or run.scores is None or codes.shape[1] == 0:
-        order = np.argsort(codes == PAD, axis=1, kind="stable")
-        return np.take_along_axis(codes, order, axis=1)
+    pad = codes == PAD
+    if ties == "rank" or run.scores is None or codes.shape[1] < 2:
+        return codes if not _pads_inside(pad) else np.take_along_axis(codes, np.argsort(pad, axis=1, kind="stable"), 1)
+    score_key = np.where(pad, np.inf, -run.scores)
+    step = np.diff(score_key, axis=1)
+    tied = (step == 0) & ~pad[:, 1:]
+    if not tied.any():
+        if (step >= 0).all():
+            return codes
+        return np.take_along_axis(codes, np.argsort(score_key, axis=1, kind="stable"), axis=1)
     lexical_rank = np.empty(len(run.doc_ids), dtype=np.int64)
     lexical_rank[np.argsort(run.doc_ids.astype(str), kind="stable")] = np.arange(len(run.doc_ids))
-    pad = codes == PAD
     doc_key = np.where(pad, 1, -lexical_rank[np.where(pad, 0, codes)])
-    score_key = np.where(pad, np.inf, -run.scores)
     order = np.lexsort((doc_key, score_key), axis=1)
     return np.take_along_axis(codes, order, axis=1)
+
+
+def _pads_inside(pad: np.ndarray) -> bool:
+    """True when some row has an empty slot before a filled one."""
+    return bool((pad[:, :-1] & ~pad[:, 1:]).any()) if pad.shape[1] > 1 else False
 
 
 def drop_duplicates(codes: np.ndarray, mode: str = "first", query_ids=None, doc_ids=None) -> np.ndarray:
@@ -83,6 +97,28 @@ def _doc_translation(run: Run, qrels: Qrels) -> np.ndarray | None:
     return np.fromiter((judged.get(d, -1) for d in run.doc_ids.tolist()), dtype=np.int64, count=len(run.doc_ids))
 
 
+_FEW_JUDGED = 16  # per query; up to this many, comparing against each judged doc beats a binary search
+
+
+def _judged_labels(qrels: Qrels, rows: np.ndarray, codes: np.ndarray, judged_keys: np.ndarray, n_docs: int):
+    """Label of each (row, code) in a block: 0 for unjudged docs and empty slots."""
+    counts = qrels.indptr[rows + 1] - qrels.indptr[rows]
+    most = int(counts.max(initial=0))
+    if most == 0:
+        return np.zeros(codes.shape, dtype=np.int64)
+    if most <= _FEW_JUDGED:
+        labels = np.zeros(codes.shape, dtype=np.int64)
+        for j in range(most):
+            has = counts > j
+            at = np.where(has, qrels.indptr[rows] + j, 0)
+            doc = np.where(has, qrels.doc_codes[at], -2)  # -2 matches nothing, not even an empty slot
+            labels += np.where(codes == doc[:, None], qrels.labels[at][:, None], 0)
+        return labels
+    keys = rows[:, None] * n_docs + codes
+    found = np.minimum(np.searchsorted(judged_keys, keys), len(judged_keys) - 1)
+    return np.where((codes != PAD) & (judged_keys[found] == keys), qrels.labels[found], 0)
+
+
 def score(
     qrels: Qrels,
     run: Run,
@@ -111,8 +147,11 @@ def score(
         codes = codes[:, :depth]
     translation = _doc_translation(run, qrels)
 
-    run_row_of = {q: i for i, q in enumerate(run.query_ids.tolist())}
-    run_rows = np.array([run_row_of.get(q, -1) for q in qrels.query_ids.tolist()], dtype=np.int64)
+    if run.query_ids is qrels.query_ids or np.array_equal(run.query_ids, qrels.query_ids):
+        run_rows = np.arange(qrels.n_queries)
+    else:
+        run_row_of = {q: i for i, q in enumerate(run.query_ids.tolist())}
+        run_rows = np.array([run_row_of.get(q, -1) for q in qrels.query_ids.tolist()], dtype=np.int64)
     missing = [q for q, r in zip(qrels.query_ids.tolist(), run_rows) if r < 0]
     selected = np.arange(qrels.n_queries) if queries == "all" else np.flatnonzero(run_rows >= 0)
 
@@ -133,10 +172,7 @@ def score(
         rows = selected[start : start + BLOCK_SIZE]
         block = padded[run_rows[rows]]
         judged_codes = block if translation is None else np.where(block == PAD, PAD, translation[block])
-        keys = rows[:, None] * n_docs + judged_codes
-        found = np.minimum(np.searchsorted(judged_keys, keys), max(len(judged_keys) - 1, 0))
-        hit = (judged_codes != PAD) & (judged_keys[found] == keys) if len(judged_keys) else np.zeros(keys.shape, bool)
-        labels = np.where(hit, qrels.labels[found] if len(judged_keys) else 0, 0)
+        labels = _judged_labels(qrels, rows, judged_codes, judged_keys, n_docs)
         kernel = BlockKernel(labels, n_relevant[rows], rel_level, {key: v[rows] for key, v in ideal.items()})
         for metric in metrics:
             per_query[metric.name][start : start + len(rows)] = kernel.compute(metric)
