@@ -50,10 +50,11 @@ def ranked_codes(run: Run, ties: str) -> np.ndarray:
     if ties == "rank" or run.scores is None or codes.shape[1] < 2:
         return codes if not _pads_inside(pad) else np.take_along_axis(codes, np.argsort(pad, axis=1, kind="stable"), 1)
     score_key = np.where(pad, np.inf, -run.scores)
-    step = np.diff(score_key, axis=1)
+    with np.errstate(invalid="ignore"):  # inf - inf between two empty slots
+        step = np.diff(score_key, axis=1)
     tied = (step == 0) & ~pad[:, 1:]
     if not tied.any():
-        if (step >= 0).all():
+        if ((step >= 0) | pad[:, 1:]).all():
             return codes
         return np.take_along_axis(codes, np.argsort(score_key, axis=1, kind="stable"), axis=1)
     lexical_rank = np.empty(len(run.doc_ids), dtype=np.int64)
