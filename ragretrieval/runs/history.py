@@ -1,0 +1,286 @@
+"""The runs history: every evaluation stored with its configuration, fingerprints, versions and full report.
+
+Where: ``RunHistory(url)``; without a URL, ``$RAGRETRIEVAL_RUNS_URL``, else the SQLite file
+``./.ragretrieval/runs.sqlite`` in the working directory. Why the working directory: runs are results of a project
+(like its ``.git``), not a disposable cache, and two projects should not mix their runs; set the variable to share
+one history (e.g. a PostgreSQL database for a team). A URL is any SQLAlchemy URL (``sqlite:///path``,
+``postgresql+psycopg://user@host/db``); a plain path means a SQLite file.
+
+Why one transaction per run: `save` writes the index row, the tags and the report together, so a process killed
+halfway leaves no trace. SQLite runs in WAL mode so readers (``runs list``) never block a sweep that is writing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterable
+
+from pydantic import BaseModel, ConfigDict
+from sqlalchemy import create_engine, delete, event, insert, select, update
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import ArgumentError, IntegrityError
+
+from ..report import EvalReport
+from .identity import config_key, package_versions, report_questions_fingerprint
+from .schema import SCHEMA_VERSION, meta, metadata, run_reports, run_tags, runs
+
+DEFAULT_PATH = Path(".ragretrieval") / "runs.sqlite"
+URL_VARIABLE = "RAGRETRIEVAL_RUNS_URL"
+
+
+class RunHistoryError(Exception):
+    """A history that cannot be opened or a request it cannot serve."""
+
+
+class RunNotFoundError(RunHistoryError, LookupError):
+    """No run (or more than one) answers to the given id, id prefix or name."""
+
+
+class RunSummary(BaseModel):
+    """One row of ``runs list``: what the index table holds, without the per-question results."""
+
+    model_config = ConfigDict(frozen=True)
+    id: str
+    name: str | None
+    tags: list[str]
+    created_at: datetime
+    retriever: str
+    model: str | None
+    store: str
+    chunk_size: int
+    chunk_overlap: int
+    dataset_path: str
+    corpus_fingerprint: str
+    questions_fingerprint: str
+    config_key: str
+    n_questions: int
+    embedded_texts: int
+    total_seconds: float
+    means: dict[str, dict[str, float]]
+
+
+class StoredRun(BaseModel):
+    """A run as stored: identity, labels, provenance, and the full `EvalReport`."""
+
+    model_config = ConfigDict(frozen=True)
+    id: str
+    name: str | None
+    tags: list[str]
+    created_at: datetime
+    packages: dict[str, str]
+    questions_fingerprint: str
+    config_key: str
+    report: EvalReport
+
+
+def default_url() -> str:
+    return os.environ.get(URL_VARIABLE) or str(DEFAULT_PATH)
+
+
+def normalize_url(url: str) -> str:
+    """A plain path becomes a SQLite URL; ``postgresql://`` gets the psycopg 3 driver that the postgres extra ships."""
+    if "://" not in url:
+        return f"sqlite:///{url}"
+    if url.startswith(("postgresql://", "postgres://")):
+        return "postgresql+psycopg://" + url.split("://", 1)[1]
+    return url
+
+
+def _sqlite_pragmas(connection, _record) -> None:
+    cursor = connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.close()
+
+
+def new_run_id(when: datetime) -> str:
+    return f"r-{when:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+
+
+def _clean_tags(tags: Iterable[str]) -> list[str]:
+    cleaned = []
+    for tag in tags:
+        tag = str(tag).strip()
+        if not tag:
+            raise RunHistoryError("a tag must not be empty")
+        if tag not in cleaned:
+            cleaned.append(tag)
+    return cleaned
+
+
+class RunHistory:
+    def __init__(self, url: str | None = None):
+        self.url = normalize_url(url or default_url())
+        try:
+            parsed = make_url(self.url)
+        except ArgumentError as error:
+            raise RunHistoryError(f"runs history URL {self.url!r} is not a database URL: {error}") from None
+        if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.engine: Engine = create_engine(parsed)
+        except Exception as error:  # missing driver and the like: name the URL, hide the password
+            raise RunHistoryError(f"cannot open runs history {self.display_url}: {error}") from None
+        if parsed.get_backend_name() == "sqlite":
+            event.listen(self.engine, "connect", _sqlite_pragmas)
+        self._prepare()
+
+    @property
+    def display_url(self) -> str:
+        return make_url(self.url).render_as_string(hide_password=True)
+
+    def _prepare(self) -> None:
+        try:
+            metadata.create_all(self.engine)
+            with self.engine.begin() as conn:
+                found = conn.execute(select(meta.c.value).where(meta.c.key == "schema_version")).scalar()
+                if found is None:
+                    conn.execute(insert(meta).values(key="schema_version", value=str(SCHEMA_VERSION)))
+        except IntegrityError:  # another process created it first
+            found = str(SCHEMA_VERSION)
+        except Exception as error:
+            raise RunHistoryError(f"cannot open runs history {self.display_url}: {error}") from None
+        if found is not None and int(found) != SCHEMA_VERSION:
+            raise RunHistoryError(f"runs history {self.display_url} has schema version {found}; "
+                                  f"this ragretrieval reads version {SCHEMA_VERSION}")
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------------------------------------------ writing
+    def save(self, report: EvalReport, name: str | None = None, tags: Iterable[str] = ()) -> str:
+        """Store `report` as a new run in one transaction; return its id."""
+        tags = _clean_tags(tags)
+        created = datetime.now(timezone.utc).replace(microsecond=0)
+        questions_fp = report_questions_fingerprint(report)
+        cfg, ds = report.config, report.dataset
+        row = dict(
+            name=name, created_at=created.isoformat(), retriever=cfg.retriever, model=cfg.model, store=cfg.store,
+            chunk_size=cfg.chunk_size, chunk_overlap=cfg.chunk_overlap, dataset_path=ds.path,
+            corpus_fingerprint=ds.corpus_fingerprint, questions_fingerprint=questions_fp,
+            chunks_fingerprint=ds.chunks_fingerprint,
+            config_key=config_key(cfg, ds.corpus_fingerprint, questions_fp), n_questions=ds.n_questions,
+            n_documents=ds.n_documents, n_chunks=ds.n_chunks, embedded_texts=report.embedded_texts,
+            total_seconds=float(report.timings.get("total", 0.0)), config=cfg.model_dump_json(),
+            means=json.dumps(report.means), timings=json.dumps(report.timings),
+            packages=json.dumps(package_versions()),
+        )
+        body = report.model_dump_json()
+        for _attempt in range(5):  # a random suffix collides only when two runs start in the same second
+            run_id = new_run_id(created)
+            try:
+                with self.engine.begin() as conn:
+                    conn.execute(insert(runs).values(id=run_id, **row))
+                    self._insert_tags(conn, run_id, tags)
+                    conn.execute(insert(run_reports).values(run_id=run_id, report_version=report.report_version,
+                                                            report=body))
+                return run_id
+            except IntegrityError:
+                if self._exists(run_id):
+                    continue
+                raise
+        raise RunHistoryError("could not find a free run id after 5 attempts")
+
+    @staticmethod
+    def _insert_tags(conn, run_id: str, tags: list[str]) -> None:
+        if tags:
+            conn.execute(insert(run_tags), [{"run_id": run_id, "tag": tag} for tag in tags])
+
+    def remove(self, run_id: str) -> str:
+        """Delete a run; return its full id."""
+        run_id = self.resolve(run_id)
+        with self.engine.begin() as conn:
+            for table in (run_reports, run_tags):
+                conn.execute(delete(table).where(table.c.run_id == run_id))
+            conn.execute(delete(runs).where(runs.c.id == run_id))
+        return run_id
+
+    def tag(self, run_id: str, *tags: str) -> str:
+        """Add tags (existing ones are kept); return the run's full id."""
+        run_id = self.resolve(run_id)
+        with self.engine.begin() as conn:
+            present = set(conn.execute(select(run_tags.c.tag).where(run_tags.c.run_id == run_id)).scalars())
+            self._insert_tags(conn, run_id, [t for t in _clean_tags(tags) if t not in present])
+        return run_id
+
+    def untag(self, run_id: str, *tags: str) -> str:
+        run_id = self.resolve(run_id)
+        with self.engine.begin() as conn:
+            conn.execute(delete(run_tags).where(run_tags.c.run_id == run_id, run_tags.c.tag.in_(list(tags))))
+        return run_id
+
+    def rename(self, run_id: str, name: str | None) -> str:
+        run_id = self.resolve(run_id)
+        with self.engine.begin() as conn:
+            conn.execute(update(runs).where(runs.c.id == run_id).values(name=name or None))
+        return run_id
+
+    # ------------------------------------------------------------------------------------------------------ reading
+    def _exists(self, run_id: str) -> bool:
+        with self.engine.connect() as conn:
+            return conn.execute(select(runs.c.id).where(runs.c.id == run_id)).first() is not None
+
+    def resolve(self, ref: str) -> str:
+        """The full id of the run that `ref` names: an exact id, a unique id prefix, or a unique name."""
+        with self.engine.connect() as conn:
+            if conn.execute(select(runs.c.id).where(runs.c.id == ref)).first():
+                return ref
+            by_prefix = list(conn.execute(
+                select(runs.c.id).where(runs.c.id.startswith(ref, autoescape=True)).order_by(runs.c.id).limit(6)
+            ).scalars()) if ref else []
+            by_name = list(conn.execute(select(runs.c.id).where(runs.c.name == ref).order_by(runs.c.id).limit(6))
+                           .scalars())
+        for matches, what in ((by_prefix, "id prefix"), (by_name, "name")):
+            if len(matches) == 1:
+                return matches[0]
+            if matches:
+                shown = ", ".join(matches[:5]) + (", ..." if len(matches) > 5 else "")
+                raise RunNotFoundError(f"run {what} {ref!r} matches several runs ({shown}); give more of the id")
+        raise RunNotFoundError(f"no run {ref!r} in {self.display_url} (`ragretrieval runs list` shows the runs)")
+
+    def _tags_of(self, conn, ids: list[str]) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {i: [] for i in ids}
+        query = select(run_tags.c.run_id, run_tags.c.tag).order_by(run_tags.c.run_id, run_tags.c.tag)
+        if len(ids) == 1:
+            query = query.where(run_tags.c.run_id == ids[0])
+        for run_id, tag in conn.execute(query):
+            if run_id in found:
+                found[run_id].append(tag)
+        return found
+
+    def get(self, ref: str) -> StoredRun:
+        run_id = self.resolve(ref)
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                select(runs.c.id, runs.c.name, runs.c.created_at, runs.c.packages, runs.c.questions_fingerprint,
+                       runs.c.config_key, run_reports.c.report)
+                .join(run_reports, run_reports.c.run_id == runs.c.id).where(runs.c.id == run_id)
+            ).one()
+            tags = self._tags_of(conn, [run_id])[run_id]
+        return StoredRun(id=row.id, name=row.name, tags=tags, created_at=datetime.fromisoformat(row.created_at),
+                         packages=json.loads(row.packages), questions_fingerprint=row.questions_fingerprint,
+                         config_key=row.config_key, report=EvalReport.model_validate_json(row.report))
+
+    def list(self, tag: str | None = None) -> list[RunSummary]:
+        """Runs oldest first; with `tag`, only the runs that carry it."""
+        columns = [c for c in runs.c if c.name not in ("config", "timings", "packages", "chunks_fingerprint",
+                                                       "n_documents", "n_chunks")]
+        query = select(*columns).order_by(runs.c.created_at, runs.c.id)
+        if tag is not None:
+            query = query.where(runs.c.id.in_(select(run_tags.c.run_id).where(run_tags.c.tag == tag)))
+        with self.engine.connect() as conn:
+            rows = conn.execute(query).mappings().all()
+            tags = self._tags_of(conn, [r["id"] for r in rows])
+        return [RunSummary(**{**row, "tags": tags[row["id"]], "means": json.loads(row["means"]),
+                              "created_at": datetime.fromisoformat(row["created_at"])}) for row in rows]
