@@ -13,13 +13,14 @@ import numpy as np
 from . import __version__
 from .chunking import ChunkPolicy, chunk_corpus, chunks_fingerprint
 from .dataset import Dataset
+from .hits import hit_runs, returns_ids, search_ids_for_documents
 from .report import GRANULARITIES, DatasetInfo, EvalConfig, EvalReport, QuestionResult, RetrievedChunk
 from .retrieval import BM25Retriever, DenseRetriever, search_for_documents
 from .scoring import Qrels, Run, chunk_qrels, collapse_to_parents, score
 from .scoring.metrics import Metric
 
 FAMILIES = ("recall", "precision", "hit_rate", "mrr", "f1", "ndcg", "map")
-RETRIEVERS = ("dense", "bm25")
+RETRIEVERS = ("dense", "bm25", "http", "run-file")
 ROLL_UP_NOTE = ("document level: each document is ranked at its best-ranked chunk; chunks were retrieved until "
                 "every question had k distinct documents")
 
@@ -38,13 +39,17 @@ def check_config(config: EvalConfig) -> None:
     ChunkPolicy(config.chunk_size, config.chunk_overlap)
 
 
-def make_retriever(config: EvalConfig, cache=None, progress: bool = True):
+def make_retriever(config: EvalConfig, cache=None, progress: bool = True, index_dir=None, rebuild: bool = False):
     if config.retriever == "bm25":
         return BM25Retriever()
+    if config.retriever in ("http", "run-file"):
+        from .external import make_external_retriever
+
+        return make_external_retriever(config.retriever, config.retriever_options, progress)
     from .embedders import EmbeddingCache, get_embedder
 
     return DenseRetriever(get_embedder(config.model), cache or EmbeddingCache(), config.store,
-                          config.store_options, progress)
+                          config.store_options, progress, index_dir=index_dir, rebuild=rebuild)
 
 
 def document_qrels(dataset: Dataset) -> tuple[Qrels, dict]:
@@ -63,9 +68,14 @@ def document_qrels(dataset: Dataset) -> tuple[Qrels, dict]:
 
 
 def evaluate(dataset: Dataset, config: EvalConfig, cache=None, progress: bool = True,
-             retriever=None, on_stage: Callable[[str], None] | None = None) -> EvalReport:
-    """Run the whole pipeline on `dataset` and return the report (see docs/report-format.md)."""
+             retriever=None, on_stage: Callable[[str], None] | None = None, index_dir=None,
+             rebuild: bool = False) -> EvalReport:
+    """Run the whole pipeline on `dataset` and return the report (see docs/report-format.md).
+
+    `index_dir`: save the dense index there and reuse it while chunks and model are unchanged (docs/stores.md)."""
     check_config(config)
+    if index_dir is not None and config.retriever != "dense":
+        raise EvaluationError(f"an index folder keeps a dense index; the {config.retriever} retriever has none")
     say = on_stage or (lambda message: None)
     timings: dict[str, float] = {}
     started = time.perf_counter()
@@ -73,8 +83,10 @@ def evaluate(dataset: Dataset, config: EvalConfig, cache=None, progress: bool = 
     timings["chunking"] = time.perf_counter() - started
     say(f"{len(dataset.documents)} documents -> {len(chunks)} chunks")
 
-    retriever = retriever or make_retriever(config, cache, progress)
+    retriever = retriever or make_retriever(config, cache, progress, index_dir, rebuild)
     retriever.index(chunks)
+    if getattr(retriever, "reloaded", False):
+        say(f"index loaded from {index_dir}")
     questions = [q.text for q in dataset.questions]
     doc_qrels, spans = document_qrels(dataset)
     doc_code = {d: i for i, d in enumerate(doc_qrels.doc_ids.tolist())}
@@ -83,22 +95,37 @@ def evaluate(dataset: Dataset, config: EvalConfig, cache=None, progress: bool = 
     max_k = max(config.ks)
     embedding_before = retriever.timings.get("embedding", 0.0)
     t = time.perf_counter()
-    result = search_for_documents(retriever, questions, max_k, parent_codes, len(chunks))
+    by_id = returns_ids(retriever)  # an outside retriever names ids, not positions in our chunks (see hits.py)
+    if by_id:
+        hits = search_ids_for_documents(retriever, dataset.questions, max_k, len(chunks))
+    else:
+        result = search_for_documents(retriever, questions, max_k, parent_codes, len(chunks))
     timings.update(retriever.timings)  # embedding (chunks and questions), indexing
     timings["searching"] = time.perf_counter() - t - (timings.get("embedding", 0.0) - embedding_before)
 
     t = time.perf_counter()
     chunk_ids = [c.chunk_id for c in chunks]
     question_ids = doc_qrels.query_ids
-    chunk_run = Run.from_arrays(question_ids, chunk_ids, result.indices)
-    doc_run = collapse_to_parents(chunk_run, parent_codes, doc_qrels.doc_ids)
-    doc_run = Run.from_arrays(question_ids, doc_qrels.doc_ids, doc_run.codes[:, :max_k])
-    chunk_run = Run.from_arrays(question_ids, chunk_ids, result.indices[:, :max_k])
+    if by_id:
+        found = hit_runs(hits, question_ids.tolist(), chunks, doc_qrels.doc_ids.tolist(), max_k,
+                         ChunkPolicy(config.chunk_size, config.chunk_overlap).key)
+        doc_run, chunk_run, retrieved, hit_notes = found.doc_run, found.chunk_run, found.retrieved_chunks, found.notes
+        if chunk_run is None and config.granularity == "chunk":
+            raise EvaluationError("; ".join(hit_notes))
+    else:
+        chunk_run = Run.from_arrays(question_ids, chunk_ids, result.indices)
+        doc_run = collapse_to_parents(chunk_run, parent_codes, doc_qrels.doc_ids)
+        doc_run = Run.from_arrays(question_ids, doc_qrels.doc_ids, doc_run.codes[:, :max_k])
+        chunk_run = Run.from_arrays(question_ids, chunk_ids, result.indices[:, :max_k])
+        retrieved = [[RetrievedChunk(chunk_id=chunks[j].chunk_id, parent_id=chunks[j].parent_id, score=float(s))
+                      for j, s in zip(result.indices[i, :max_k], result.scores[i, :max_k]) if j >= 0]
+                     for i in range(len(questions))]
+        hit_notes = []
     metrics = [Metric(family, k) for k in config.ks for family in FAMILIES]
     scored = {}
     if config.granularity in ("doc", "both"):
         scored["doc"] = score(doc_qrels, doc_run, metrics, rel_level=config.rel_level, ties="rank")
-    if config.granularity in ("chunk", "both"):
+    if config.granularity in ("chunk", "both") and chunk_run is not None:
         labels = chunk_qrels(doc_qrels, chunk_ids, [c.parent_id for c in chunks], [c.start for c in chunks],
                              [c.end for c in chunks], spans)
         scored["chunk"] = score(labels, chunk_run, metrics, rel_level=config.rel_level, ties="rank")
@@ -107,14 +134,12 @@ def evaluate(dataset: Dataset, config: EvalConfig, cache=None, progress: bool = 
 
     per_question = []
     for i, question in enumerate(dataset.questions):
-        row, row_scores = result.indices[i, :max_k], result.scores[i, :max_k]
         per_question.append(QuestionResult(
             id=question.id,
             text=question.text,
             relevant=[r.doc_id for r in question.relevant],
-            retrieved_chunks=[RetrievedChunk(chunk_id=chunks[j].chunk_id, parent_id=chunks[j].parent_id,
-                                             score=float(s)) for j, s in zip(row, row_scores) if j >= 0],
-            retrieved_documents=[doc_qrels.doc_ids[c] for c in doc_run.codes[i] if c >= 0],
+            retrieved_chunks=retrieved[i],
+            retrieved_documents=[doc_run.doc_ids[c] for c in doc_run.codes[i] if c >= 0],
             metrics={g: {name: float(v[i]) for name, v in r.per_query.items()} for g, r in scored.items()},
         ))
     generators = sorted({q.provenance.generator for q in dataset.questions})
@@ -127,7 +152,7 @@ def evaluate(dataset: Dataset, config: EvalConfig, cache=None, progress: bool = 
                             n_questions=len(dataset.questions), n_chunks=len(chunks), label_sources=generators),
         timings=timings,
         embedded_texts=getattr(retriever, "embedded", 0),
-        notes=[ROLL_UP_NOTE] if "doc" in scored else [],
+        notes=([ROLL_UP_NOTE] if "doc" in scored else []) + hit_notes,
         means={g: r.means for g, r in scored.items()},
         questions=per_question,
     )

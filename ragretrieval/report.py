@@ -23,6 +23,7 @@ class EvalConfig(BaseModel):
     model: str | None = "m3e-small"
     store: str = "faiss"
     store_options: dict = Field(default_factory=dict)
+    retriever_options: dict = Field(default_factory=dict)  # http / run-file settings, docs/bring-your-own.md
     chunk_size: int = 300
     chunk_overlap: int = 50
     ks: list[int] = Field(default_factory=lambda: [1, 3, 5, 10])
