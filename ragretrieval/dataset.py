@@ -118,7 +118,7 @@ def read_jsonl(path, model: type[Model]) -> list[Model]:
             if not line.strip():
                 continue
             try:
-                records.append(model.model_validate_json(line))
+                records.append(model.model_validate_json(line.rstrip("\r\n")))
             except ValidationError as error:
                 if error.errors()[0]["type"] == "json_invalid":
                     raise DatasetError(f"{path}:{number}: invalid JSON: {error.errors()[0]['ctx']['error']}") from None
