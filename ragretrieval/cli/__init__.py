@@ -12,10 +12,11 @@ def main() -> None:
 
 
 def _register() -> None:
-    from . import build_dataset, evaluate
+    from . import build_dataset, evaluate, runs
 
     main.add_command(build_dataset.build_dataset)
     main.add_command(evaluate.eval_command)
+    main.add_command(runs.runs_group)
 
 
 _register()

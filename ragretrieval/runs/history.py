@@ -17,7 +17,7 @@ import os
 import secrets
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Literal
 
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import create_engine, delete, event, insert, select, update
@@ -64,9 +64,11 @@ class RunSummary(BaseModel):
 
 
 class StoredRun(BaseModel):
-    """A run as stored: identity, labels, provenance, and the full `EvalReport`."""
+    """A run as stored: identity, labels, provenance, and the full `EvalReport` (also the ``export --format json``
+    file format, hence the version field)."""
 
     model_config = ConfigDict(frozen=True)
+    format_version: Literal[1] = 1
     id: str
     name: str | None
     tags: list[str]
@@ -162,11 +164,11 @@ class RunHistory:
     def save(self, report: EvalReport, name: str | None = None, tags: Iterable[str] = ()) -> str:
         """Store `report` as a new run in one transaction; return its id."""
         tags = _clean_tags(tags)
-        created = datetime.now(timezone.utc).replace(microsecond=0)
+        created = datetime.now(timezone.utc)  # microseconds keep runs saved in one second in order
         questions_fp = report_questions_fingerprint(report)
         cfg, ds = report.config, report.dataset
         row = dict(
-            name=name, created_at=created.isoformat(), retriever=cfg.retriever, model=cfg.model, store=cfg.store,
+            name=name, created_at=created.isoformat(timespec="microseconds"), retriever=cfg.retriever, model=cfg.model, store=cfg.store,
             chunk_size=cfg.chunk_size, chunk_overlap=cfg.chunk_overlap, dataset_path=ds.path,
             corpus_fingerprint=ds.corpus_fingerprint, questions_fingerprint=questions_fp,
             chunks_fingerprint=ds.chunks_fingerprint,

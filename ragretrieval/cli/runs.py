@@ -1,0 +1,191 @@
+"""``ragretrieval runs list | show | rm | export | tag | rename``: the runs history from the command line."""
+
+from __future__ import annotations
+
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+
+from ..report import question_line, summary_table
+from ..runs import RunHistory, RunHistoryError
+from ..runs.export import to_json, write_json, write_trec
+from ..runs.table import format_table, metric_value, number, parse_metric_column
+
+runs_db_option = click.option(
+    "--runs-db", "runs_db", metavar="URL", default=None,
+    help="Runs history: SQLAlchemy URL or SQLite file [default: $RAGRETRIEVAL_RUNS_URL, else "
+         "./.ragretrieval/runs.sqlite].")
+
+
+def open_history(url: str | None) -> RunHistory:
+    try:
+        return RunHistory(url)
+    except RunHistoryError as error:
+        raise click.ClickException(str(error)) from None
+
+
+@contextmanager
+def history_errors(url: str | None):
+    """Open the history; turn its errors (unknown id, bad URL) into a one-line message and exit status 1."""
+    history = open_history(url)
+    try:
+        yield history
+    except RunHistoryError as error:
+        raise click.ClickException(str(error)) from None
+    finally:
+        history.close()
+
+
+def metric_columns(specs) -> list[str]:
+    for spec in specs:
+        try:
+            parse_metric_column(spec)
+        except ValueError as error:
+            raise click.BadParameter(str(error), param_hint="--metric") from None
+    return list(specs)
+
+
+@click.group("runs")
+def runs_group() -> None:
+    """The history of evaluation runs (every `eval` and every sweep cell is stored)."""
+
+
+@runs_group.command("list")
+@runs_db_option
+@click.option("--tag", default=None, help="Only runs with this tag.")
+@click.option("-m", "--metric", "metrics", multiple=True, default=("recall@5", "mrr@10"), show_default=True,
+              help="Metric columns: recall@5 (document level) or chunk:recall@5.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line instead of a table.")
+def list_command(runs_db, tag, metrics, as_json) -> None:
+    """List runs, oldest first."""
+    metrics = metric_columns(metrics)
+    with history_errors(runs_db) as history:
+        summaries = history.list(tag=tag)
+    if as_json:
+        for summary in summaries:
+            click.echo(summary.model_dump_json())
+        return
+    if not summaries:
+        click.echo("no runs" + (f" tagged {tag!r}" if tag else ""), err=True)
+        return
+    headers = ["id", "name", "tags", "created", "retriever", "model", "store", "chunk", "questions", *metrics, "time"]
+    rows = [[s.id, s.name or "", ",".join(s.tags), s.created_at.strftime("%Y-%m-%d %H:%M"), s.retriever,
+             s.model or "-", s.store if s.retriever == "dense" else "-", f"{s.chunk_size}/{s.chunk_overlap}",
+             str(s.n_questions), *(number(metric_value(s.means, m)) for m in metrics), f"{s.total_seconds:.1f}s"]
+            for s in summaries]
+    click.echo(format_table(headers, rows, right=set(range(8, len(headers)))))
+
+
+@runs_group.command("show")
+@runs_db_option
+@click.argument("run_id")
+@click.option("-v", "--verbose", is_flag=True, help="One line per question.")
+def show_command(runs_db, run_id, verbose) -> None:
+    """Show a run: labels, data fingerprints, configuration, package versions and the summary table."""
+    with history_errors(runs_db) as history:
+        run = history.get(run_id)
+    report, ds = run.report, run.report.dataset
+    click.echo(f"run       {run.id}" + (f"  ({run.name})" if run.name else ""))
+    click.echo(f"tags      {', '.join(run.tags) or '-'}")
+    click.echo(f"created   {run.created_at.isoformat(timespec='seconds')} (evaluated {report.created_at})")
+    click.echo(f"dataset   {ds.path}: {ds.n_questions} questions, {ds.n_documents} documents, {ds.n_chunks} chunks")
+    click.echo(f"           corpus {ds.corpus_fingerprint}, questions {run.questions_fingerprint}")
+    click.echo(f"config    {report.config.model_dump_json()}")
+    click.echo(f"           key {run.config_key}" + (f", embedder {report.embedder_identity}"
+                                                      if report.embedder_identity else ""))
+    click.echo(f"packages  {', '.join(f'{k} {v}' for k, v in run.packages.items())}")
+    click.echo("")
+    if verbose:
+        granularity = "doc" if "doc" in report.means else "chunk"
+        for i, result in enumerate(report.questions, start=1):
+            click.echo(question_line(i, len(report.questions), result, granularity, report.config.top_k))
+    click.echo(summary_table(report))
+
+
+@runs_group.command("rm")
+@runs_db_option
+@click.argument("run_ids", nargs=-1, required=True)
+def rm_command(runs_db, run_ids) -> None:
+    """Delete runs (by id, unique id prefix or unique name)."""
+    with history_errors(runs_db) as history:
+        for run_id in run_ids:
+            click.echo(f"removed {history.remove(run_id)}")
+
+
+@runs_group.command("tag")
+@runs_db_option
+@click.argument("run_id")
+@click.argument("tags", nargs=-1, required=True)
+@click.option("--remove", is_flag=True, help="Remove these tags instead of adding them.")
+def tag_command(runs_db, run_id, tags, remove) -> None:
+    """Add (or --remove) tags."""
+    with history_errors(runs_db) as history:
+        full_id = history.untag(run_id, *tags) if remove else history.tag(run_id, *tags)
+        click.echo(f"{full_id}: {', '.join(history.get(full_id).tags) or 'no tags'}")
+
+
+@runs_group.command("rename")
+@runs_db_option
+@click.argument("run_id")
+@click.argument("name")
+def rename_command(runs_db, run_id, name) -> None:
+    """Give a run a name (an empty name removes it); names work wherever an id does, when unique."""
+    with history_errors(runs_db) as history:
+        click.echo(f"{history.rename(run_id, name)}: {name or 'no name'}")
+
+
+@runs_group.command("export")
+@runs_db_option
+@click.argument("run_id")
+@click.option("--format", "fmt", type=click.Choice(["trec", "json"]), required=True)
+@click.option("--level", type=click.Choice(["doc", "chunk", "both"]), default="doc", show_default=True,
+              help="TREC: which ranking; both writes OUT with .doc/.chunk before its suffix.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="File to write [default: standard output].")
+def export_command(runs_db, run_id, fmt, level, out) -> None:
+    """Export a run as a TREC run file (qid Q0 docid rank score run-id) or as JSON (run + full report)."""
+    with history_errors(runs_db) as history:
+        run = history.get(run_id)
+        if fmt == "json":
+            if out:
+                write_json(run, out)
+            else:
+                click.echo(to_json(run), nl=False)
+        elif level == "both":
+            if out is None:
+                raise click.UsageError("--level both writes two files: give --out")
+            for one in ("doc", "chunk"):
+                write_trec(run, out.with_name(f"{out.stem}.{one}{out.suffix}"), one)
+        elif out:
+            write_trec(run, out, level)
+        else:
+            with tempfile.TemporaryDirectory() as folder:
+                write_trec(run, Path(folder) / "run.trec", level)
+                click.echo((Path(folder) / "run.trec").read_text(encoding="utf-8"), nl=False)
+    if out:
+        click.echo(f"{run.id} written to {out if level != 'both' or fmt == 'json' else out.parent}", err=True)
+
+
+def save_run(history: RunHistory, report, name: str | None = None, tags=()) -> str:
+    """Store a finished evaluation (what `eval` does unless --no-save) and print its id."""
+    try:
+        run_id = history.save(report, name=name, tags=tags)
+    except RunHistoryError as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(f"run {run_id} saved to {history.display_url}")
+    return run_id
+
+
+def save_options(command):
+    """--runs-db, --name, --tag, --no-save: where and how `eval` stores its run."""
+    for option in reversed([
+        runs_db_option,
+        click.option("--name", default=None, help="A name for the stored run (usable in place of its id)."),
+        click.option("--tag", "tags", multiple=True, help="A tag for the stored run (repeatable)."),
+        click.option("--no-save", is_flag=True, help="Do not store the run in the runs history."),
+    ]):
+        command = option(command)
+    return command
+
