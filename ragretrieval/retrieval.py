@@ -15,6 +15,7 @@ import numpy as np
 
 from .chunking import Chunk
 from .stores import SearchResult, make_store
+from .stores.persist import index_fingerprint, load_index, save_index
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _TOKEN = re.compile(f"([{_CJK}]+)|((?:(?![{_CJK}])\\w)+)")
@@ -71,13 +72,19 @@ class BM25Retriever:
 
 
 class DenseRetriever:
-    """Embeds chunks and questions through the cache and searches a vector store."""
+    """Embeds chunks and questions through the cache and searches a vector store.
+
+    With `index_dir`, the store is saved there and reused by later runs over the same chunks and model (the chunks
+    are then not even embedded); a saved index of anything else is refused unless `rebuild`.
+    """
 
     name = "dense"
 
     def __init__(self, embedder, cache, store: str = "faiss", store_options: dict | None = None,
-                 progress: bool = True, batch_size: int = 64):
+                 progress: bool = True, batch_size: int = 64, index_dir=None, rebuild: bool = False):
         self.embedder, self.cache = embedder, cache
+        self.index_dir, self.rebuild = index_dir, rebuild
+        self.reloaded = False  # True when the store came from index_dir
         self.store_name, self.store_options = store, dict(store_options or {})
         self.progress, self.batch_size = progress, batch_size
         self.store = None
@@ -94,10 +101,22 @@ class DenseRetriever:
         return vectors
 
     def index(self, chunks: Sequence[Chunk]) -> None:
-        vectors = self._embed([c.text for c in chunks], "embedding chunks")
+        ids, parent_ids, texts = [c.chunk_id for c in chunks], [c.parent_id for c in chunks], [c.text for c in chunks]
+        started = time.perf_counter()
+        if self.index_dir is not None:
+            fingerprint = index_fingerprint(ids, parent_ids, texts, self.embedder.identity)
+            saved = None if self.rebuild else load_index(self.index_dir, self.store_name, self.store_options,
+                                                         fingerprint)
+            if saved is not None:
+                self.store, self.reloaded = saved, True
+                self.timings["indexing"] = time.perf_counter() - started
+                return
+        vectors = self._embed(texts, "embedding chunks")
         started = time.perf_counter()
         self.store = make_store(self.store_name, **self.store_options)
-        self.store.add(vectors, [c.chunk_id for c in chunks], [c.parent_id for c in chunks], [c.text for c in chunks])
+        self.store.add(vectors, ids, parent_ids, texts)
+        if self.index_dir is not None:
+            save_index(self.store, self.index_dir, fingerprint)
         self.timings["indexing"] = time.perf_counter() - started
 
     def search(self, questions: Sequence[str], depth: int) -> SearchResult:

@@ -57,6 +57,12 @@ class Records:
                 f"add() needs one id, parent id and text per vector; got {len(ids)}, {len(parent_ids)}, "
                 f"{len(texts)} for {n_vectors} vectors"
             )
+        # engines key their points by chunk id, so an id may be added once only
+        seen = set(self.ids)
+        for chunk_id in ids:
+            if chunk_id in seen:
+                raise StoreError(f"chunk id {chunk_id!r} is added twice; chunk ids must be unique in a store")
+            seen.add(chunk_id)
         self.ids.extend(ids)
         self.parent_ids.extend(parent_ids)
         self.texts.extend(texts)
@@ -75,6 +81,16 @@ class Records:
         if meta.get("store") != store_name:
             raise StoreError(f"{folder}: holds a {meta.get('store')!r} store, not {store_name!r}")
         return Records(meta["ids"], meta["parent_ids"], meta["texts"], meta.get("fingerprint")), meta["options"]
+
+
+def check_vectors(vectors: np.ndarray, dim: int | None) -> np.ndarray:
+    """Vectors to add as a float32 matrix whose width matches what the store already holds."""
+    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    if vectors.ndim != 2 or vectors.shape[1] == 0:
+        raise StoreError(f"vectors must be a 2-d array (n_vectors x dim), got shape {vectors.shape}")
+    if dim is not None and vectors.shape[1] != dim:
+        raise StoreError(f"vectors have {vectors.shape[1]} dimensions, the store holds {dim}")
+    return vectors
 
 
 def check_queries(queries: np.ndarray, dim: int | None, k: int) -> np.ndarray:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .base import Records, SearchResult, StoreError, check_queries
+from .base import Records, SearchResult, StoreError, check_queries, check_vectors
 
 INDEX_FILE = "index.faiss"
 KINDS = ("flat", "hnsw", "ivf")
@@ -20,6 +20,8 @@ KINDS = ("flat", "hnsw", "ivf")
 
 class FaissStore:
     name = "faiss"
+    search_modes = "exact (kind=flat), ANN (kind=hnsw, kind=ivf)"
+    server_mode = None
 
     def __init__(self, kind: str = "flat", m: int = 32, ef_construction: int = 200, ef_search: int = 128,
                  nlist: int | None = None, nprobe: int = 16):
@@ -49,7 +51,7 @@ class FaissStore:
         return index
 
     def add(self, vectors, ids, parent_ids, texts) -> None:
-        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        vectors = check_vectors(vectors, self._index.d if self._index is not None else None)
         self.records.extend(ids, parent_ids, texts, len(vectors))
         if self._index is None:
             self._index = self._new_index(vectors)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .base import Records, SearchResult, check_queries
+from .base import Records, SearchResult, check_queries, check_vectors
 
 VECTORS_FILE = "vectors.npy"
 
@@ -29,13 +29,15 @@ def top_k(scores: np.ndarray, k: int) -> SearchResult:
 class NumpyStore:
     name = "numpy"
     exact = True
+    search_modes = "exact"
+    server_mode = None
 
     def __init__(self):
         self.records = Records()
         self._vectors = np.zeros((0, 0), dtype=np.float32)
 
     def add(self, vectors, ids, parent_ids, texts) -> None:
-        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        vectors = check_vectors(vectors, self._vectors.shape[1] if len(self._vectors) else None)
         self.records.extend(ids, parent_ids, texts, len(vectors))
         self._vectors = vectors if not len(self._vectors) else np.vstack([self._vectors, vectors])
 

@@ -1,0 +1,48 @@
+"""An index folder (``eval --index-dir DIR``): a saved store reused across runs while what it indexed is unchanged.
+
+The fingerprint covers every chunk (id, parent id, text) and the embedder identity, so a store built from another
+corpus, chunking or model is refused; so is one saved by another store or with other options. ``--rebuild``
+replaces it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Sequence
+
+from .base import META_FILE, StoreError, VectorStore, check_fingerprint
+
+
+def index_fingerprint(ids: Sequence[str], parent_ids: Sequence[str], texts: Sequence[str], model: str) -> str:
+    digest = hashlib.sha256(f"model\0{model}\0".encode("utf-8"))
+    for chunk_id, parent_id, text in zip(ids, parent_ids, texts):
+        digest.update(f"{chunk_id}\0{parent_id}\0{len(text)}\0{text}\0".encode("utf-8"))
+    return "sha256:" + digest.hexdigest()
+
+
+def load_index(folder, name: str, options: dict, fingerprint: str) -> VectorStore | None:
+    """The store saved in `folder`, or None when nothing is saved there; StoreError when it indexes something else."""
+    from . import store_class
+
+    folder = Path(folder)
+    if not (folder / META_FILE).is_file():
+        return None
+    saved = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
+    if saved.get("store") != name:
+        raise StoreError(f"{folder}: holds an index of store {saved.get('store')!r}, not {name!r}; "
+                         "pick another --index-dir or rebuild it (--rebuild)")
+    changed = sorted(key for key, value in options.items()
+                     if key != "path" and saved.get("options", {}).get(key) != value)  # path: where, not what
+    if changed:
+        raise StoreError(f"{folder}: index was saved with other store options ({', '.join(changed)}); "
+                         "rebuild it (--rebuild)")
+    store = store_class(name).load(folder)
+    check_fingerprint(store.records, fingerprint, folder)
+    return store
+
+
+def save_index(store: VectorStore, folder, fingerprint: str) -> None:
+    store.records.fingerprint = fingerprint
+    store.save(folder)

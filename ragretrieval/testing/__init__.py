@@ -1,0 +1,1 @@
+"""Test kits shipped with the package, for code that plugs into ragretrieval (see store_conformance)."""
