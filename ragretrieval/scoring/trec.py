@@ -26,7 +26,7 @@ import numpy as np
 from .types import PAD, Qrels, Run
 
 BLOCK_BYTES = 1 << 22  # small enough for every per-block temporary to be recycled by malloc instead of re-mapped
-_SLACK = 64  # spare bytes after a block, so a fixed-width window may start at any token
+_SLACK = 256  # spare bytes after a block, so a fixed-width window may start at any token
 _NEWLINE, _SPACE = 10, 32
 _QRELS_FIELDS, _RUN_FIELDS = "qid 0 docid rel", "qid Q0 docid rank score tag"
 
@@ -88,12 +88,10 @@ def _tokens(buffer, starts, ends) -> np.ndarray:
     """Tokens as a zero-padded uint8 matrix whose width is a multiple of 8 (rows read as uint64 words)."""
     lengths = ends - starts
     width = max(8, -(-int(lengths.max(initial=0)) // 8) * 8)
-    if len(starts) and int(starts.max()) + width <= len(buffer):
-        windows = np.ndarray((len(buffer) - width + 1,), f"V{width}", buffer, 0, (1,))
-        matrix = windows[starts].view(np.uint8).reshape(len(starts), width)
-    else:
-        index = np.minimum(starts[:, None] + np.arange(width), len(buffer) - 1)
-        matrix = buffer[index]
+    if len(starts) and int(starts.max()) + width > len(buffer):  # a token longer than the slack: rare
+        buffer = np.concatenate([buffer, np.zeros(width, np.uint8)])
+    windows = np.ndarray((len(buffer) - width + 1,), f"V{width}", buffer, 0, (1,))
+    matrix = windows[starts].view(np.uint8).reshape(len(starts), width)
     matrix[np.arange(width) >= lengths[:, None]] = 0
     return matrix
 
@@ -142,33 +140,41 @@ def _group(hashes: np.ndarray, rows: np.ndarray):
         first = np.concatenate([first, members[sub_first]])
         first[mixed_groups] = n  # emptied groups sort last and are dropped
         live = len(first) - len(mixed_groups)
-    by_first = np.argsort(first, kind="stable")[:live]
+    by_first = _sort_order(first)[:live]
     renumber = np.full(len(first), -1, np.int64)
     renumber[by_first] = np.arange(live)
     return renumber[codes], first[by_first]
 
 
-def _decode(rows: np.ndarray, what: str, path) -> np.ndarray:
-    """Distinct ids (bytes rows) -> object array of str, decoded in one call."""
-    matrix = rows.view(np.uint8).reshape(len(rows), -1)
+def _sort_order(values: np.ndarray) -> np.ndarray:
+    """argsort of distinct non-negative ints below 2**32, as one packed integer sort."""
+    bits = max(1, (len(values) - 1).bit_length())
+    keys = (values.astype(np.uint64) << np.uint64(bits)) | np.arange(len(values), dtype=np.uint64)
+    keys.sort()
+    return (keys & np.uint64((1 << bits) - 1)).astype(np.int64)
+
+
+def _decode(rows: np.ndarray) -> np.ndarray:
+    """Distinct ids (bytes rows) -> object array of str, decoded in one call; UnicodeDecodeError if not UTF-8."""
+    matrix = rows.view(np.uint8).reshape(len(rows), rows.dtype.itemsize)
     joined = np.zeros((len(rows), matrix.shape[1] + 1), np.uint8)
     joined[:, :-1] = matrix
     joined[:, -1] = _NEWLINE
     flat = joined.ravel()
-    try:
-        text = flat[flat != 0].tobytes().decode("utf-8")
-    except UnicodeDecodeError:
-        bad = next(r for r in rows.tolist() if not _is_utf8(r))
-        raise TrecFormatError(f"{path}: {what} id {bad!r} is not valid UTF-8") from None
-    return np.array(text.split("\n")[:-1], dtype=object)
+    return np.array(flat[flat != 0].tobytes().decode("utf-8").split("\n")[:-1], dtype=object)
 
 
-def _is_utf8(data: bytes) -> bool:
-    try:
-        data.decode("utf-8")
-        return True
-    except UnicodeDecodeError:
-        return False
+def _not_utf8(path, id_fields) -> str:
+    """Error path only: the first line with an id that is not UTF-8, found by a plain scan."""
+    with open(path, "rb") as file:
+        for number, line in enumerate(file, start=1):
+            for name, field in zip(("query", "document"), id_fields):
+                token = (line.split()[field:] or [b""])[0]
+                try:
+                    token.decode("utf-8")
+                except UnicodeDecodeError:
+                    return f"{path}:{number}: {name} id {token.decode('utf-8', 'replace')!r} is not valid UTF-8"
+    return f"{path}: an id is not valid UTF-8"
 
 
 class _IdColumn:
@@ -185,9 +191,9 @@ class _IdColumn:
         self.hashes.append(_hash(matrix[at]))
         self.repeats.append(np.diff(at, append=len(matrix)))
 
-    def encode(self, what: str, path):
+    def encode(self):
         """(code per line, vocabulary in order of first appearance)."""
-        if not self.heads:
+        if sum(len(m) for m in self.heads) == 0:
             return np.zeros(0, np.int64), np.zeros(0, object)
         width = max(m.shape[1] for m in self.heads)
         matrix = np.zeros((sum(len(m) for m in self.heads), width), np.uint8)
@@ -197,7 +203,7 @@ class _IdColumn:
             at += len(m)
         rows = _rows(matrix)
         codes, first = _group(np.concatenate(self.hashes), rows)
-        return np.repeat(codes, np.concatenate(self.repeats)), _decode(rows[first], what, path)
+        return np.repeat(codes, np.concatenate(self.repeats)), _decode(rows[first])
 
 
 def _numbers(matrix: np.ndarray, dtype, message: str, where):
@@ -241,7 +247,10 @@ def _read(path, exact, at_least, layout, id_fields, number_field, dtype, message
         tokens = _tokens(buffer, starts[first + number_field], ends[first + number_field])
         numbers.append(_numbers(tokens, dtype, message, lambda i: f"{path}:{line0 + lines[i]}"))
         line_numbers.append(lines + line0)
-    encoded = [c.encode(w, path) for c, w in zip(columns, ("query", "document"))]
+    try:
+        encoded = [column.encode() for column in columns]
+    except UnicodeDecodeError:
+        raise TrecFormatError(_not_utf8(path, id_fields)) from None
     values = np.concatenate(numbers) if numbers else np.zeros(0, dtype)
     lines = np.concatenate(line_numbers) if line_numbers else np.zeros(0, np.int64)
     return encoded, values, lines
@@ -291,3 +300,150 @@ def read_run(path) -> Run:
     matrix = np.full((n_queries, depth), -np.inf)
     matrix[query_codes, position] = scores
     return Run.from_arrays(query_ids, doc_ids, codes, matrix)
+
+
+# ---------------------------------------------------------------------------------------------------------- writing
+_POW10 = 10 ** np.arange(20, dtype=np.uint64)
+_WRITE_ROWS = 1 << 18  # records formatted per step
+
+
+@contextmanager
+def atomic_write(path):
+    """A binary file at a temporary name beside `path`, renamed over it on success, removed on failure.
+
+    Readers never see a half-written file, and an error never destroys the previous version.
+    """
+    path = Path(path)
+    for _ in range(100):
+        temporary = path.with_name(f".{path.name}.{os.urandom(4).hex()}.tmp")
+        try:
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            break
+        except FileExistsError:
+            continue
+    try:
+        with os.fdopen(fd, "wb") as file:
+            yield file
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def _id_matrix(ids, what: str) -> np.ndarray:
+    """Ids as a zero-padded uint8 matrix, refusing ids a TREC file cannot hold (empty, or containing whitespace)."""
+    texts = [str(i) for i in ids]
+    joined = np.frombuffer(("\n".join(texts) + "\n").encode("utf-8"), np.uint8)
+    ends = np.flatnonzero(joined == _NEWLINE)
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    if np.count_nonzero(joined <= _SPACE) != len(texts) or np.any(ends == starts):
+        bad = next(t for t in texts if not t or t != "".join(t.split()) or any(ord(c) <= _SPACE for c in t))
+        raise ValueError(f"{what} id {bad!r} cannot be written to a TREC file: it is empty or contains whitespace")
+    return _tokens(joined, starts, ends)
+
+
+def _digits(magnitude: np.ndarray, decimals: np.ndarray, negative: np.ndarray) -> np.ndarray:
+    """Text of (-1)^negative * magnitude / 10^decimals, right-aligned in a zero-padded uint8 matrix."""
+    digits = np.maximum(np.searchsorted(_POW10, magnitude, side="right"), decimals + 1)
+    point = decimals > 0
+    length = digits + point + negative
+    width = int(length.max(initial=1))
+    out = np.zeros((len(magnitude), width), np.uint8)
+    for r in range(width):  # r-th character from the right
+        index = r - (point & (r > decimals))
+        digit = (magnitude // _POW10[np.minimum(index, 19)]) % np.uint64(10)
+        char = np.where(index < digits, digit + 48, np.where(negative & (r == length - 1), ord("-"), 0))
+        out[:, width - 1 - r] = np.where(point & (r == decimals), ord("."), char)
+    return out
+
+
+def _format_numbers(values: np.ndarray) -> np.ndarray:
+    """Shortest fixed-point text that reads back as the identical float64 (Python's repr when there is none).
+
+    For an integer m < 2**53 and d <= 22, m / 10**d is one correctly rounded IEEE division, exactly what a
+    correctly rounded parser makes of the text m·10^-d; so when that division gives back v, the text is exact.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    magnitude = np.zeros(len(values), np.uint64)
+    decimals = np.zeros(len(values), np.int64)
+    todo = np.flatnonzero(np.isfinite(values))
+    for d in range(18):
+        absolute = np.abs(values[todo])
+        m = np.rint(absolute * 10.0**d)
+        exact = (m < 2.0**53) & (m / 10.0**d == absolute)
+        magnitude[todo[exact]], decimals[todo[exact]] = m[exact], d
+        todo = todo[~exact]
+    rest = np.setdiff1d(np.arange(len(values)), np.flatnonzero(np.isfinite(values)), assume_unique=True)
+    rest = np.union1d(rest, todo)
+    out = _digits(magnitude, decimals, np.signbit(values))
+    if len(rest):
+        text = np.array([repr(float(v)).encode() for v in values[rest]])
+        wide = np.zeros((len(values), max(out.shape[1], text.dtype.itemsize)), np.uint8)
+        wide[:, : out.shape[1]] = out
+        wide[rest] = 0
+        wide[rest, : text.dtype.itemsize] = text.view(np.uint8).reshape(len(rest), -1)
+        out = wide
+    return out
+
+
+def _write_table(file, columns) -> None:
+    """One line per row: the columns (uint8 matrices, zero = nothing) separated by single spaces."""
+    widths = [c.shape[1] for c in columns]
+    out = np.zeros((len(columns[0]), sum(widths) + len(widths)), np.uint8)
+    at = 0
+    for column, width in zip(columns, widths):
+        out[:, at : at + width] = column
+        out[:, at + width] = _SPACE
+        at += width + 1
+    out[:, -1] = _NEWLINE
+    flat = out.ravel()
+    file.write(flat[flat != 0].tobytes())
+
+
+def _constant(text: str, n: int) -> np.ndarray:
+    return np.broadcast_to(np.frombuffer(text.encode(), np.uint8), (n, len(text.encode())))
+
+
+def write_qrels(qrels: Qrels, path) -> None:
+    """Write ``qid 0 docid label`` lines, queries in order, atomically."""
+    query_text = _id_matrix(qrels.query_ids, "query")
+    doc_text = _id_matrix(qrels.doc_ids, "document")
+    rows = np.repeat(np.arange(qrels.n_queries), np.diff(qrels.indptr))
+    with atomic_write(path) as file:
+        for lo in range(0, len(rows), _WRITE_ROWS):
+            part = slice(lo, lo + _WRITE_ROWS)
+            labels = qrels.labels[part]
+            columns = [query_text[rows[part]], _constant("0", len(labels)), doc_text[qrels.doc_codes[part]]]
+            magnitude = np.abs(labels).astype(np.uint64)
+            columns.append(_digits(magnitude, np.zeros(len(labels), np.int64), labels < 0))
+            _write_table(file, columns)
+
+
+def write_run(run: Run, path, tag: str = "ragretrieval") -> None:
+    """Write ``qid Q0 docid rank score tag`` lines atomically: each row in its order, ranks 1, 2, ...
+
+    Scores are written so they read back identical; a run without scores gets descending integer scores
+    (n, n-1, ..., 1 for a ranking of n docs), so ranking by score reproduces the row order.
+    """
+    if not tag or tag != "".join(tag.split()):
+        raise ValueError(f"tag {tag!r} cannot be written to a TREC file: it is empty or contains whitespace")
+    query_text = _id_matrix(run.query_ids, "query")
+    doc_text = _id_matrix(run.doc_ids, "document")
+    rows_per_step = max(1, _WRITE_ROWS // max(run.depth, 1))
+    with atomic_write(path) as file:
+        for lo in range(0, run.n_queries, rows_per_step):
+            codes = run.codes[lo : lo + rows_per_step]
+            kept = codes != PAD
+            rank = np.cumsum(kept, axis=1)[kept]
+            if run.scores is not None:
+                scores = run.scores[lo : lo + rows_per_step][kept]
+            else:
+                scores = (np.repeat(kept.sum(axis=1), kept.sum(axis=1)) - rank + 1).astype(np.float64)
+            rows = np.nonzero(kept)[0] + lo
+            n = len(rows)
+            zeros = np.zeros(n, np.int64)
+            columns = [query_text[rows], _constant("Q0", n), doc_text[codes[kept]]]
+            columns += [_digits(rank.astype(np.uint64), zeros, zeros.astype(bool)), _format_numbers(scores)]
+            _write_table(file, columns + [_constant(tag, n)])
