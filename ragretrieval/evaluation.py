@@ -110,6 +110,7 @@ def evaluate(dataset: Dataset, config: EvalConfig, cache=None, progress: bool = 
         found = hit_runs(hits, question_ids.tolist(), chunks, doc_qrels.doc_ids.tolist(), max_k,
                          ChunkPolicy(config.chunk_size, config.chunk_overlap).key)
         doc_run, chunk_run, retrieved, hit_notes = found.doc_run, found.chunk_run, found.retrieved_chunks, found.notes
+        hit_notes = list(getattr(retriever, "notes", [])) + hit_notes
         if chunk_run is None and config.granularity == "chunk":
             raise EvaluationError("; ".join(hit_notes))
     else:

@@ -12,10 +12,13 @@ def main() -> None:
 
 
 def _register() -> None:
+    from . import questions_io
     from . import build_dataset, evaluate, runs
 
     main.add_command(build_dataset.build_dataset)
     main.add_command(evaluate.eval_command)
+    main.add_command(questions_io.import_command)
+    main.add_command(questions_io.export_command)
     main.add_command(runs.runs_group)
 
 
