@@ -1,0 +1,184 @@
+"""The embedding cache: nothing is embedded twice, finished batches survive a crash, the key follows the model.
+
+`CharacterEmbedder` is a real embedder (hashed character bigrams, L2-normalised) that implements the `Embedder`
+protocol and counts what it embeds; it stands in for a slow neural model, not for any of our code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from ragretrieval.chunking import ChunkPolicy, chunk_corpus
+from ragretrieval.corpus import load_corpus
+from ragretrieval.embedders import Embedder, EmbeddingCache, SentenceTransformerEmbedder, default_cache_dir, embed_cached
+
+
+class CharacterEmbedder:
+    """Hashed character unigrams and bigrams in `dim` buckets, unit length."""
+
+    def __init__(self, dim: int = 64, salt: str = ""):
+        self.dim, self.salt = dim, salt
+        self.identity = f"test-characters:dim={dim}:salt={salt}:normalize=True"
+        self.batches: list[int] = []
+
+    def _bucket(self, gram: str) -> int:
+        return int.from_bytes(hashlib.blake2b((self.salt + gram).encode(), digest_size=4).digest(), "little") % self.dim
+
+    def embed(self, texts):
+        self.batches.append(len(texts))
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for gram in [*text, *(text[i:i + 2] for i in range(len(text) - 1))]:
+                out[row, self._bucket(gram)] += 1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1, norms)
+
+    @property
+    def embedded(self) -> int:
+        return sum(self.batches)
+
+
+class FailsOnThirdBatch(CharacterEmbedder):
+    def embed(self, texts):
+        if len(self.batches) == 2:
+            raise RuntimeError("out of memory in batch 3")
+        return super().embed(texts)
+
+
+TEXTS = [f"第{i}段：红烧肉要先焯水，再炒糖色。" for i in range(20)]
+
+
+def test_character_embedder_implements_the_protocol():
+    assert isinstance(CharacterEmbedder(), Embedder)
+
+
+def test_second_call_embeds_nothing(tmp_path):
+    cache, embedder = EmbeddingCache(tmp_path), CharacterEmbedder()
+    first, made = embed_cached(embedder, TEXTS, cache, batch_size=8, progress=False)
+    assert made == 20 and embedder.batches == [8, 8, 4]
+    assert first.shape == (20, 64) and first.dtype == np.float32
+    second, made_again = embed_cached(embedder, TEXTS, cache, batch_size=8, progress=False)
+    assert made_again == 0 and embedder.embedded == 20
+    np.testing.assert_array_equal(first, second)
+    np.testing.assert_allclose(np.linalg.norm(second, axis=1), 1.0, rtol=1e-6)
+
+
+def test_duplicates_embed_once_and_rows_follow_the_input(tmp_path):
+    embedder = CharacterEmbedder()
+    vectors, made = embed_cached(embedder, ["甲", "乙", "甲"], EmbeddingCache(tmp_path), progress=False)
+    assert made == 2 and embedder.embedded == 2
+    np.testing.assert_array_equal(vectors[0], vectors[2])
+    assert not np.array_equal(vectors[0], vectors[1])
+
+
+def test_a_new_connection_reads_what_another_wrote(tmp_path):
+    embedder = CharacterEmbedder()
+    embed_cached(embedder, TEXTS, EmbeddingCache(tmp_path), progress=False)
+    reopened = EmbeddingCache(tmp_path)
+    assert reopened.count(embedder.identity) == 20 and reopened.count() == 20
+    _, made = embed_cached(CharacterEmbedder(), TEXTS, reopened, progress=False)
+    assert made == 0
+
+
+def test_rechunking_embeds_only_the_new_chunk_texts(tmp_path, demo_corpus):
+    documents = load_corpus(demo_corpus).documents
+    cache, embedder = EmbeddingCache(tmp_path), CharacterEmbedder()
+    old = [c.text for c in chunk_corpus(documents, ChunkPolicy(300, 50))]
+    _, made = embed_cached(embedder, old, cache, progress=False)
+    assert made == len(set(old))
+    new = [c.text for c in chunk_corpus(documents, ChunkPolicy(250, 50))]
+    expected = len(set(new) - set(old))
+    assert 0 < expected < len(set(new))  # sections shorter than both sizes give the same chunks
+    _, made = embed_cached(embedder, new, cache, progress=False)
+    assert made == expected
+    assert cache.count(embedder.identity) == len(set(old) | set(new))
+
+
+def test_an_interrupted_run_keeps_the_finished_batches(tmp_path):
+    cache = EmbeddingCache(tmp_path)
+    failing = FailsOnThirdBatch()
+    with pytest.raises(RuntimeError, match="out of memory in batch 3"):
+        embed_cached(failing, TEXTS, cache, batch_size=6, progress=False)
+    assert failing.batches == [6, 6]
+    assert EmbeddingCache(tmp_path).count(failing.identity) == 12
+    resumed = CharacterEmbedder()
+    vectors, made = embed_cached(resumed, TEXTS, cache, batch_size=6, progress=False)
+    assert made == 8 and resumed.batches == [6, 2]
+    np.testing.assert_array_equal(vectors, CharacterEmbedder().embed(TEXTS))
+
+
+KILLED_RUN = textwrap.dedent("""
+    import os, signal, sys
+    sys.path.insert(0, sys.argv[2])
+    from test_embedding_cache import CharacterEmbedder, TEXTS
+    from ragretrieval.embedders import EmbeddingCache, embed_cached
+
+    class KilledOnThirdBatch(CharacterEmbedder):
+        def embed(self, texts):
+            if len(self.batches) == 2:
+                os.kill(os.getpid(), signal.SIGKILL)  # no exception handler, no cleanup: the process just dies
+            return super().embed(texts)
+
+    embed_cached(KilledOnThirdBatch(), TEXTS, EmbeddingCache(sys.argv[1]), batch_size=5, progress=False)
+""")
+
+
+def test_a_killed_process_keeps_the_finished_batches(tmp_path):
+    here = os.path.dirname(__file__)
+    run = subprocess.run([sys.executable, "-c", KILLED_RUN, str(tmp_path), here], capture_output=True, text=True)
+    assert run.returncode == -9, run.stderr
+    cache = EmbeddingCache(tmp_path)
+    assert cache.count(CharacterEmbedder().identity) == 10
+    _, made = embed_cached(CharacterEmbedder(), TEXTS, cache, batch_size=5, progress=False)
+    assert made == 10
+
+
+def test_the_cache_key_is_the_model_identity(tmp_path):
+    cache = EmbeddingCache(tmp_path)
+    embed_cached(CharacterEmbedder(salt="a"), TEXTS, cache, progress=False)
+    other = CharacterEmbedder(salt="b")
+    _, made = embed_cached(other, TEXTS, cache, progress=False)
+    assert made == 20
+    assert cache.count() == 40
+
+
+def test_sentence_transformer_identity_follows_weights_name_and_normalisation(tmp_path):
+    model = tmp_path / "my-model"
+    model.mkdir()
+    (model / "config.json").write_text('{"hidden_size": 8}', encoding="utf-8")
+    (model / "model.safetensors").write_bytes(b"weights v1")
+    (model / "README.md").write_text("a model card is not part of the identity", encoding="utf-8")
+    first = SentenceTransformerEmbedder(str(model)).identity
+    assert first.startswith(f"sentence-transformers:{model}@") and first.endswith(":normalize=True")
+    assert SentenceTransformerEmbedder(str(model)).identity == first
+    (model / "README.md").write_text("edited card", encoding="utf-8")
+    assert SentenceTransformerEmbedder(str(model)).identity == first
+    assert SentenceTransformerEmbedder(str(model), normalize=False).identity == first.replace(
+        "normalize=True", "normalize=False")
+    (model / "model.safetensors").write_bytes(b"weights v2")
+    assert SentenceTransformerEmbedder(str(model)).identity != first
+
+
+def test_default_model_identity_names_m3e_small_and_its_weights():
+    identity = SentenceTransformerEmbedder("m3e-small").identity
+    assert identity == SentenceTransformerEmbedder("default").identity
+    prefix, _, rest = identity.partition("@")
+    assert prefix == "sentence-transformers:m3e-small"
+    weights_hash, _, normalisation = rest.partition(":")
+    assert len(weights_hash) == 16 and normalisation == "normalize=True"
+
+
+def test_cache_folder_comes_from_the_environment(monkeypatch, tmp_path, embedding_cache_dir):
+    assert default_cache_dir() == embedding_cache_dir
+    monkeypatch.setenv("RAGRETRIEVAL_CACHE_DIR", str(tmp_path / "elsewhere"))
+    assert EmbeddingCache().path == tmp_path / "elsewhere" / "embeddings.sqlite"
+    monkeypatch.delenv("RAGRETRIEVAL_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert default_cache_dir() == tmp_path / "xdg" / "ragretrieval"
