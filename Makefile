@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 ADAPTERS :=
 # System packages the test suite starts for real (PostgreSQL for the runs history, Chromium for the HTML report).
-SYSTEM_PACKAGES := postgresql
+SYSTEM_PACKAGES := postgresql chromium
 
 .PHONY: demo test system-deps clean
 

@@ -1,0 +1,76 @@
+"""``ragretrieval compare RUN_A RUN_B [RUN_C ...]``: paired significance tests between runs (docs/compare.md)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from ..compare import CompareError, compare, load_run, unique_labels
+from ..scoring.trec import TrecFormatError
+from ..stats import CORRECTIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, TESTS, StatsError
+
+DEFAULT_METRICS = ("ndcg@10", "recall@5")
+
+
+class CompareFailed(click.ClickException):
+    """Bad input: exit code 2, so CI can tell it from a regression (exit code 1)."""
+
+    exit_code = 2
+
+
+def load_runs(specs, qrels: Path | None, runs_db: str | None):
+    """Load every RUN argument (report file, TREC run with --qrels, or history id) with distinct labels."""
+    try:
+        runs = [load_run(spec, qrels, runs_db) for spec in specs]
+    except (CompareError, TrecFormatError, OSError) as error:
+        raise CompareFailed(str(error)) from None
+    unique_labels(runs)
+    return runs
+
+
+def runs_options(command):
+    """Options shared by `compare` and `report`: where runs come from, and which level to score."""
+    command = click.option("--runs-db", default=None,
+                           help="Runs history URL or SQLite path [default: $RAGRETRIEVAL_RUNS_URL or the local "
+                                "history].")(command)
+    command = click.option("--qrels", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
+                           help="TREC qrels for RUN arguments that are TREC run files.")(command)
+    command = click.option("--granularity", type=click.Choice(["doc", "chunk"]), default="doc",
+                           show_default=True)(command)
+    return command
+
+
+@click.command("compare")
+@click.argument("runs", nargs=-1, required=True)
+@click.option("-m", "--metric", "metrics", multiple=True,
+              help=f"Metric to compare, repeatable [default: {', '.join(DEFAULT_METRICS)}].")
+@click.option("--test", type=click.Choice(TESTS), default="t", show_default=True, help="Paired test.")
+@click.option("--correction", type=click.Choice(CORRECTIONS), default="holm", show_default=True,
+              help="Multiple-testing correction over every (run, metric) p-value.")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
+              show_default=True, help="Significance level for the corrected p-values.")
+@click.option("--n-resamples", type=click.IntRange(min=1), default=DEFAULT_RESAMPLES, show_default=True,
+              help="Resamples of the bootstrap CI and the permutation/bootstrap tests.")
+@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of every resample.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout instead of the table.")
+@click.option("--fail-on-regression", is_flag=True, help="Exit 1 when any metric is significantly worse than RUN_A.")
+@runs_options
+def compare_command(runs, metrics, test, correction, alpha, n_resamples, seed, as_json, fail_on_regression,
+                    granularity, qrels, runs_db) -> None:
+    """Compare RUN_B (and more) against RUN_A question by question. A RUN is a report file from `eval --out`,
+    a run id or name from the runs history, or a TREC run file (with --qrels)."""
+    if len(runs) < 2:
+        raise CompareFailed("compare needs at least two runs")
+    loaded = load_runs(runs, qrels, runs_db)
+    try:
+        result = compare(loaded, metrics or DEFAULT_METRICS, test, correction, alpha, granularity, n_resamples, seed)
+    except (CompareError, StatsError) as error:
+        raise CompareFailed(str(error)) from None
+    click.echo(result.to_json_text() if as_json else result.table())
+    regressions = result.regressions()
+    if fail_on_regression and regressions:
+        listed = ", ".join(f"{metric} ({label})" for label, metric in regressions)
+        click.echo(f"significantly worse than {result.runs[0]}: {listed}", err=True)
+        sys.exit(1)

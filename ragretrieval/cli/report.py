@@ -1,0 +1,41 @@
+"""``ragretrieval report RUN... --html out.html``: the self-contained HTML report (docs/compare.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..compare import CompareError
+from ..html_report import write_html_report
+from ..stats import CORRECTIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, TESTS, StatsError
+from .compare import CompareFailed, load_runs, runs_options
+
+
+@click.command("report")
+@click.argument("runs", nargs=-1, required=True)
+@click.option("--html", "out", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="HTML file to write (atomically).")
+@click.option("-m", "--metric", "metrics", multiple=True,
+              help="Metrics of the comparison table; the first also drives the difference plot "
+                   "[default: ndcg, recall, mrr at the first run's top-k].")
+@click.option("--k", "k", type=click.IntRange(min=1), default=None,
+              help="Cutoff of the newly fail/pass lists [default: the first run's top-k].")
+@click.option("--test", type=click.Choice(TESTS), default="t", show_default=True)
+@click.option("--correction", type=click.Choice(CORRECTIONS), default="holm", show_default=True)
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
+              show_default=True)
+@click.option("--n-resamples", type=click.IntRange(min=1), default=DEFAULT_RESAMPLES, show_default=True)
+@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True)
+@runs_options
+def report_command(runs, out, metrics, k, test, correction, alpha, n_resamples, seed, granularity, qrels,
+                   runs_db) -> None:
+    """Write one self-contained HTML page about RUN (report files from `eval --out` or history run ids): the
+    configurations, a summary, plots, the comparison against the first run, changed questions and diagnostics."""
+    loaded = load_runs(runs, qrels, runs_db)
+    try:
+        write_html_report(loaded, out, granularity=granularity, metrics=metrics or None, test=test,
+                          correction=correction, alpha=alpha, k=k, n_resamples=n_resamples, seed=seed)
+    except (CompareError, StatsError) as error:
+        raise CompareFailed(str(error)) from None
+    click.echo(f"report written to {out}", err=True)
