@@ -20,9 +20,9 @@ def parse_ks(text: str) -> list[int]:
     try:
         ks = sorted({int(part) for part in text.split(",") if part.strip()})
     except ValueError:
-        raise click.BadParameter(f"expected comma-separated positive integers, got {text!r}") from None
+        raise click.BadParameter(f"expected comma-separated positive integers, got {text!r}", param_hint="--k") from None
     if not ks or ks[0] <= 0:
-        raise click.BadParameter(f"expected comma-separated positive integers, got {text!r}")
+        raise click.BadParameter(f"expected comma-separated positive integers, got {text!r}", param_hint="--k")
     return ks
 
 
