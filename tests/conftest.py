@@ -22,10 +22,14 @@ def pytest_configure(config) -> None:
 
 @pytest.fixture(scope="session", autouse=True)
 def embedding_cache_dir(tmp_path_factory) -> Path:
-    """``RAGRETRIEVAL_CACHE_DIR`` in a session tmp folder; shared by every test so the demo corpus embeds once."""
+    """``RAGRETRIEVAL_CACHE_DIR`` in a session tmp folder; shared by every test so the demo corpus embeds once.
+
+    The runs history default moves there too, so an `eval` in a test never writes ``./.ragretrieval``."""
     folder = tmp_path_factory.mktemp("embedding-cache")
-    saved = {name: os.environ.get(name) for name in ("RAGRETRIEVAL_CACHE_DIR", "HF_HUB_OFFLINE")}
+    names = ("RAGRETRIEVAL_CACHE_DIR", "RAGRETRIEVAL_RUNS_URL", "HF_HUB_OFFLINE")
+    saved = {name: os.environ.get(name) for name in names}
     os.environ["RAGRETRIEVAL_CACHE_DIR"] = str(folder)
+    os.environ["RAGRETRIEVAL_RUNS_URL"] = str(tmp_path_factory.mktemp("runs-history") / "runs.sqlite")
     os.environ["HF_HUB_OFFLINE"] = "1"  # nothing may reach for a model hub
     yield folder
     for name, value in saved.items():
