@@ -69,8 +69,12 @@ def document_qrels(dataset: Dataset) -> tuple[Qrels, dict]:
 
 def evaluate(dataset: Dataset, config: EvalConfig, cache=None, progress: bool = True,
              retriever=None, on_stage: Callable[[str], None] | None = None, index_dir=None,
-             rebuild: bool = False) -> EvalReport:
+             rebuild: bool = False, chunk_labels=None) -> EvalReport:
     """Run the whole pipeline on `dataset` and return the report (see docs/report-format.md).
+
+    `chunk_labels` (e.g. an LLM judge's `ragretrieval.llm.judgements.Judgements`) replaces the chunk-level labels
+    derived from relevant documents and spans: it has ``qrels(question_ids, chunks, corpus_fingerprint)``, ``source``
+    and ``note``.
 
     `index_dir`: save the dense index there and reuse it while chunks and model are unchanged (docs/stores.md)."""
     check_config(config)
@@ -127,8 +131,9 @@ def evaluate(dataset: Dataset, config: EvalConfig, cache=None, progress: bool = 
     if config.granularity in ("doc", "both"):
         scored["doc"] = score(doc_qrels, doc_run, metrics, rel_level=config.rel_level, ties="rank")
     if config.granularity in ("chunk", "both") and chunk_run is not None:
-        labels = chunk_qrels(doc_qrels, chunk_ids, [c.parent_id for c in chunks], [c.start for c in chunks],
-                             [c.end for c in chunks], spans)
+        labels = (chunk_labels.qrels(question_ids.tolist(), chunks, dataset.fingerprint) if chunk_labels else
+                  chunk_qrels(doc_qrels, chunk_ids, [c.parent_id for c in chunks], [c.start for c in chunks],
+                              [c.end for c in chunks], spans))
         scored["chunk"] = score(labels, chunk_run, metrics, rel_level=config.rel_level, ties="rank")
     timings["scoring"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - started
@@ -144,6 +149,7 @@ def evaluate(dataset: Dataset, config: EvalConfig, cache=None, progress: bool = 
             metrics={g: {name: float(v[i]) for name, v in r.per_query.items()} for g, r in scored.items()},
         ))
     generators = sorted({q.provenance.generator for q in dataset.questions})
+    generators += [chunk_labels.source] if chunk_labels else []
     return EvalReport(
         ragretrieval_version=__version__,
         config=config,
@@ -153,7 +159,7 @@ def evaluate(dataset: Dataset, config: EvalConfig, cache=None, progress: bool = 
                             n_questions=len(dataset.questions), n_chunks=len(chunks), label_sources=generators),
         timings=timings,
         embedded_texts=getattr(retriever, "embedded", 0),
-        notes=([ROLL_UP_NOTE] if "doc" in scored else []) + hit_notes,
+        notes=([ROLL_UP_NOTE] if "doc" in scored else []) + hit_notes + ([chunk_labels.note] if chunk_labels else []),
         means={g: r.means for g, r in scored.items()},
         questions=per_question,
     )

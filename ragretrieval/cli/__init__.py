@@ -15,6 +15,7 @@ def _register() -> None:
     from . import questions_io
     from . import build_dataset, evaluate, runs
     from .compare import compare_command
+    from .judge import judge_command
     from .report import report_command
 
     main.add_command(build_dataset.build_dataset)
@@ -24,6 +25,7 @@ def _register() -> None:
     main.add_command(runs.runs_group)
     main.add_command(compare_command)
     main.add_command(report_command)
+    main.add_command(judge_command)
 
 
 _register()

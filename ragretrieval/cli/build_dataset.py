@@ -1,4 +1,8 @@
-"""``ragretrieval build-dataset DIR``: corpus + questions + manifest, written atomically."""
+"""``ragretrieval build-dataset DIR``: corpus + questions + manifest, written atomically.
+
+Questions come from one or more generators: ``filename`` (free, one per file name) and ``llm`` (questions with
+evidence spans from an OpenAI-compatible endpoint; see docs/llm.md). The LLM options are ignored without ``llm``.
+"""
 
 from __future__ import annotations
 
@@ -8,37 +12,81 @@ import click
 
 from .. import __version__
 from ..corpus import CorpusError, load_corpus
-from ..dataset import DatasetError, Manifest, SkippedRecord, write_dataset
+from ..dataset import CORPUS_FILE, MANIFEST_FILE, QUESTIONS_FILE, DatasetError, Manifest, SkippedRecord, write_dataset
 from ..questions import DEFAULT_TEMPLATE, TemplateError, check_template, filename_questions
+
+GENERATORS = ("filename", "llm")
+
+
+def parse_generators(text: str) -> list[str]:
+    names = list(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
+    if not names or any(name not in GENERATORS for name in names):
+        raise click.BadParameter(f"expected a comma-separated list of {', '.join(GENERATORS)}; got {text!r}",
+                                 param_hint="--generator")
+    return names
 
 
 @click.command("build-dataset")
 @click.argument("corpus_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Dataset folder to write [default: ./<DIR name>-dataset].")
+@click.option("--generator", "generator", default="filename", show_default=True,
+              help="Question generators: filename, llm, or both (filename,llm).")
 @click.option("--template", default=DEFAULT_TEMPLATE, show_default=True,
               help="Question template; placeholders {name}, {title}, {folder}.")
 @click.option("--strict", is_flag=True, help="Stop at the first unreadable, binary, non-UTF-8 or empty file.")
 @click.option("--force", is_flag=True, help="Replace a dataset already in --out.")
-def build_dataset(corpus_dir: Path, out: Path | None, template: str, strict: bool, force: bool) -> None:
+@click.option("--per-doc", type=int, default=3, show_default=True, help="llm: questions asked per document.")
+@click.option("--types", "types_text", default="factual,inferential", show_default=True,
+              help="llm: question types (factual, inferential).")
+@click.option("--model", default=None, help="llm: model name [default: gpt-4o-mini].")
+@click.option("--base-url", default=None, help="llm: OpenAI-compatible endpoint, e.g. http://localhost:11434/v1.")
+@click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
+              help="llm: environment variable that holds the API key (the key itself is never written anywhere).")
+@click.option("--concurrency", type=int, default=4, show_default=True, help="llm: requests in flight.")
+@click.option("--max-docs", type=int, default=None, help="llm: ask about this many documents, spread over the corpus.")
+@click.option("--prompt", "prompt_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="llm: prompt file replacing the default ($n, $types, $title, $document).")
+@click.option("--language", type=click.Choice(["auto", "zh", "en"]), default="auto", show_default=True,
+              help="llm: language of the default prompt; auto looks at the corpus.")
+@click.option("--price-in", type=float, default=0.0, help="llm: price per million input tokens, for the cost shown.")
+@click.option("--price-out", type=float, default=0.0, help="llm: price per million output tokens.")
+@click.option("--timeout", type=float, default=120.0, show_default=True, help="llm: seconds per request.")
+@click.option("--max-retries", type=int, default=4, show_default=True, help="llm: retries on 429, 5xx, timeouts.")
+@click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
+def build_dataset(corpus_dir: Path, out: Path | None, generator: str, template: str, strict: bool, force: bool,
+                  **llm) -> None:
     """Build a dataset (corpus.jsonl, questions.jsonl, manifest.json) from a folder of Markdown files."""
+    generators = parse_generators(generator)
     out = out or Path(f"{corpus_dir.resolve().name}-dataset")
     try:
         check_template(template)
+        existing = [n for n in (CORPUS_FILE, QUESTIONS_FILE, MANIFEST_FILE) if (out / n).exists()]
+        if existing and not force and "llm" in generators:  # fail before paying for anything
+            raise DatasetError(f"{out}: already holds a dataset ({', '.join(existing)}); pass --force to replace it")
         corpus = load_corpus(corpus_dir, strict=strict,
                              on_skip=lambda s: click.echo(f"warning: skipped {s.path}: {s.reason}", err=True))
-        questions = filename_questions(corpus.documents, template)
+        questions = filename_questions(corpus.documents, template) if "filename" in generators else []
+        builder = {"generators": generators, "template": template, "strict": strict}
+        if "llm" in generators:
+            from .llm_questions import add_llm_questions
+
+            questions, builder["llm"] = add_llm_questions(corpus.documents, out, questions, **llm)
         manifest = Manifest(
             corpus_fingerprint=corpus.fingerprint,
             n_documents=len(corpus.documents),
             n_questions=len(questions),
             source=str(corpus_dir),
-            builder={"generators": ["filename"], "template": template, "strict": strict},
+            builder=builder,
             skipped=[SkippedRecord(path=s.path, reason=s.reason) for s in corpus.skipped],
             created_by=f"ragretrieval {__version__}",
         )
         write_dataset(out, corpus.documents, questions, manifest, force=force)
     except (CorpusError, DatasetError, TemplateError) as error:
         raise click.ClickException(str(error)) from None
+    if "llm" in generators:
+        from ..llm.questions import journal_for
+
+        journal_for(out).remove()  # the dataset is complete: nothing left to resume
     click.echo(f"{len(corpus.documents)} documents, {len(questions)} questions, "
                f"{len(corpus.skipped)} files skipped -> {out}")

@@ -11,6 +11,7 @@ from ..dataset import DatasetError, load_dataset
 from ..embedders.sentence_transformer import EmbedderError
 from ..evaluation import EvaluationError, evaluate
 from ..external import ExternalRetrieverError
+from ..llm.judgements import Judgements, JudgementsError
 from ..report import EvalConfig, question_line, summary_table
 from ..stores import StoreError
 from .runs import open_history, save_options, save_run
@@ -57,6 +58,8 @@ def parse_options(pairs, hint: str = "--store-option") -> dict:
 @click.option("--chunk-size", type=int, default=300, show_default=True, help="Most characters per chunk.")
 @click.option("--chunk-overlap", type=int, default=50, show_default=True, help="Characters shared by cuts.")
 @click.option("--rel-level", type=int, default=1, show_default=True, help="Grade from which a label is relevant.")
+@click.option("--judgements", "judgements_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Chunk labels from `ragretrieval judge` to score the chunk level with (docs/llm.md).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write the JSON report here.")
 @click.option("-v", "--verbose", is_flag=True, help="One line per question.")
 @click.option("--no-progress", is_flag=True, help="Hide progress bars.")
@@ -64,7 +67,7 @@ def parse_options(pairs, hint: str = "--store-option") -> dict:
 def eval_command(dataset_dir, questions, top_k, ks, granularity, retriever, retriever_options, run_file,
                  model, store, store_options,
                  chunk_size, chunk_overlap, rel_level, out, verbose, no_progress, runs_db, name, tags,
-                 no_save, index_dir, rebuild) -> None:
+                 no_save, index_dir, rebuild, judgements_file=None) -> None:
     """Evaluate retrieval on a dataset: chunk, embed (cached), index, search, score."""
     cutoffs = parse_ks(ks) if ks else [1, 3, 5, 10]
     if top_k is not None:
@@ -81,9 +84,11 @@ def eval_command(dataset_dir, questions, top_k, ks, granularity, retriever, retr
     try:
         dataset = load_dataset(dataset_dir, questions)
         click.echo(f"loaded {len(dataset.questions)} questions over {len(dataset.documents)} documents", err=True)
+        judged = Judgements.load(judgements_file) if judgements_file else None
         report = evaluate(dataset, config, progress=not no_progress, on_stage=lambda m: click.echo(m, err=True),
-                          index_dir=index_dir, rebuild=rebuild)
-    except (DatasetError, EvaluationError, ChunkingError, StoreError, EmbedderError, ExternalRetrieverError) as error:
+                          index_dir=index_dir, rebuild=rebuild, chunk_labels=judged)
+    except (DatasetError, EvaluationError, ChunkingError, StoreError, EmbedderError, ExternalRetrieverError,
+            JudgementsError) as error:
         raise click.ClickException(str(error)) from None
     if verbose:
         granularity_shown = "doc" if "doc" in report.means else "chunk"

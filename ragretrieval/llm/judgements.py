@@ -1,0 +1,102 @@
+"""The judgements file: graded chunk labels from an LLM judge, which ``eval --judgements FILE`` uses as its
+chunk-level labels (format in docs/llm.md).
+
+Chunk ids only mean something under one chunking of one corpus, so the file records the corpus fingerprint, the chunk
+size and overlap and the chunks fingerprint, and `qrels` refuses chunks that do not match. This module needs no
+`openai`: reading labels is part of evaluating, not of judging.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ..atomic import write_text_atomic
+from ..chunking import chunks_fingerprint
+from ..scoring import Qrels
+
+JUDGEMENTS_VERSION = 1
+
+
+class JudgementsError(ValueError):
+    """A judgements file that is missing, malformed, or made for other chunks."""
+
+
+class ChunkLabel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    question_id: str
+    chunk_id: str
+    grade: int = Field(ge=0, le=3)
+    reasoning: str = ""
+
+
+class FailedJudgement(BaseModel):
+    question_id: str
+    chunk_id: str
+    reason: str
+
+
+class Judgements(BaseModel):
+    """Graded (question, chunk) pairs: 3 answers the question, 2 partly, 1 on topic only, 0 unrelated."""
+
+    model_config = ConfigDict(extra="forbid")
+    format_version: int = JUDGEMENTS_VERSION
+    corpus_fingerprint: str
+    chunk_size: int
+    chunk_overlap: int
+    chunks_fingerprint: str
+    judge: dict  # model, base_url (no credentials), prompt, prompt_hash, depth, runs
+    usage: dict = Field(default_factory=dict)
+    labels: list[ChunkLabel]
+    failed: list[FailedJudgement] = Field(default_factory=list)
+
+    @field_validator("format_version")
+    @classmethod
+    def _known_version(cls, version):
+        if version != JUDGEMENTS_VERSION:
+            raise ValueError(f"format_version {version} is not supported (this ragretrieval reads {JUDGEMENTS_VERSION})")
+        return version
+
+    def save(self, path) -> None:
+        write_text_atomic(path, json.dumps(self.model_dump(), ensure_ascii=False, indent=1) + "\n")
+
+    @classmethod
+    def load(cls, path) -> "Judgements":
+        path = Path(path)
+        try:
+            return cls.model_validate_json(path.read_text(encoding="utf-8"))
+        except OSError as error:
+            raise JudgementsError(f"{path}: cannot read ({error.strerror or error})") from None
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "file"
+            raise JudgementsError(f"{path}: field '{where}': {first['msg']}") from None
+
+    @property
+    def source(self) -> str:
+        return f"judge:{self.judge.get('model')}"
+
+    @property
+    def note(self) -> str:
+        questions = len({label.question_id for label in self.labels})
+        return (f"chunk level: labels from an LLM judge ({self.judge.get('model')}, prompt "
+                f"{self.judge.get('prompt_hash')}): {len(self.labels)} graded chunks over {questions} questions, "
+                f"pooled from the top {self.judge.get('depth')} of {len(self.judge.get('runs', []))} run(s); "
+                "unjudged chunks count as not relevant")
+
+    def qrels(self, question_ids, chunks, corpus_fingerprint: str) -> Qrels:
+        """Labels for `question_ids` (in that order) over these `chunks`, which must be the judged chunking."""
+        if corpus_fingerprint != self.corpus_fingerprint:
+            raise JudgementsError("these judgements were made on another corpus (its fingerprint differs)")
+        if chunks_fingerprint(chunks) != self.chunks_fingerprint:
+            raise JudgementsError(
+                f"these judgements label other chunks (made with chunk size {self.chunk_size}, overlap "
+                f"{self.chunk_overlap}); evaluate with --chunk-size {self.chunk_size} --chunk-overlap "
+                f"{self.chunk_overlap} on the same corpus, or judge this chunking")
+        by_question: dict[str, dict[str, int]] = {qid: {} for qid in question_ids}
+        for label in self.labels:
+            if label.question_id in by_question:
+                by_question[label.question_id][label.chunk_id] = label.grade
+        return Qrels.from_dict(by_question)

@@ -1,0 +1,79 @@
+"""Prompt files: the defaults ship in ``ragretrieval/llm/prompts/`` and any of them can be replaced by a user's file.
+
+A prompt is a text with ``$name`` placeholders (Python `string.Template`; write ``$$`` for a literal dollar sign). Its
+hash is recorded with every question and keys every judgement, so changing a prompt never mixes old and new answers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import string
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+LANGUAGES = ("zh", "en")
+PLACEHOLDERS = {
+    "questions": ("n", "types", "title", "document"),
+    "judge": ("question", "passage"),
+}
+REPAIR = {
+    "zh": "你的回答不是合规的 JSON（{error}）。请按要求的格式重新回答，只输出 JSON。",
+    "en": "Your answer was not valid JSON in the requested shape ({error}). Answer again with only the JSON.",
+}
+
+
+class PromptError(ValueError):
+    """A prompt file that cannot be read or uses unknown placeholders."""
+
+
+@dataclass(frozen=True)
+class Prompt:
+    kind: str
+    text: str
+    source: str
+
+    @property
+    def hash(self) -> str:
+        return "sha256:" + hashlib.sha256(self.text.encode("utf-8")).hexdigest()[:16]
+
+    def fill(self, **values) -> str:
+        return string.Template(self.text).substitute({k: str(v) for k, v in values.items()})
+
+
+def load_prompt(kind: str, language: str, path=None) -> Prompt:
+    """The user's prompt file if `path` is given, else the shipped default for `language`."""
+    if language not in LANGUAGES:
+        raise PromptError(f"language must be one of {', '.join(LANGUAGES)}; got {language!r}")
+    if path is None:
+        text = resources.files(__package__).joinpath("prompts", f"{kind}_{language}.md").read_text(encoding="utf-8")
+        return Prompt(kind, text, f"default:{kind}_{language}")
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise PromptError(f"{path}: cannot read the prompt file ({error})") from None
+    check_placeholders(kind, text, str(path))
+    return Prompt(kind, text, str(path))
+
+
+def check_placeholders(kind: str, text: str, source: str) -> None:
+    known = PLACEHOLDERS[kind]
+    template = string.Template(text)
+    if not template.is_valid():
+        raise PromptError(f"{source}: a '$' that is not a placeholder; write $$ for a dollar sign")
+    names = set(template.get_identifiers())
+    unknown = sorted(names - set(known))
+    if unknown:
+        raise PromptError(f"{source}: unknown placeholder ${unknown[0]}; known: {', '.join('$' + k for k in known)}")
+    missing = [k for k in known if k in ("document", "passage", "question") and k not in names]
+    if missing:
+        raise PromptError(f"{source}: the prompt must contain ${missing[0]}")
+
+
+def guess_language(texts) -> str:
+    """zh when at least a fifth of the letters in a sample are CJK ideographs, else en."""
+    sample = "".join(text[:2000] for text in list(texts)[:50])
+    letters = [ch for ch in sample if ch.isalpha()]
+    cjk = sum("\u4e00" <= ch <= "\u9fff" for ch in letters)
+    return "zh" if letters and cjk / len(letters) >= 0.2 else "en"
