@@ -39,7 +39,9 @@ def check_config(config: EvalConfig) -> None:
     ChunkPolicy(config.chunk_size, config.chunk_overlap)
 
 
-def make_retriever(config: EvalConfig, cache=None, progress: bool = True, index_dir=None, rebuild: bool = False):
+def make_retriever(config: EvalConfig, cache=None, progress: bool = True, index_dir=None, rebuild: bool = False,
+                   executor=None):
+    """`executor` (ragretrieval/executors) embeds the corpus for the dense retriever; None embeds in this process."""
     if config.retriever == "bm25":
         return BM25Retriever()
     if config.retriever in ("http", "run-file"):
@@ -49,7 +51,7 @@ def make_retriever(config: EvalConfig, cache=None, progress: bool = True, index_
     from .embedders import EmbeddingCache, get_embedder
 
     return DenseRetriever(get_embedder(config.model), cache or EmbeddingCache(), config.store,
-                          config.store_options, progress, index_dir=index_dir, rebuild=rebuild)
+                          config.store_options, progress, index_dir=index_dir, rebuild=rebuild, executor=executor)
 
 
 def document_qrels(dataset: Dataset) -> tuple[Qrels, dict]:
@@ -68,7 +70,7 @@ def document_qrels(dataset: Dataset) -> tuple[Qrels, dict]:
 
 
 def evaluate(dataset: Dataset, config: EvalConfig, cache=None, progress: bool = True,
-             retriever=None, on_stage: Callable[[str], None] | None = None, index_dir=None,
+             retriever=None, on_stage: Callable[[str], None] | None = None, index_dir=None, executor=None,
              rebuild: bool = False, chunk_labels=None) -> EvalReport:
     """Run the whole pipeline on `dataset` and return the report (see docs/report-format.md).
 
@@ -87,7 +89,7 @@ def evaluate(dataset: Dataset, config: EvalConfig, cache=None, progress: bool = 
     timings["chunking"] = time.perf_counter() - started
     say(f"{len(dataset.documents)} documents -> {len(chunks)} chunks")
 
-    retriever = retriever or make_retriever(config, cache, progress, index_dir, rebuild)
+    retriever = retriever or make_retriever(config, cache, progress, index_dir, rebuild, executor)
     retriever.index(chunks)
     if getattr(retriever, "reloaded", False):
         say(f"index loaded from {index_dir}")

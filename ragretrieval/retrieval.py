@@ -81,8 +81,9 @@ class DenseRetriever:
     name = "dense"
 
     def __init__(self, embedder, cache, store: str = "faiss", store_options: dict | None = None,
-                 progress: bool = True, batch_size: int = 64, index_dir=None, rebuild: bool = False):
+                 progress: bool = True, batch_size: int = 64, index_dir=None, rebuild: bool = False, executor=None):
         self.embedder, self.cache = embedder, cache
+        self.executor = executor  # where corpus embedding runs (ragretrieval/executors); questions embed here
         self.index_dir, self.rebuild = index_dir, rebuild
         self.reloaded = False  # True when the store came from index_dir
         self.store_name, self.store_options = store, dict(store_options or {})
@@ -91,11 +92,12 @@ class DenseRetriever:
         self.embedded = 0  # texts the model actually embedded (not found in the cache)
         self.timings: dict[str, float] = {"embedding": 0.0, "indexing": 0.0}
 
-    def _embed(self, texts: Sequence[str], description: str) -> np.ndarray:
+    def _embed(self, texts: Sequence[str], description: str, executor=None) -> np.ndarray:
         from .embedders import embed_cached
 
         started = time.perf_counter()
-        vectors, made = embed_cached(self.embedder, texts, self.cache, self.batch_size, self.progress, description)
+        vectors, made = embed_cached(self.embedder, texts, self.cache, self.batch_size, self.progress, description,
+                                     executor)
         self.embedded += made
         self.timings["embedding"] += time.perf_counter() - started
         return vectors
@@ -111,7 +113,7 @@ class DenseRetriever:
                 self.store, self.reloaded = saved, True
                 self.timings["indexing"] = time.perf_counter() - started
                 return
-        vectors = self._embed(texts, "embedding chunks")
+        vectors = self._embed(texts, "embedding chunks", self.executor)
         started = time.perf_counter()
         self.store = make_store(self.store_name, **self.store_options)
         self.store.add(vectors, ids, parent_ids, texts)

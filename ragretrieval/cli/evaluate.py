@@ -10,6 +10,7 @@ from ..chunking import ChunkingError
 from ..dataset import DatasetError, load_dataset
 from ..embedders.sentence_transformer import EmbedderError
 from ..evaluation import EvaluationError, evaluate
+from ..executors import ExecutorError, make_executor
 from ..external import ExternalRetrieverError
 from ..llm.judgements import Judgements, JudgementsError
 from ..report import EvalConfig, question_line, summary_table
@@ -49,6 +50,8 @@ def parse_options(pairs, hint: str = "--store-option") -> dict:
               help="key=value for http / run-file, e.g. url=..., mapping=mapping.yaml, match=text.")
 @click.option("--run", "run_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Results file for --retriever run-file: a TREC run or agent-evaluation JSONL.")
+@click.option("--executor", "executor_spec", default="local", show_default=True,
+              help="Where corpus embedding runs: local, dask (a cluster on 127.0.0.1) or dask://HOST:PORT.")
 @click.option("--model", default="m3e-small", show_default=True, help="sentence-transformers id or folder.")
 @click.option("--store", default="faiss", show_default=True, help="Vector store (see `ragretrieval stores`).")
 @click.option("--store-option", "store_options", multiple=True, help="key=value for the store, e.g. kind=hnsw.")
@@ -65,7 +68,7 @@ def parse_options(pairs, hint: str = "--store-option") -> dict:
 @click.option("--no-progress", is_flag=True, help="Hide progress bars.")
 @save_options
 def eval_command(dataset_dir, questions, top_k, ks, granularity, retriever, retriever_options, run_file,
-                 model, store, store_options,
+                 executor_spec, model, store, store_options,
                  chunk_size, chunk_overlap, rel_level, out, verbose, no_progress, runs_db, name, tags,
                  no_save, index_dir, rebuild, judgements_file=None) -> None:
     """Evaluate retrieval on a dataset: chunk, embed (cached), index, search, score."""
@@ -75,6 +78,11 @@ def eval_command(dataset_dir, questions, top_k, ks, granularity, retriever, retr
             raise click.BadParameter("must be a positive integer", param_hint="--top-k")
         cutoffs = sorted(set(cutoffs) | {top_k}) if ks is None or top_k in cutoffs else sorted(set(cutoffs) | {top_k})
     outside = parse_options(retriever_options, "--retriever-option") | ({"run": str(run_file)} if run_file else {})
+    try:
+        executor = make_executor(executor_spec)
+    except ExecutorError as error:
+        raise click.BadParameter(str(error), param_hint="--executor") from None
+    click.get_current_context().call_on_close(executor.close)
     config = EvalConfig(retriever=retriever, model=model if retriever == "dense" else None, store=store,
                         retriever_options=outside,
                         store_options=parse_options(store_options), chunk_size=chunk_size,
@@ -86,9 +94,9 @@ def eval_command(dataset_dir, questions, top_k, ks, granularity, retriever, retr
         click.echo(f"loaded {len(dataset.questions)} questions over {len(dataset.documents)} documents", err=True)
         judged = Judgements.load(judgements_file) if judgements_file else None
         report = evaluate(dataset, config, progress=not no_progress, on_stage=lambda m: click.echo(m, err=True),
-                          index_dir=index_dir, rebuild=rebuild, chunk_labels=judged)
-    except (DatasetError, EvaluationError, ChunkingError, StoreError, EmbedderError, ExternalRetrieverError,
-            JudgementsError) as error:
+                          index_dir=index_dir, rebuild=rebuild, chunk_labels=judged, executor=executor)
+    except (DatasetError, EvaluationError, ChunkingError, StoreError, EmbedderError, ExecutorError,
+            ExternalRetrieverError, JudgementsError) as error:
         raise click.ClickException(str(error)) from None
     if verbose:
         granularity_shown = "doc" if "doc" in report.means else "chunk"

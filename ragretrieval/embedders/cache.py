@@ -84,8 +84,11 @@ def embed_cached(
     batch_size: int = 64,
     progress: bool = True,
     description: str = "embedding",
+    executor=None,
 ) -> tuple[np.ndarray, int]:
-    """Vectors for `texts` (one row each), embedding only texts not yet cached. Returns (vectors, number embedded)."""
+    """Vectors for `texts` (one row each), embedding only texts not yet cached. Returns (vectors, number embedded).
+
+    `executor` (ragretrieval/executors) decides where batches are embedded; each finished batch is cached at once."""
     keys = [text_key(t) for t in texts]
     unique = dict.fromkeys(keys)
     vectors = cache.get(embedder.identity, list(unique))
@@ -93,10 +96,13 @@ def embed_cached(
     # similar lengths batch together: less padding, much faster transformer batches
     missing = sorted((k for k in unique if k not in vectors), key=lambda k: len(text_of[k]))
     if missing:
+        from ..executors import LocalExecutor
+
+        batches = [missing[i : i + batch_size] for i in range(0, len(missing), batch_size)]
+        texts_of_batches = [[text_of[k] for k in batch] for batch in batches]
         with tqdm(total=len(missing), desc=description, unit="text", disable=not progress) as bar:
-            for i in range(0, len(missing), batch_size):
-                batch = missing[i : i + batch_size]
-                made = embedder.embed([text_of[k] for k in batch])
+            for index, made in (executor or LocalExecutor()).embed_batches(embedder, texts_of_batches):
+                batch = batches[index]
                 cache.put(embedder.identity, batch, made)
                 vectors.update(zip(batch, made))
                 bar.update(len(batch))

@@ -88,6 +88,10 @@ class SentenceTransformerEmbedder:
                 raise EmbedderError(f"cannot load sentence-transformers model {self.name!r}: {error}") from error
         return self._model
 
+    def __getstate__(self) -> dict:
+        """Pickle the recipe, not the loaded weights: executors ship embedders to workers that load their own."""
+        return {**self.__dict__, "_model": None}
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         vectors = self._load().encode(
             list(texts),
@@ -99,5 +103,10 @@ class SentenceTransformerEmbedder:
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
 
-def get_embedder(name: str = DEFAULT_MODEL, **options) -> SentenceTransformerEmbedder:
+def get_embedder(name: str = DEFAULT_MODEL, **options):
+    """A sentence-transformers model, or the model-free ``hashing`` / ``hashing-<dim>`` embedder (embedders/hashing.py)."""
+    if name == "hashing" or name.startswith("hashing-"):
+        from .hashing import HashingEmbedder
+
+        return HashingEmbedder.from_name(name)
     return SentenceTransformerEmbedder(name, **options)

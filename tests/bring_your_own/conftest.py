@@ -67,3 +67,13 @@ def bm25_service(demo):
     yield server
     server.shutdown()
     server.server_close()
+
+
+@pytest.fixture(scope="session")
+def dask_cluster():
+    """One real Dask cluster on 127.0.0.1 for the session: two worker processes, no dashboard."""
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(host="127.0.0.1", dashboard_address=None, n_workers=2, threads_per_worker=1,
+                                       processes=True)
+    yield cluster
+    cluster.close()

@@ -1,0 +1,105 @@
+"""Corpus embedding on a real Dask LocalCluster: same vectors as in-process, cached as batches finish."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from ragretrieval.chunking import ChunkPolicy, chunk_corpus
+from ragretrieval.cli import main
+from ragretrieval.embedders import EmbeddingCache, embed_cached
+from ragretrieval.embedders.hashing import HashingEmbedder
+from ragretrieval.executors import ExecutorError, LocalExecutor, make_executor
+from ragretrieval.executors.dask_executor import DaskExecutor, loaded_identities
+
+
+@pytest.fixture(scope="module")
+def texts(demo):
+    return list(dict.fromkeys(c.text for c in chunk_corpus(demo.documents, ChunkPolicy())))
+
+
+def test_dask_vectors_equal_local_vectors_and_land_in_the_cache(texts, dask_cluster, tmp_path):
+    embedder = HashingEmbedder(64)
+    local, made_local = embed_cached(embedder, texts, EmbeddingCache(tmp_path / "local"), 16, False)
+    cache = EmbeddingCache(tmp_path / "dask")
+    with DaskExecutor(dask_cluster.scheduler_address) as executor:
+        remote, made_remote = embed_cached(embedder, texts, cache, 16, False, executor=executor)
+    assert made_local == made_remote == len(texts)
+    assert np.array_equal(local, remote)
+    assert cache.count(embedder.identity) == len(texts)
+    again, made = embed_cached(embedder, texts, EmbeddingCache(tmp_path / "dask"), 16, False)
+    assert made == 0 and np.array_equal(again, local)
+
+
+def test_each_worker_keeps_one_embedder_per_identity(texts, dask_cluster, tmp_path):
+    embedder = HashingEmbedder(32)
+    with DaskExecutor(dask_cluster.scheduler_address, window=8) as executor:
+        embed_cached(embedder, texts, EmbeddingCache(tmp_path), 4, False, executor=executor)
+        held = executor.client.run(loaded_identities)
+    assert len(held) == 2
+    assert all(identities.count(embedder.identity) == 1 for identities in held.values())  # both worked, loaded once
+
+
+class _Stopped(Exception):
+    pass
+
+
+class StopAfter(EmbeddingCache):
+    """A real cache whose job is killed after `batches` batches were stored."""
+
+    def __init__(self, folder, batches: int):
+        super().__init__(folder)
+        self.left = batches
+
+    def put(self, model, keys, vectors) -> None:
+        super().put(model, keys, vectors)
+        self.left -= 1
+        if self.left == 0:
+            raise _Stopped
+
+
+def test_an_interrupted_job_keeps_its_finished_batches(texts, dask_cluster, tmp_path):
+    embedder, some = HashingEmbedder(48), texts[:96]
+    assert len(some) == 96
+    with DaskExecutor(dask_cluster.scheduler_address, window=2) as executor:
+        with pytest.raises(_Stopped):
+            embed_cached(embedder, some, StopAfter(tmp_path, 3), 16, False, executor=executor)
+        assert EmbeddingCache(tmp_path).count(embedder.identity) == 48
+        vectors, made = embed_cached(embedder, some, EmbeddingCache(tmp_path), 16, False, executor=executor)
+    assert made == 48
+    assert np.array_equal(vectors, embedder.embed(some))
+
+
+def test_eval_through_dask_scheduler_address_gives_the_local_numbers(demo_dataset, dask_cluster, tmp_path):
+    port = dask_cluster.scheduler_address.rsplit(":", 1)[1]
+    reports = {}
+    for executor in ("local", f"dask://127.0.0.1:{port}"):
+        out = tmp_path / f"{executor.split(':')[0]}.json"
+        result = CliRunner().invoke(main, [
+            "eval", "--dataset", str(demo_dataset), "--model", "hashing", "--store", "numpy", "--executor", executor,
+            "--no-progress", "--no-save", "--out", str(out)], env={"RAGRETRIEVAL_CACHE_DIR": str(tmp_path / executor[:4])})
+        assert result.exit_code == 0, result.output
+        reports[executor[:4]] = out.read_text(encoding="utf-8")
+    import json
+
+    local, remote = (json.loads(reports[name]) for name in ("loca", "dask"))
+    assert remote["means"] == local["means"] and remote["embedded_texts"] == local["embedded_texts"] > 0
+
+
+def test_default_dask_executor_starts_its_own_loopback_cluster(texts, tmp_path):
+    with DaskExecutor(n_workers=1) as executor:
+        vectors, made = embed_cached(HashingEmbedder(16), texts[:20], EmbeddingCache(tmp_path), 8, False,
+                                     executor=executor)
+        assert all(address.startswith("tcp://127.0.0.1:") for address in executor.client.nthreads())
+    assert made == 20 and np.array_equal(vectors, HashingEmbedder(16).embed(texts[:20]))
+
+
+def test_executor_specs():
+    assert isinstance(make_executor("local"), LocalExecutor)
+    assert make_executor("dask://10.0.0.5:8786").address == "tcp://10.0.0.5:8786"
+    assert make_executor("dask").address is None
+    with pytest.raises(ExecutorError, match="unknown executor 'ray'; use local, dask or dask://HOST:PORT"):
+        make_executor("ray")
+    with pytest.raises(ExecutorError, match=r"cannot reach the Dask scheduler at tcp://127\.0\.0\.1:9"):
+        DaskExecutor("tcp://127.0.0.1:9", timeout=1).client
