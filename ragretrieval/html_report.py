@@ -113,11 +113,13 @@ def line_chart(title: str, xs: list[int], series: list[tuple[str, dict[int, floa
     return "".join(parts)
 
 
-def histogram(title: str, values: np.ndarray, bins: int = 20) -> str:
-    """Counts of per-question differences in equal bins over [-1, 1] (metrics lie in [0, 1])."""
+def histogram(title: str, values: np.ndarray, bins: int = 21) -> str:
+    """Counts of per-question differences in `bins` equal bins over [-1, 1] (metrics lie in [0, 1]); an odd number
+    of bins puts 0 in the middle of a grey centre bin, so ties are neither a win nor a loss."""
     width, height, left, top, bottom = 340, 200, 30, 24, 30
     plot_w, plot_h = width - left - 10, height - top - bottom
-    counts, edges = np.histogram(np.clip(values, -1, 1), bins=bins, range=(-1, 1))
+    half = 1 + 1 / (bins - 1)
+    counts, edges = np.histogram(np.clip(values, -1, 1), bins=bins, range=(-half, half))
     peak = max(int(counts.max()), 1)
     bar = plot_w / bins
     parts = [f'<svg class="hist" width="{width}" height="{height}" role="img" aria-label="{esc(title)}">',
@@ -129,7 +131,7 @@ def histogram(title: str, values: np.ndarray, bins: int = 20) -> str:
                      f'height="{h:.1f}" fill="{colour}"><title>[{edges[i]:+.2f}, {edges[i + 1]:+.2f}): '
                      f'{count} question(s)</title></rect>')
     for tick in (-1, 0, 1):
-        x = left + plot_w * (tick + 1) / 2
+        x = left + plot_w * (tick + half) / (2 * half)
         parts.append(f'<text x="{x:.1f}" y="{height - 14}" text-anchor="middle">{tick:+g}</text>')
     parts.append(f'<text x="{left - 4}" y="{top + 8}" text-anchor="end">{peak}</text>'
                  f'<text x="{width / 2}" y="{height - 1}" text-anchor="middle">B − A per question</text></svg>')
@@ -204,8 +206,8 @@ def plots(runs: list[ComparedRun], granularity: str, metric: str) -> str:
     if len(runs) > 1:
         order = runs[0].question_ids
         base = aligned(runs[0], metric, granularity, order)
-        hists = [histogram(f"{metric}: {r.label} − {runs[0].label}", aligned(r, metric, granularity, order) - base)
-                 for r in runs[1:]]
+        hists = [f"<figure>{histogram(f'{metric}: B − A', aligned(r, metric, granularity, order) - base)}"
+                 f"<figcaption>B = {esc(r.label)}, A = {esc(runs[0].label)}</figcaption></figure>" for r in runs[1:]]
         out += f'<h3>Per-question differences of {esc(metric)}</h3><div class="plots">{"".join(hists)}</div>'
     return out
 

@@ -113,7 +113,7 @@ def test_report_renders_in_headless_chromium(html_file, tmp_path):
             assert page.locator("tr.run-row").count() == 2
             assert page.locator("tr.compare-row").count() == 3  # ndcg@3, recall@3, mrr@3
             assert page.locator("svg.chart").count() == 4 and page.locator("svg.chart polyline").count() == 8
-            assert page.locator("svg.hist rect").count() == 20
+            assert page.locator("svg.hist rect").count() == 21
             assert page.locator("tr.changed.fail").count() == 1 and page.locator("tr.changed.pass").count() == 1
             assert "q-suan" in page.locator("tr.changed.fail").inner_text()
             passed = page.locator("tr.changed.pass").inner_text()
@@ -127,3 +127,12 @@ def test_report_renders_in_headless_chromium(html_file, tmp_path):
             browser.close()
     assert errors == []
     assert requests == [html_file.as_uri()]  # nothing fetched but the page itself
+
+
+def test_histogram_puts_ties_in_the_grey_centre_bin():
+    from ragretrieval.html_report import histogram
+
+    svg = histogram("d", np.array([0.0, 0.0, 1e-13, 0.5, -1.0]))
+    assert svg.count("<rect") == 21
+    assert '[-0.05, +0.05): 3 question(s)</title></rect>' in svg and 'fill="#888"><title>[-0.05' in svg
+    assert '[+0.45, +0.55): 1 question(s)' in svg and '[-1.05, -0.95): 1 question(s)' in svg
