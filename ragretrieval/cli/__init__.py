@@ -13,7 +13,7 @@ def main() -> None:
 
 def _register() -> None:
     from . import questions_io
-    from . import build_dataset, evaluate, runs
+    from . import build_dataset, evaluate, runs, sweep
     from .compare import compare_command
     from .judge import judge_command
     from .report import report_command
@@ -23,6 +23,7 @@ def _register() -> None:
     main.add_command(questions_io.import_command)
     main.add_command(questions_io.export_command)
     main.add_command(runs.runs_group)
+    main.add_command(sweep.sweep_command)
     main.add_command(compare_command)
     main.add_command(report_command)
     main.add_command(judge_command)

@@ -12,43 +12,22 @@ from itertools import count
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from ragretrieval.cli import main
 from ragretrieval.dataset import load_dataset
 from ragretrieval.evaluation import evaluate
 from ragretrieval.report import EvalConfig
 from ragretrieval.runs import RunHistory
 
-DEMO_CORPUS = Path(__file__).resolve().parents[2] / "datasets" / "demo" / "dishes"
-TINY_CORPUS = {
-    "meat/红烧肉.md": "# 红烧肉\n\n五花肉切块，焯水，加冰糖炒糖色，再加酱油和水炖一小时。\n",
-    "meat/红烧排骨.md": "# 红烧排骨\n\n排骨焯水，炒糖色后加生抽、老抽，小火焖四十分钟。\n",
-    "soup/番茄蛋汤.md": "# 番茄蛋汤\n\n番茄切块炒出汁，加水烧开，淋入蛋液，撒葱花。\n",
-    "staple/蛋炒饭.md": "# 蛋炒饭\n\n隔夜米饭打散，鸡蛋炒香后加入米饭翻炒，加盐和葱花。\n",
-}
-
 
 @pytest.fixture(autouse=True)
-def _isolated_state(tmp_path_factory, monkeypatch):
-    """No test reads or writes the user's embedding cache or ./.ragretrieval."""
-    monkeypatch.setenv("RAGRETRIEVAL_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "embedding-cache"))
-    monkeypatch.setenv("RAGRETRIEVAL_RUNS_URL", str(tmp_path_factory.mktemp("default-runs") / "runs.sqlite"))
+def _isolated_history(tmp_path, monkeypatch):
+    """No test reads or writes ./.ragretrieval: the default history is a tmp file."""
+    monkeypatch.setenv("RAGRETRIEVAL_RUNS_URL", str(tmp_path / "default-runs.sqlite"))
 
 
 @pytest.fixture(scope="session")
-def dataset_dir(tmp_path_factory) -> Path:
-    """The demo corpus as a dataset (a tiny corpus of four dishes when the demo corpus is not there)."""
-    corpus = DEMO_CORPUS
-    if not corpus.is_dir() or not any(corpus.rglob("*.md")):
-        corpus = tmp_path_factory.mktemp("tiny-corpus")
-        for name, text in TINY_CORPUS.items():
-            (corpus / name).parent.mkdir(parents=True, exist_ok=True)
-            (corpus / name).write_text(text, encoding="utf-8")
-    out = tmp_path_factory.mktemp("dataset") / "demo"
-    result = CliRunner().invoke(main, ["build-dataset", str(corpus), "--out", str(out)])
-    assert result.exit_code == 0, result.output
-    return out
+def dataset_dir(demo_dataset) -> Path:
+    return demo_dataset
 
 
 @pytest.fixture(scope="session")
