@@ -33,7 +33,7 @@ TYPE_NAMES = {"zh": "、", "en": ", "}  # how the allowed types are joined in th
 # Why generated questions are not kept; counted and written to the manifest.
 EVIDENCE_NOT_FOUND, NO_EVIDENCE, TYPE_NOT_ASKED, NAMES_ONLY = ("evidence not found", "no evidence",
                                                                "type not asked for", "names its document only")
-EXTRA, DUPLICATE = "more than --per-doc", "near duplicate"
+EXTRA, DUPLICATE, SAME_TEXT = "more than --per-doc", "near duplicate", "same text as an earlier question"
 
 
 @dataclass(frozen=True)
@@ -185,7 +185,7 @@ def to_records(documents: list[Document], results: dict[str, DocumentResult], pl
         for question in result.questions:
             exact = exact_key(question.question_text)
             if exact in seen:
-                output.counts[DUPLICATE] += 1
+                output.counts[SAME_TEXT] += 1
                 continue
             seen.add(exact)
             output.questions.append(QuestionRecord(

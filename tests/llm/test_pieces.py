@@ -130,3 +130,21 @@ def test_client_errors_are_bounded_clear_and_without_the_key(llm_env):
     assert len(server.requests) == 4
     assert API_KEY not in str(unauthorized.value) + str(down.value)
     assert API_KEY not in json.dumps(settings.public()) and settings.public()["base_url"] == server.url
+
+
+def test_the_same_question_twice_is_kept_once_in_corpus_order():
+    from ragretrieval.llm.prompts import load_prompt
+    from ragretrieval.llm.questions import SAME_TEXT, GenerationPlan, KeptQuestion, exact_key, to_records
+
+    plan = GenerationPlan(load_prompt("questions", "zh"), "zh", "m", per_doc=2)
+    docs = [Document(f"{name}.md", name, "盐 5 克，糖 10 克") for name in ("a", "b")]
+    asked = KeptQuestion(question_type="FACTUAL", question_text="盐放多少？", ground_truth="5 克", evidence=["盐 5 克"],
+                         spans=[(0, 5)])
+    other = asked.model_copy(update={"question_text": "如何做a？"})
+    results = {d.id: DocumentResult(plan=plan.key, doc_id=d.id, doc_sha256="x", questions=[asked, other], generated=2)
+               for d in docs}
+    output = to_records(docs, results, plan, taken={exact_key("如何做 a?")})
+    # b's copy of a's question, and both copies of the file-name question already taken, are dropped
+    assert [(q.text, q.relevant[0].doc_id) for q in output.questions] == [("盐放多少？", "a.md")]
+    assert output.counts[SAME_TEXT] == 3 and output.counts["kept"] == 1
+    assert output.questions[0].provenance.prompt_hash == plan.prompt.hash
