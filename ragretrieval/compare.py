@@ -22,8 +22,8 @@ from .scoring import MetricError, Qrels, Run, parse_metric, score
 from .stats import CORRECTIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, TESTS, PairedStats, adjust, paired_stats
 
 SHOWN_IDS = 5  # question ids quoted in a "different question sets" message
-TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test", "permutation": "sign-flip permutation test",
-              "bootstrap": "paired bootstrap test"}
+TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test",
+              "permutation": "sign-flip permutation test", "bootstrap": "paired bootstrap test"}
 
 
 class CompareError(ValueError):

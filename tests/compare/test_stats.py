@@ -136,3 +136,19 @@ def test_effect_size_and_counts():
     assert (result.wins, result.ties, result.losses) == (3, 1, 1)
     assert stats.cohens_dz([0.2, 0.2, 0.2]) == math.inf  # constant non-zero differences
     assert stats.t_test_p(np.array([0.2, 0.2, 0.2])) == 0.0
+
+
+def test_resampling_memory_stays_flat():
+    """n = 1000 questions, R = 5000: all resamples at once would take 80 MB (int64 indices and float64 values);
+    blocks of 2^20 values keep the peak near 16 MB."""
+    import tracemalloc
+
+    d = np.random.default_rng(0).normal(0, 1, 1000)
+    tracemalloc.start()
+    try:
+        stats.permutation_p(d, 5000)
+        stats.bootstrap_p(d, 5000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 28 * 2**20, peak
