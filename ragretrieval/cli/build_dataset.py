@@ -72,6 +72,9 @@ def build_dataset(corpus_dir: Path, out: Path | None, generator: str, template: 
             from .llm_questions import add_llm_questions
 
             questions, builder["llm"] = add_llm_questions(corpus.documents, out, questions, **llm)
+            if not questions:
+                raise DatasetError("the model's answers gave no usable question (see the counts above); nothing "
+                                   "written. Check --model and --prompt; answers are cached, so a re-run is free")
         manifest = Manifest(
             corpus_fingerprint=corpus.fingerprint,
             n_documents=len(corpus.documents),

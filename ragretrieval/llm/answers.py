@@ -1,6 +1,7 @@
 """Reading the model's JSON: a bare value, or inside a Markdown code fence, possibly with chatter around it.
 
-`MalformedAnswer` carries a short reason that goes back to the model in the one repair request.
+`MalformedAnswer` carries a short reason that goes back to the model in the one repair request (`ask`); an answer
+still malformed after it is skipped and reported, never retried forever.
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ import json
 import re
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .prompts import REPAIR
 
 _FENCED = re.compile(r"```[A-Za-z]*[ \t]*\n?(.*?)```", re.S)
 QUESTION_TYPES = ("FACTUAL", "INFERENTIAL")
@@ -32,6 +35,21 @@ def extract_json(text: str):
         except json.JSONDecodeError as problem:
             error = f"{problem.msg} at line {problem.lineno} column {problem.colno}"
     raise MalformedAnswer(error)
+
+
+def ask(client, messages: list[dict], parse, language: str):
+    """The parsed answer; one repair request when it is malformed; None and the reason when that fails too."""
+    answer = client.complete(messages)
+    try:
+        return parse(answer.text), None
+    except MalformedAnswer as error:
+        repair = messages + [{"role": "assistant", "content": answer.text},
+                             {"role": "user", "content": REPAIR[language].format(error=error)}]
+    answer = client.complete(repair)
+    try:
+        return parse(answer.text), None
+    except MalformedAnswer as error:
+        return None, f"malformed JSON after one repair request: {error}"
 
 
 class GeneratedQuestion(BaseModel):

@@ -70,7 +70,8 @@ class Usage:
             self.requests += 1
             self.prompt_tokens += answer.prompt_tokens
             self.completion_tokens += answer.completion_tokens
-            self.cost += (answer.prompt_tokens * settings.price_in + answer.completion_tokens * settings.price_out) / 1e6
+            paid = answer.prompt_tokens * settings.price_in + answer.completion_tokens * settings.price_out
+            self.cost += paid / 1e6
 
     @property
     def tokens(self) -> int:
@@ -125,7 +126,8 @@ class ChatClient:
                 return _answer(response)
             if attempt < self.settings.max_retries:
                 time.sleep(wait)
-        raise LLMError(f"{self._where()}: gave up after {self.settings.max_retries + 1} attempts; last error: {problem}")
+        attempts = self.settings.max_retries + 1
+        raise LLMError(f"{self._where()}: gave up after {attempts} attempts; last error: {problem}")
 
     def _wait(self, attempt: int, error) -> float:
         response = getattr(error, "response", None)

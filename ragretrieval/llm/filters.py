@@ -2,7 +2,8 @@
 
 A question such as "红烧肉怎么做？" or "How do I make Mapo Tofu?" names its answer document and asks nothing else: a
 lexical matcher finds it from the name alone, which is what file-name questions already measure. We remove the
-document's names (file name, title, title without "的做法") and generic question words; if next to nothing is left, the question is dropped.
+document's names (file name, title, title without "的做法") and generic question words; if next to nothing is left,
+the question is dropped.
 Near-duplicates are questions about one document whose character-bigram sets overlap by `NEAR_DUPLICATE` or more
 (Jaccard), and exact duplicates (after folding) anywhere in the set.
 """

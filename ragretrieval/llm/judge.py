@@ -17,11 +17,10 @@ from tqdm import tqdm
 from ..chunking import ChunkPolicy, chunk_corpus, chunks_fingerprint
 from ..dataset import Dataset
 from ..report import EvalReport
-from .answers import parse_judgement
+from .answers import ask, parse_judgement
 from .client import ChatClient, LLMError, LLMSettings
 from .judgements import ChunkLabel, FailedJudgement, Judgements
 from .prompts import Prompt
-from .questions import ask
 
 
 class JudgeError(ValueError):
@@ -74,6 +73,10 @@ def judge(dataset: Dataset, run_paths, settings: LLMSettings, prompt: Prompt, la
     if chunks_fingerprint(chunks) != chunking["chunks_fingerprint"]:
         raise JudgeError("the runs' chunks differ from this version's chunking of the corpus; re-run eval first")
     text = {chunk.chunk_id: chunk.text for chunk in chunks}
+    unknown = next((chunk_id for _, _, chunk_id in pairs if chunk_id not in text), None)
+    if unknown is not None:
+        raise JudgeError(f"chunk {unknown!r} of a run is not a chunk of this corpus; only runs retrieving "
+                         "ragretrieval's own chunks can be judged")
     client = ChatClient(settings)
 
     def grade(pair):
@@ -82,25 +85,27 @@ def judge(dataset: Dataset, run_paths, settings: LLMSettings, prompt: Prompt, la
         return ask(client, [{"role": "user", "content": message}], parse_judgement, language)
 
     labels, failed = [], []
-    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as executor, \
-            tqdm(total=len(pairs), desc="judgements", unit="pair", disable=not progress) as bar:
-        futures = [executor.submit(grade, pair) for pair in pairs]
-        for (question_id, _, chunk_id), future in zip(pairs, futures):
-            try:
-                judgement, error = future.result()
-            except LLMError as failure:
-                for other in futures:
-                    other.cancel()
-                raise LLMError(f"{failure}\nevery judgement answered so far is cached; run the same command again "
-                               "to continue") from None
-            if judgement is None:
-                failed.append(FailedJudgement(question_id=question_id, chunk_id=chunk_id, reason=error))
-            else:
-                labels.append(ChunkLabel(question_id=question_id, chunk_id=chunk_id, grade=judgement.score,
-                                         reasoning=judgement.reasoning))
-            bar.update(1)
-            usage = client.usage
-            bar.set_postfix_str(f"tokens {usage.tokens}" + (f", ${usage.cost:.4f}" if usage.cost else ""))
+    executor = ThreadPoolExecutor(max_workers=max(1, concurrency))
+    # on an error or Ctrl-C, queued pairs are cancelled; those in flight finish into the cache
+    try:
+        with tqdm(total=len(pairs), desc="judgements", unit="pair", disable=not progress) as bar:
+            futures = [executor.submit(grade, pair) for pair in pairs]
+            for (question_id, _, chunk_id), future in zip(pairs, futures):
+                try:
+                    judgement, error = future.result()
+                except LLMError as failure:
+                    raise LLMError(f"{failure}\nevery judgement answered so far is cached; run the same command again "
+                                   "to continue") from None
+                if judgement is None:
+                    failed.append(FailedJudgement(question_id=question_id, chunk_id=chunk_id, reason=error))
+                else:
+                    labels.append(ChunkLabel(question_id=question_id, chunk_id=chunk_id, grade=judgement.score,
+                                             reasoning=judgement.reasoning))
+                bar.update(1)
+                usage = client.usage
+                bar.set_postfix_str(f"tokens {usage.tokens}" + (f", ${usage.cost:.4f}" if usage.cost else ""))
+    finally:
+        executor.shutdown(wait=True, cancel_futures=True)
     return Judgements(
         corpus_fingerprint=dataset.fingerprint,
         **chunking,

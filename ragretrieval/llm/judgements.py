@@ -56,7 +56,8 @@ class Judgements(BaseModel):
     @classmethod
     def _known_version(cls, version):
         if version != JUDGEMENTS_VERSION:
-            raise ValueError(f"format_version {version} is not supported (this ragretrieval reads {JUDGEMENTS_VERSION})")
+            raise ValueError(f"format_version {version} is not supported "
+                             f"(this ragretrieval reads {JUDGEMENTS_VERSION})")
         return version
 
     def save(self, path) -> None:

@@ -20,12 +20,12 @@ from tqdm import tqdm
 from ..corpus import Document
 from ..dataset import Provenance, QuestionRecord, RelevantDocument
 from ..questions import question_id
-from .answers import QUESTION_TYPES, MalformedAnswer, parse_questions
+from .answers import QUESTION_TYPES, ask, parse_questions
 from .client import ChatClient, LLMError
 from .evidence import Locator, fold
 from .filters import NEAR_DUPLICATE, bigrams, names_document_only, similarity
 from .journal import Journal
-from .prompts import REPAIR, Prompt
+from .prompts import Prompt
 
 JOURNAL_NAME = ".llm-questions.journal.jsonl"
 JOURNAL_VERSION = 1
@@ -93,21 +93,6 @@ def pick_documents(documents, max_docs: int | None) -> list[Document]:
     return [documents[i * len(documents) // max_docs] for i in range(max_docs)]
 
 
-def ask(client: ChatClient, messages: list[dict], parse, language: str):
-    """The parsed answer; one repair request when it is malformed; None and the reason when that fails too."""
-    answer = client.complete(messages)
-    try:
-        return parse(answer.text), None
-    except MalformedAnswer as error:
-        repair = messages + [{"role": "assistant", "content": answer.text},
-                             {"role": "user", "content": REPAIR[language].format(error=error)}]
-    answer = client.complete(repair)
-    try:
-        return parse(answer.text), None
-    except MalformedAnswer as error:
-        return None, f"malformed JSON after one repair request: {error}"
-
-
 def questions_for_document(doc: Document, plan: GenerationPlan, client: ChatClient) -> DocumentResult:
     content = plan.prompt.fill(n=plan.per_doc, types=TYPE_NAMES[plan.language].join(plan.types),
                                title=doc.title, document=doc.text)
@@ -142,7 +127,8 @@ def run_documents(documents: list[Document], plan: GenerationPlan, client: ChatC
     kept = sum(len(r.questions) for r in done.values())
     bar = tqdm(total=len(documents), initial=len(done), desc="questions", unit="doc", disable=not progress)
     failure = None
-    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+    pool = ThreadPoolExecutor(max_workers=max(1, concurrency))
+    try:  # on an error or Ctrl-C, queued documents are cancelled; those in flight finish into the cache
         futures = [pool.submit(questions_for_document, doc, plan, client) for doc in todo]
         for future in as_completed(futures):
             if future.cancelled():
@@ -160,7 +146,9 @@ def run_documents(documents: list[Document], plan: GenerationPlan, client: ChatC
             bar.update(1)
             usage = client.usage
             bar.set_postfix_str(f"kept {kept}, tokens {usage.tokens}" + (f", ${usage.cost:.4f}" if usage.cost else ""))
-    bar.close()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        bar.close()
     if failure:
         raise LLMError(f"{failure}\n{len(done)} of {len(documents)} documents are done and saved in {journal.path}; "
                        "run the same command again to continue")

@@ -142,3 +142,12 @@ def test_the_api_key_is_never_written(tmp_path, corpus, llm_env):
     for path in written:
         assert API_KEY.encode() not in path.read_bytes(), path
     assert API_KEY not in result.output + result.stderr + failed.output + failed.stderr
+
+
+def test_no_usable_question_is_an_error_not_an_empty_dataset(tmp_path, corpus, llm_env):
+    with ChatServer(lambda request: Reply('{"questions": []}')) as server:
+        result = build(server, corpus, tmp_path / "dataset")
+    assert result.exit_code != 0
+    assert "the model's answers gave no usable question" in result.stderr
+    assert "llm: 7 documents, 0 questions generated, 0 kept" in result.stderr
+    assert not (tmp_path / "dataset" / "manifest.json").exists()
