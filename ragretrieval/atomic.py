@@ -17,6 +17,7 @@ def atomic_writer(path, binary: bool = False):
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.chmod(tmp, _mode_for(path))  # mkstemp makes 0600 files; keep the mode a plain open() would give
     try:
         with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8", "newline": "\n"})) as f:
             yield f
@@ -27,6 +28,14 @@ def atomic_writer(path, binary: bool = False):
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def _mode_for(path: Path) -> int:
+    if path.exists():
+        return path.stat().st_mode & 0o777
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
 
 
 def write_text_atomic(path, text: str) -> None:
