@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from ..dataset import DatasetError, load_dataset
+from ..scoring.trec import write_qrels
 
 
 @click.command("judge")
@@ -18,6 +19,8 @@ from ..dataset import DatasetError, load_dataset
 @click.option("--depth", type=int, default=10, show_default=True, help="Chunks pooled per question from each run.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=Path("judgements.json"),
               show_default=True, help="Judgements file to write.")
+@click.option("--qrels-out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the grades as a TREC qrels file over chunk ids (for the scorer or trec_eval).")
 @click.option("--model", default=None, help="Judge model [default: gpt-4o-mini].")
 @click.option("--base-url", default=None, help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1.")
 @click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
@@ -32,7 +35,7 @@ from ..dataset import DatasetError, load_dataset
 @click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds per request.")
 @click.option("--max-retries", type=int, default=4, show_default=True, help="Retries on 429, 5xx, timeouts.")
 @click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
-def judge_command(dataset_dir, run_options, more_runs, depth, out, model, base_url, api_key_env, concurrency,
+def judge_command(dataset_dir, run_options, more_runs, depth, out, qrels_out, model, base_url, api_key_env, concurrency,
                   prompt_file, language, price_in, price_out, timeout, max_retries, no_progress) -> None:
     """Grade the pooled top chunks of eval runs 0-3 with an LLM, for use as chunk labels by `eval --judgements`."""
     from ..llm.client import DEFAULT_MODEL, LLMError, LLMSettings
@@ -53,6 +56,11 @@ def judge_command(dataset_dir, run_options, more_runs, depth, out, model, base_u
         judgements.save(out)
     except (DatasetError, JudgeError, PromptError, LLMError) as error:
         raise click.ClickException(str(error)) from None
+    if qrels_out:
+        try:
+            write_qrels(judgements.as_qrels(), qrels_out)
+        except ValueError as error:  # an id a TREC file cannot hold; the judgements file is written
+            raise click.ClickException(f"{qrels_out}: {error}") from None
     for failure in judgements.failed:
         click.echo(f"warning: no judgement for {failure.question_id} / {failure.chunk_id}: {failure.reason}", err=True)
     usage = judgements.usage

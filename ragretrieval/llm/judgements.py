@@ -96,7 +96,13 @@ class Judgements(BaseModel):
                 f"these judgements label other chunks (made with chunk size {self.chunk_size}, overlap "
                 f"{self.chunk_overlap}); evaluate with --chunk-size {self.chunk_size} --chunk-overlap "
                 f"{self.chunk_overlap} on the same corpus, or judge this chunking")
-        by_question: dict[str, dict[str, int]] = {qid: {} for qid in question_ids}
+        return self.as_qrels(question_ids)
+
+    def as_qrels(self, question_ids=None) -> Qrels:
+        """The grades as `Qrels` over chunk ids, for `ragretrieval.scoring.score` or a TREC qrels file; questions in
+        the given order (default: as first judged), a question without labels has an empty row."""
+        order = question_ids if question_ids is not None else dict.fromkeys(l.question_id for l in self.labels)
+        by_question: dict[str, dict[str, int]] = {qid: {} for qid in order}
         for label in self.labels:
             if label.question_id in by_question:
                 by_question[label.question_id][label.chunk_id] = label.grade

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from ragretrieval.chunking import ChunkPolicy, chunk_corpus
 from ragretrieval.cli import main
 from ragretrieval.dataset import load_dataset
+from ragretrieval.scoring.trec import read_qrels
 
 from .chat_server import ChatServer, Reply, document_in
 from .conftest import API_KEY, good_reply
@@ -41,6 +42,14 @@ def llm_dataset(tmp_path, demo_corpus, llm_env):
     questions = tmp_path / "llm-questions.jsonl"
     questions.write_text("".join(q.model_dump_json() + "\n" for q in llm_only), encoding="utf-8")
     return out, questions
+
+
+def trec_dict(qrels) -> dict:
+    rows = {}
+    for i, query_id in enumerate(qrels.query_ids):
+        lo, hi = qrels.indptr[i], qrels.indptr[i + 1]
+        rows[query_id] = {qrels.doc_ids[c]: int(g) for c, g in zip(qrels.doc_codes[lo:hi], qrels.labels[lo:hi])}
+    return rows
 
 
 def precision_at_5(report, chunks, relevant) -> float:
@@ -83,7 +92,8 @@ def test_eval_scores_chunks_by_spans_then_by_judgements(tmp_path, llm_dataset):
                "--base-url", server.url, "--model", "fake-judge", "--no-progress")
         pairs3 = len(server.requests)
         result = invoke("judge", "--dataset", out, "--runs", run, run, "--depth", "5", "--out",
-                        tmp_path / "j5.json", "--base-url", server.url, "--model", "fake-judge", "--no-progress")
+                        tmp_path / "j5.json", "--qrels-out", tmp_path / "j5.qrels", "--base-url", server.url,
+                        "--model", "fake-judge", "--no-progress")
         pairs5 = len(server.requests)
     judged3 = json.loads((tmp_path / "j3.json").read_text(encoding="utf-8"))
     judged5 = json.loads((tmp_path / "j5.json").read_text(encoding="utf-8"))
@@ -94,6 +104,9 @@ def test_eval_scores_chunks_by_spans_then_by_judgements(tmp_path, llm_dataset):
     for label in judged5["labels"]:
         assert label["grade"] == grade_of(chunks[label["chunk_id"]].text) and label["reasoning"] == "length rule"
     assert set(server.authorizations) == {f"Bearer {API_KEY}"}
+    trec = read_qrels(tmp_path / "j5.qrels")  # the same grades, for the scorer and trec_eval
+    assert sorted((q, d, g) for q, rows in trec_dict(trec).items() for d, g in rows.items()) == sorted(
+        (label["question_id"], label["chunk_id"], label["grade"]) for label in judged5["labels"])
 
     judged_run = tmp_path / "judged-run.json"
     invoke("eval", "--dataset", out, "--questions", questions, "--retriever", "bm25", "--granularity", "chunk",
