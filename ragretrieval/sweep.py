@@ -228,9 +228,9 @@ def sweep_table(result: SweepResult, primary: str) -> str:
     ranked = sorted(result.runs, key=lambda s: -(metric_value(s.means, primary) or float("-inf")))
     rows = [[str(i), s.id, s.retriever, s.model or "-", s.store if s.retriever == "dense" else "-",
              f"{s.chunk_size}/{s.chunk_overlap}", *(number(metric_value(s.means, m)) for m in (primary, *others)),
-             f"{s.total_seconds:.1f}s", str(s.embedded_texts), "" if s.id in result.ran else "earlier"]
+             f"{s.total_seconds:.1f}s", str(s.embedded_texts), "now" if s.id in result.ran else "earlier"]
             for i, s in enumerate(ranked, start=1)]
-    headers = ["#", "run", "retriever", "model", "store", "chunk", primary, *others, "time", "embedded", "ran"]
+    headers = ["#", "run", "retriever", "model", "store", "chunk", primary, *others, "time", "embedded", "when"]
     title = (f"sweep {result.sweep_id}: {len(result.cells)} cells on {result.dataset.path} "
              f"({len(result.dataset.questions)} questions); ran {len(result.ran)}, "
              f"{len(result.skipped)} finished earlier")
