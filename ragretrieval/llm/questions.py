@@ -29,7 +29,7 @@ from .prompts import Prompt
 
 JOURNAL_NAME = ".llm-questions.journal.jsonl"
 JOURNAL_VERSION = 1
-TYPE_NAMES = {"zh": "、", "en": ", "}  # how the allowed types are joined in the prompt, per language
+TYPE_JOINER = {"zh": "、", "en": ", "}  # between the allowed types in the prompt, per language
 # Why generated questions are not kept; counted and written to the manifest.
 EVIDENCE_NOT_FOUND, NO_EVIDENCE, TYPE_NOT_ASKED, NAMES_ONLY = ("evidence not found", "no evidence",
                                                                "type not asked for", "names its document only")
@@ -94,7 +94,7 @@ def pick_documents(documents, max_docs: int | None) -> list[Document]:
 
 
 def questions_for_document(doc: Document, plan: GenerationPlan, client: ChatClient) -> DocumentResult:
-    content = plan.prompt.fill(n=plan.per_doc, types=TYPE_NAMES[plan.language].join(plan.types),
+    content = plan.prompt.fill(n=plan.per_doc, types=TYPE_JOINER[plan.language].join(plan.types),
                                title=doc.title, document=doc.text)
     result = DocumentResult(plan=plan.key, doc_id=doc.id, doc_sha256=text_sha256(doc.text))
     generated, error = ask(client, [{"role": "user", "content": content}], parse_questions, plan.language)
@@ -122,7 +122,8 @@ def run_documents(documents: list[Document], plan: GenerationPlan, client: ChatC
                   concurrency: int = 4, progress: bool = True) -> dict[str, DocumentResult]:
     """Results for every document, from the journal when it has them; new results are journaled as they arrive."""
     wanted = {doc.id: text_sha256(doc.text) for doc in documents}
-    done = {r.doc_id: r for r in journal.load() if r.plan == plan.key and wanted.get(r.doc_id) == r.doc_sha256}
+    done = {r.doc_id: r for r in journal.load()
+            if r.journal_version == JOURNAL_VERSION and r.plan == plan.key and wanted.get(r.doc_id) == r.doc_sha256}
     todo = [doc for doc in documents if doc.id not in done]
     kept = sum(len(r.questions) for r in done.values())
     bar = tqdm(total=len(documents), initial=len(done), desc="questions", unit="doc", disable=not progress)
