@@ -160,3 +160,21 @@ def test_import_names_the_unmatched_doc_uri(demo, tmp_path):
     with pytest.raises(DatasetError, match=r"set.jsonl:2: field 'expected_retrieved_context.1.doc_uri': "
                                            r"'s3://bucket/nowhere.md' is not a document of the corpus"):
         import_questions(path, demo.documents)
+
+
+def test_cli_run_file_and_its_errors(demo, demo_dataset, tmp_path):
+    q = demo.questions[0]
+    run = write_lines(tmp_path / "docs.run", [f"{q.id} Q0 {q.relevant[0].doc_id} 1 1.0 mine"])
+    runner = CliRunner()
+    result = runner.invoke(main, ["eval", "--dataset", str(demo_dataset), "--retriever", "run-file", "--run", str(run),
+                                  "--no-progress", "--no-save"])
+    assert result.exit_code == 0, result.output
+    assert "note: chunk level not scored: the retriever named documents, not chunks" in result.output
+    result = runner.invoke(main, ["eval", "--dataset", str(demo_dataset), "--retriever", "run-file", "--run", str(run),
+                                  "--granularity", "chunk", "--no-progress", "--no-save"])
+    assert result.exit_code != 0 and "chunk level not scored" in result.output
+    result = runner.invoke(main, ["eval", "--dataset", str(demo_dataset), "--retriever", "run-file", "--no-save"])
+    assert result.exit_code != 0 and "--retriever run-file needs the results file: --run FILE" in result.output
+    result = runner.invoke(main, ["eval", "--dataset", str(demo_dataset), "--retriever", "run-file", "--run",
+                                  str(run), "--retriever-option", "matching=id", "--no-save"])
+    assert result.exit_code != 0 and "unknown run-file option(s) matching; known: run, format, match" in result.output
