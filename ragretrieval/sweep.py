@@ -26,6 +26,7 @@ from .runs import RunHistory, RunSummary
 from .runs.identity import config_key, questions_fingerprint
 from .runs.table import format_table, metric_value, number, parse_metric_column
 from .scoring import parse_metric
+from .stores import store_class
 
 SWEEP_RETRIEVERS = ("dense", "bm25")  # outside retrievers (http, run-file) have nothing to sweep
 _DEFAULTS = EvalConfig()
@@ -164,6 +165,9 @@ def read_grid(path, overrides: dict | None = None) -> SweepGrid:
 
 def plan(grid: SweepGrid, dataset: Dataset) -> list[Cell]:
     """The cells, grouped by model (so each model loads once); duplicates (bm25 x stores) collapse."""
+    if "dense" in grid.retrievers:
+        for store in grid.stores:
+            store_class(store)  # an unknown store fails now, not after the cells before it ran
     questions_fp = questions_fingerprint((q.id, q.text, [r.doc_id for r in q.relevant]) for q in dataset.questions)
     cells: dict[str, Cell] = {}
     for retriever, model, store, size, overlap in itertools.product(

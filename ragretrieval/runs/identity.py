@@ -7,6 +7,7 @@ out the dataset's folder (the same data in another folder is the same experiment
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import platform
@@ -43,12 +44,17 @@ def config_key(config: EvalConfig, corpus_fingerprint: str, questions_fp: str) -
                     "questions": questions_fp})[:32]
 
 
-def package_versions() -> dict[str, str]:
-    """Installed versions of `TRACKED_PACKAGES` (missing ones left out) and the Python version."""
+@functools.cache  # a process does not change its packages; metadata look-ups scan sys.path
+def _versions() -> tuple[tuple[str, str], ...]:
     versions = {"python": platform.python_version()}
     for name in TRACKED_PACKAGES:
         try:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             pass
-    return versions
+    return tuple(versions.items())
+
+
+def package_versions() -> dict[str, str]:
+    """Installed versions of `TRACKED_PACKAGES` (missing ones left out) and the Python version."""
+    return dict(_versions())

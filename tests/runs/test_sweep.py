@@ -81,6 +81,9 @@ def test_bad_cells_are_refused_before_any_run(dataset_dir, tmp_path):
     out = run_cli("sweep", "--dataset", dataset_dir, "--retriever", "bm25", "--chunk-size", "40", "--chunk-overlap",
                   "50", "--runs-db", tmp_path / "runs.sqlite", code=1)
     assert "cell bm25 chunk 40/50: chunk overlap" in out
+    out = run_cli("sweep", "--dataset", dataset_dir, "--store", "faiss", "--store", "nosuchstore",
+                  "--runs-db", tmp_path / "runs.sqlite", code=1)
+    assert "unknown store 'nosuchstore'; installed: " in out and "cell " not in out
     assert RunHistory(str(tmp_path / "runs.sqlite")).list() == []
 
 
