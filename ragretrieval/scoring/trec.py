@@ -72,6 +72,12 @@ def _fields(buffer, newlines, exact: int | None, at_least: int | None, where, la
     if not blank[0]:
         edges = np.concatenate(([0], edges))
     starts, ends = edges[0::2], edges[1::2]
+    fields = exact or at_least
+    if len(starts) == fields * len(newlines):  # maybe every line has exactly that many fields: no search needed
+        grid_starts, grid_ends = starts.reshape(-1, fields), ends.reshape(-1, fields)
+        if np.all(grid_ends[:, -1] <= newlines) and np.all(grid_starts[1:, 0] > newlines[:-1]):
+            lines = np.arange(len(newlines))
+            return starts, ends, lines * fields, lines
     before = np.searchsorted(starts, newlines)  # tokens that start before each line's newline
     counts = np.diff(before, prepend=0)
     bad = (counts != exact) if exact is not None else (counts < at_least)
@@ -91,9 +97,14 @@ def _tokens(buffer, starts, ends) -> np.ndarray:
     if len(starts) and int(starts.max()) + width > len(buffer):  # a token longer than the slack: rare
         buffer = np.concatenate([buffer, np.zeros(width, np.uint8)])
     windows = np.ndarray((len(buffer) - width + 1,), f"V{width}", buffer, 0, (1,))
-    matrix = windows[starts].view(np.uint8).reshape(len(starts), width)
-    matrix[np.arange(width) >= lengths[:, None]] = 0
-    return matrix
+    words = windows[starts].view(np.uint64).reshape(len(starts), width // 8)
+    for j in range(width // 8):  # keep each token's own bytes: masks per uint64 word, not per byte
+        words[:, j] &= _LOW_BYTES[np.clip(lengths - 8 * j, 0, 8)]
+    return words.view(np.uint8).reshape(len(starts), width)
+
+
+_LOW_BYTES = np.array([(1 << 8 * i) - 1 for i in range(9)], np.uint64)  # the low i bytes of a word
+_ONES, _DIGIT_ZEROS = 0x0101010101010101, 0x3030303030303030
 
 
 def _hash(matrix: np.ndarray) -> np.ndarray:
@@ -110,29 +121,38 @@ def _hash(matrix: np.ndarray) -> np.ndarray:
 
 
 def _rows(matrix: np.ndarray) -> np.ndarray:
-    return matrix.view(f"S{matrix.shape[1]}").ravel()
+    """A zero-padded uint8 matrix as bytes strings (its width stays a multiple of 8: such strings compare fast)."""
+    return np.ascontiguousarray(matrix).view(f"S{matrix.shape[1]}").ravel()
 
 
-def _group(hashes: np.ndarray, rows: np.ndarray):
-    """Number equal rows 0, 1, ... in order of first appearance; return (code per row, first row of each code).
+def _group(hashes: np.ndarray, rows: np.ndarray, ordered: bool):
+    """Number equal rows; return (code per row, first row of each code). Codes follow first appearance if `ordered`.
 
     The hash prefix is packed above the row index so one integer sort (much faster than an argsort) groups the rows;
     then every row is compared byte for byte with its group's first row, and groups that mix ids are re-split exactly.
     """
-    n = len(hashes)
+    n, step = len(hashes), 1 << 20  # the byte check goes in steps: big fresh temporaries are slow to map
     bits = max(1, (n - 1).bit_length())
     low = np.uint64((1 << bits) - 1)
-    keys = (hashes & ~low) | np.arange(n, dtype=np.uint64)
+    keys = np.bitwise_and(hashes, ~low)  # the hash prefix above the row index
+    index = np.arange(n, dtype=np.uint64)
+    keys |= index
     keys.sort()
-    order = (keys & low).astype(np.int64)
     new = np.ones(n, bool)
     np.greater(keys[1:] ^ keys[:-1], low, out=new[1:])
+    order = np.bitwise_and(keys, low, out=keys).view(np.int64)
     first = order[new]
+    group = np.cumsum(new, out=index.view(np.int64))
+    group -= 1
     codes = np.empty(n, np.int64)
-    codes[order] = np.cumsum(new) - 1
-    mixed = rows != rows[first][codes]
+    codes[order] = group
+    representatives = rows[first]
+    mixed = [np.flatnonzero(rows[i : i + step] != representatives[codes[i : i + step]]) + i for i in range(0, n, step)]
+    mixed = np.concatenate(mixed)
+    if len(mixed) == 0 and not ordered:
+        return codes, first
     live = len(first)
-    if mixed.any():
+    if len(mixed):
         mixed_groups = np.unique(codes[mixed])
         members = np.flatnonzero(np.isin(codes, mixed_groups))
         _, sub_first, sub_codes = np.unique(rows[members], return_index=True, return_inverse=True)
@@ -147,7 +167,7 @@ def _group(hashes: np.ndarray, rows: np.ndarray):
 
 
 def _sort_order(values: np.ndarray) -> np.ndarray:
-    """argsort of distinct non-negative ints below 2**32, as one packed integer sort."""
+    """argsort of non-negative ints below 2**32, as one packed integer sort."""
     bits = max(1, (len(values) - 1).bit_length())
     keys = (values.astype(np.uint64) << np.uint64(bits)) | np.arange(len(values), dtype=np.uint64)
     keys.sort()
@@ -180,36 +200,89 @@ def _not_utf8(path, id_fields) -> str:
 class _IdColumn:
     """One id field, gathered block by block: consecutive repeats (a query's lines) are stored once."""
 
-    def __init__(self):
-        self.heads, self.hashes, self.repeats = [], [], []
+    def __init__(self, ordered: bool):
+        self.ordered, self.heads, self.hashes, self.repeats, self.lines = ordered, [], [], [], 0
 
     def add(self, matrix: np.ndarray) -> None:
+        hashes, rows = _hash(matrix), _rows(matrix)
         head = np.ones(len(matrix), bool)
-        np.any(matrix[1:] != matrix[:-1], axis=1, out=head[1:])
+        np.not_equal(hashes[1:], hashes[:-1], out=head[1:])
+        same = np.flatnonzero(~head[1:]) + 1
+        head[same] = rows[same] != rows[same - 1]  # equal hashes: compare the bytes too
         at = np.flatnonzero(head)
-        self.heads.append(matrix[at])
-        self.hashes.append(_hash(matrix[at]))
+        self.hashes.append(hashes[at])
+        self.heads.append(rows[at])
         self.repeats.append(np.diff(at, append=len(matrix)))
+        self.lines += len(matrix)
 
     def encode(self):
-        """(code per line, vocabulary in order of first appearance)."""
-        if sum(len(m) for m in self.heads) == 0:
+        """(code per line, vocabulary)."""
+        if self.lines == 0:
             return np.zeros(0, np.int64), np.zeros(0, object)
-        width = max(m.shape[1] for m in self.heads)
-        matrix = np.zeros((sum(len(m) for m in self.heads), width), np.uint8)
-        at = 0
-        for m in self.heads:
-            matrix[at : at + len(m), : m.shape[1]] = m
-            at += len(m)
-        rows = _rows(matrix)
-        codes, first = _group(np.concatenate(self.hashes), rows)
-        return np.repeat(codes, np.concatenate(self.repeats)), _decode(rows[first])
+        rows = np.concatenate(self.heads)
+        codes, first = _group(np.concatenate(self.hashes), rows, self.ordered)
+        per_line = codes if len(codes) == self.lines else np.repeat(codes, np.concatenate(self.repeats))
+        return per_line, _decode(rows[first])
 
 
-def _numbers(matrix: np.ndarray, dtype, message: str, where):
-    """Parse a column of tokens (zero-padded rows) with NumPy's C parser; name the first bad one."""
-    if len(matrix) == 0:
-        return np.zeros(0, dtype)
+def _first_byte(words: np.ndarray, byte: int) -> np.ndarray:
+    """Index (0-7) of the first `byte` in each little-endian uint64, or 8 when absent."""
+    x = words ^ np.uint64(byte * _ONES)
+    found = (x - np.uint64(_ONES)) & ~x & np.uint64(0x8080808080808080)  # exact for the lowest match
+    lowest = found & (~found + np.uint64(1))
+    return np.where(found == 0, 8, np.bitwise_count(lowest - np.uint64(1)) >> 3).astype(np.int64)
+
+
+def _eight_digits(words: np.ndarray):
+    """(value, valid): each uint64 holds eight ASCII digits, most significant first; digit pairs, then pairs of
+    pairs, then quads are combined by one multiply-and-shift each."""
+    valid = ((words & 0xF0F0F0F0F0F0F0F0) | (((words + 0x0606060606060606) & 0xF0F0F0F0F0F0F0F0) >> 4)) == (
+        0x3333333333333333
+    )
+    words = ((words & 0x0F0F0F0F0F0F0F0F) * 2561) >> 8
+    words = ((words & 0x00FF00FF00FF00FF) * 6553601) >> 16
+    return ((words & 0x0000FFFF0000FFFF) * 42949672960001) >> 32, valid
+
+
+def _plain_numbers(buffer, starts, lengths, integers: bool):
+    """(values, plain): the common ``[+-]digits[.digits]`` tokens (up to 8 digits each side), read 8 bytes at a time.
+
+    Exact: the digits make an integer m < 2**53 and the value is m / 10**8, one correctly rounded IEEE division,
+    the same double a correctly rounded parser gives. Tokens that are not plain go to the general parser.
+    """
+    words = np.ndarray((len(buffer) - 7,), "<u8", buffer, 0, (1,))  # a word at every byte offset
+    first = buffer[starts]
+    sign = ((first == ord("-")) | (first == ord("+"))).astype(np.int64)
+    point = np.minimum(_first_byte(words[starts], ord(".")), 8 + _first_byte(words[starts + 8], ord(".")))
+    point = np.minimum(point, lengths)
+    whole, fraction = point - sign, np.maximum(lengths - point - 1, 0)
+    plain = (whole <= 8) & (fraction <= 8) & (whole + fraction >= 1)
+    w, f = np.minimum(whole, 8), np.minimum(fraction, 8)
+    left = (words[starts + sign] << (8 * (8 - w)).astype(np.uint64)) | (_DIGIT_ZEROS & _LOW_BYTES[8 - w])
+    whole_value, valid = _eight_digits(left)
+    plain &= valid
+    if integers:
+        plain &= point == lengths
+        value = whole_value.astype(np.int64)
+        return np.where(first == ord("-"), -value, value), plain
+    right = (words[starts + point + 1] & _LOW_BYTES[f]) | (_DIGIT_ZEROS & ~_LOW_BYTES[f])
+    fraction_value, valid = _eight_digits(right)
+    number = whole_value * np.uint64(10**8) + fraction_value
+    plain &= valid & (number < 2**53)
+    value = number.astype(np.float64) / 1e8
+    return np.where(first == ord("-"), -value, value), plain
+
+
+def _numbers(buffer, starts, ends, dtype, message: str, where):
+    """Parse a column of number tokens; the fast path first, NumPy's C parser for the rest; name the first bad one."""
+    values, plain = _plain_numbers(buffer, starts, ends - starts, dtype == np.int64)
+    rest = np.flatnonzero(~plain)
+    if len(rest):
+        values[rest] = _general_numbers(_tokens(buffer, starts[rest], ends[rest]), dtype, message, lambda i: where(rest[i]))
+    return values
+
+
+def _general_numbers(matrix: np.ndarray, dtype, message: str, where):
     joined = np.empty((len(matrix), matrix.shape[1] + 1), np.uint8)
     joined[:, :-1] = matrix
     joined[:, -1] = _SPACE
@@ -238,14 +311,14 @@ def _parses(token: bytes, dtype) -> bool:
 
 def _read(path, exact, at_least, layout, id_fields, number_field, dtype, message):
     """Shared reader: (id codes and vocabularies, numbers, 1-based line of each record)."""
-    columns = [_IdColumn() for _ in id_fields]
+    columns = [_IdColumn(ordered=True), _IdColumn(ordered=False)]  # queries in file order; doc order is free
     numbers, line_numbers = [], []
     for buffer, newlines, line0 in _blocks(path):
         starts, ends, first, lines = _fields(buffer, newlines, exact, at_least, lambda i: f"{path}:{line0 + i}", layout)
         for column, field in zip(columns, id_fields):
             column.add(_tokens(buffer, starts[first + field], ends[first + field]))
-        tokens = _tokens(buffer, starts[first + number_field], ends[first + number_field])
-        numbers.append(_numbers(tokens, dtype, message, lambda i: f"{path}:{line0 + lines[i]}"))
+        at = first + number_field
+        numbers.append(_numbers(buffer, starts[at], ends[at], dtype, message, lambda i: f"{path}:{line0 + lines[i]}"))
         line_numbers.append(lines + line0)
     try:
         encoded = [column.encode() for column in columns]

@@ -1,0 +1,128 @@
+"""Golden tests: our numbers against trec_eval's own output files (and reference means from three libraries).
+
+The files come from trec_eval's test folder (see /work/shared/peer-data/README.md). trec_eval prints 4 decimals, so
+values must agree within 5e-5; every measure of ours that trec_eval printed is compared, per query and for 'all'.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from ragretrieval.scoring import parse_metric, score
+from ragretrieval.scoring.trec import read_qrels, read_run
+
+PEER = Path(__file__).resolve().parents[2] / ".." / "shared" / "peer-data"
+TREC = PEER / "trec_eval_test"
+pytestmark = pytest.mark.skipif(not TREC.is_dir(), reason=f"peer data not found at {PEER}")
+TOLERANCE = 5e-5
+
+# trec_eval measure (without its cutoff) -> our metric family
+FAMILY = {"P": "precision", "recall": "recall", "success": "hit_rate", "ndcg_cut": "ndcg", "map_cut": "map"}
+WHOLE = {"recip_rank": "mrr", "ndcg": "ndcg", "map": "map", "Rprec": "r_precision"}
+
+# output file -> (qrels, run, options); default trec_eval averages over queries in both qrels and run
+CASES = {
+    "out.test": ("qrels.test", "results.test", {"queries": "both"}),
+    "out.test.aq": ("qrels.test", "results.test", {"queries": "both"}),
+    "out.test.aqc": ("qrels.test", "results.trunc", {"queries": "all"}),
+    "out.test.aqcM": ("qrels.test", "results.trunc", {"queries": "all", "depth": 100}),
+    "out.test.aql": ("qrels.rel_level", "results.test", {"queries": "both", "rel_level": 2}),
+    # trec_eval read the cutoff "23.4" of ndcg_cut.10,20,23.4 as 23 (it prints ndcg_cut_23): it is ndcg@23 here
+    "out.test.meas_params": ("qrels.test", "results.test", {"queries": "both"}),
+}
+
+
+def our_name(measure: str) -> str | None:
+    """trec_eval's measure name -> ours, or None for measures we do not have."""
+    if measure in WHOLE:
+        return WHOLE[measure]
+    match = re.fullmatch(r"(P|recall|success|ndcg_cut|map_cut)_(\d+)", measure)
+    return f"{FAMILY[match[1]]}@{match[2]}" if match else None
+
+
+def trec_output(name: str) -> dict[str, dict[str, float]]:
+    """{our metric name: {query id or 'all': value}} for the measures we share with trec_eval."""
+    values: dict[str, dict[str, float]] = {}
+    for line in (TREC / name).read_text().splitlines():
+        measure, query, value = line.split()
+        metric = our_name(measure)
+        if metric:
+            values.setdefault(metric, {})[query] = float(value)
+    return values
+
+
+def trec_queries(name: str) -> set[str]:
+    return {line.split()[1] for line in (TREC / name).read_text().splitlines()} - {"all"}
+
+
+@pytest.fixture(scope="module")
+def results():
+    """Our scores for every case, computed once."""
+    out = {}
+    for name, (qrels_file, run_file, options) in CASES.items():
+        expected = trec_output(name)
+        metrics = [parse_metric(m) for m in expected]
+        out[name] = (expected, score(read_qrels(TREC / qrels_file), read_run(TREC / run_file), metrics, **options))
+    return out
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_every_shared_measure_agrees_with_trec_eval(results, name):
+    expected, result = results[name]
+    assert len(expected) >= 9, "the file should hold several of our measures"
+    per_query_seen = 0
+    for metric, by_query in expected.items():
+        assert result.means[metric] == pytest.approx(by_query["all"], abs=TOLERANCE), (name, metric, "all")
+        for query, value in by_query.items():
+            if query != "all":
+                at = list(result.query_ids).index(query)
+                assert result.per_query[metric][at] == pytest.approx(value, abs=TOLERANCE), (name, metric, query)
+                per_query_seen += 1
+    if name != "out.test":  # out.test is a summary only
+        assert per_query_seen > 0
+
+
+@pytest.mark.parametrize("name", [n for n in CASES if n != "out.test"])
+def test_averaged_queries_are_trec_evals(results, name):
+    _, result = results[name]
+    assert set(result.query_ids) == trec_queries(name)
+
+
+def test_minus_c_counts_the_query_missing_from_the_run(results):
+    expected, result = results["out.test.aqc"]
+    assert "302" in result.query_ids and result.per_query["map"][list(result.query_ids).index("302")] == 0.0
+    assert len(result.query_ids) == 3
+    assert expected["map"]["all"] == pytest.approx(0.1016, abs=1e-9)
+
+
+def test_meas_params_cutoff_23_is_compared(results):
+    expected, result = results["out.test.meas_params"]
+    assert {"ndcg@23", "precision@7", "recall@2000", "hit_rate@2"} <= set(expected)
+    assert result.means["ndcg@23"] == pytest.approx(expected["ndcg@23"]["all"], abs=TOLERANCE)
+
+
+REFERENCE = sorted((PEER / "reference_metrics").glob("*.json"))
+QUERY_SET = {"intersection": "both", "qrels": "all"}
+
+
+@pytest.mark.parametrize("path", REFERENCE, ids=[p.stem for p in REFERENCE])
+def test_reference_means_of_ranx_pytrec_eval_and_ir_measures(path):
+    reference = json.loads(path.read_text())
+    config = reference["config"]
+    assert (config["ties"], config["dups"], config["drop_norel"]) == ("trec", "best", False)
+    result = score(
+        read_qrels(PEER / config["qrels"]),
+        read_run(PEER / config["run"]),
+        list(reference["metrics"]),
+        rel_level=config["rel_level"],
+        queries=QUERY_SET[config["queries"]],
+    )
+    assert len(result.query_ids) == reference["counts"]["evaluated_queries"]
+    for metric, by_library in reference["metrics"].items():
+        for library in ("ranx", "pytrec_eval", "ir_measures"):
+            if by_library.get(library) is not None:
+                assert result.means[metric] == pytest.approx(by_library[library], abs=1e-9), (metric, library)
