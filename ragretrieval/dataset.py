@@ -193,12 +193,17 @@ def load_dataset(path, questions_file=None) -> Dataset:
     return Dataset(path, documents, questions, manifest)
 
 
+def check_writable(path, force: bool) -> None:
+    """Refuse to replace an existing dataset unless `force`: a user's hand-edited question set is not ours to lose."""
+    existing = [name for name in (CORPUS_FILE, QUESTIONS_FILE, MANIFEST_FILE) if (Path(path) / name).exists()]
+    if existing and not force:
+        raise DatasetError(f"{path}: already holds a dataset ({', '.join(existing)}); pass --force to replace it")
+
+
 def write_dataset(path, documents, questions, manifest: Manifest, force: bool = False) -> None:
     """Write the three files atomically, the manifest last; refuse to replace an existing dataset unless `force`."""
     path = Path(path)
-    existing = [name for name in (CORPUS_FILE, QUESTIONS_FILE, MANIFEST_FILE) if (path / name).exists()]
-    if existing and not force:
-        raise DatasetError(f"{path}: already holds a dataset ({', '.join(existing)}); pass --force to replace it")
+    check_writable(path, force)
     check_questions(questions, documents, str(path / QUESTIONS_FILE))
     if force and (path / MANIFEST_FILE).exists():
         (path / MANIFEST_FILE).unlink()  # a half-replaced folder must not look complete

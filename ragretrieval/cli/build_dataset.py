@@ -12,7 +12,7 @@ import click
 
 from .. import __version__
 from ..corpus import CorpusError, load_corpus
-from ..dataset import CORPUS_FILE, MANIFEST_FILE, QUESTIONS_FILE, DatasetError, Manifest, SkippedRecord, write_dataset
+from ..dataset import DatasetError, Manifest, SkippedRecord, check_writable, write_dataset
 from ..questions import DEFAULT_TEMPLATE, TemplateError, check_template, filename_questions
 
 GENERATORS = ("filename", "llm")
@@ -61,9 +61,7 @@ def build_dataset(corpus_dir: Path, out: Path | None, generator: str, template: 
     out = out or Path(f"{corpus_dir.resolve().name}-dataset")
     try:
         check_template(template)
-        existing = [n for n in (CORPUS_FILE, QUESTIONS_FILE, MANIFEST_FILE) if (out / n).exists()]
-        if existing and not force and "llm" in generators:  # fail before paying for anything
-            raise DatasetError(f"{out}: already holds a dataset ({', '.join(existing)}); pass --force to replace it")
+        check_writable(out, force)  # before reading the corpus or paying for any request
         corpus = load_corpus(corpus_dir, strict=strict,
                              on_skip=lambda s: click.echo(f"warning: skipped {s.path}: {s.reason}", err=True))
         questions = filename_questions(corpus.documents, template) if "filename" in generators else []
