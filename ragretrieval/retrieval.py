@@ -14,7 +14,7 @@ from typing import Protocol, Sequence
 import numpy as np
 
 from .chunking import Chunk
-from .stores import SearchResult, make_store
+from .stores import SearchResult, make_store, store_class
 from .stores.persist import index_fingerprint, load_index, save_index
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -87,6 +87,7 @@ class DenseRetriever:
         self.index_dir, self.rebuild = index_dir, rebuild
         self.reloaded = False  # True when the store came from index_dir
         self.store_name, self.store_options = store, dict(store_options or {})
+        store_class(store)  # a store that is not installed fails now, not after the corpus is embedded
         self.progress, self.batch_size = progress, batch_size
         self.store = None
         self.embedded = 0  # texts the model actually embedded (not found in the cache)

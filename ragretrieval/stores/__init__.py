@@ -11,6 +11,8 @@ from .numpy_store import NumpyStore
 
 ENTRY_POINT_GROUP = "ragretrieval.stores"
 BUILT_IN = {"faiss": FaissStore, "numpy": NumpyStore}
+# engine stores published from adapters/: store name -> the distribution to install
+ADAPTER_PACKAGES = {name: f"ragretrieval-{name}" for name in ("milvus", "qdrant", "chroma", "lancedb")}
 
 
 def available_stores() -> dict[str, str]:
@@ -27,10 +29,12 @@ def store_class(name: str):
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         if ep.name == name:
             return ep.load()
-    raise StoreError(
-        f"unknown store {name!r}; installed: {', '.join(sorted(available_stores()))}. "
-        f"Engine stores come as packages: pip install ragretrieval-{name}"
-    )
+    installed = ", ".join(sorted(available_stores()))
+    if name in ADAPTER_PACKAGES:
+        raise StoreError(f"store {name!r} is not installed; pip install {ADAPTER_PACKAGES[name]} "
+                         f"(from a source checkout: pip install -e adapters/{name}). Installed: {installed}")
+    raise StoreError(f"unknown store {name!r}; installed: {installed}. Engine stores come as packages: "
+                     + ", ".join(f"{store} ({package})" for store, package in ADAPTER_PACKAGES.items()))
 
 
 def make_store(name: str = "faiss", **options) -> VectorStore:
@@ -40,5 +44,5 @@ def make_store(name: str = "faiss", **options) -> VectorStore:
         raise StoreError(f"bad option for store {name!r}: {error}") from None
 
 
-__all__ = ["BUILT_IN", "ENTRY_POINT_GROUP", "FaissStore", "NumpyStore", "Records", "SearchResult", "StoreError",
+__all__ = ["ADAPTER_PACKAGES", "BUILT_IN", "ENTRY_POINT_GROUP", "FaissStore", "NumpyStore", "Records", "SearchResult", "StoreError",
            "VectorStore", "available_stores", "make_store", "store_class"]

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Sequence
 
-from .base import META_FILE, StoreError, VectorStore, check_fingerprint
+from .base import META_FILE, Records, StoreError, VectorStore, check_fingerprint
 
 
 def index_fingerprint(ids: Sequence[str], parent_ids: Sequence[str], texts: Sequence[str], model: str) -> str:
@@ -38,9 +38,8 @@ def load_index(folder, name: str, options: dict, fingerprint: str) -> VectorStor
     if changed:
         raise StoreError(f"{folder}: index was saved with other store options ({', '.join(changed)}); "
                          "rebuild it (--rebuild)")
-    store = store_class(name).load(folder)
-    check_fingerprint(store.records, fingerprint, folder)
-    return store
+    check_fingerprint(Records(fingerprint=saved.get("fingerprint")), fingerprint, folder)  # before opening an engine
+    return store_class(name).load(folder)
 
 
 def save_index(store: VectorStore, folder, fingerprint: str) -> None:

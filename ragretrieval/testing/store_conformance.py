@@ -252,7 +252,7 @@ class StoreConformance:
             store.search(vectors[:1], 0)
 
     # ---- persistence -------------------------------------------------------------------------------------------
-    def test_save_and_load_round_trip(self, new_store, vectors, queries, tmp_path):
+    def test_save_and_load_round_trip(self, new_store, vectors, queries, min_recall, tmp_path):
         store = new_store()
         fill(store, vectors)
         before = store.search(queries, 10)
@@ -263,8 +263,12 @@ class StoreConformance:
             assert len(loaded) == 300
             assert (loaded.records.ids, loaded.records.parent_ids, loaded.records.texts) == records_for(range(300))
             after = loaded.search(queries, 10)
-            np.testing.assert_array_equal(after.indices, before.indices)
-            np.testing.assert_allclose(after.scores, before.scores, atol=SCORE_TOLERANCE)
+            if loaded.exact:
+                np.testing.assert_array_equal(after.indices, before.indices)
+                np.testing.assert_allclose(after.scores, before.scores, atol=SCORE_TOLERANCE)
+            else:  # an engine may build its ANN index only now (Milvus does): as good as before, not the same
+                truth = top_k(queries @ vectors.T, 10).indices
+                assert recall_at(after.indices, truth) >= min_recall
             fill(loaded, unit_vectors(5, seed=7), start=300)  # a reloaded store takes more
             assert len(loaded) == 305
             assert loaded.search(unit_vectors(5, seed=7), 1).indices[:, 0].tolist() == list(range(300, 305))
