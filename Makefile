@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
-ADAPTERS :=
+ADAPTERS := milvus qdrant chroma lancedb
 # System packages the test suite starts for real (PostgreSQL for the runs history, Chromium for the HTML report).
 SYSTEM_PACKAGES := postgresql chromium
 

@@ -1,0 +1,25 @@
+"""The conformance suite on Milvus Lite: exact (FLAT, the default) and approximate (IVF_FLAT)."""
+
+import pytest
+
+from ragretrieval.testing.store_conformance import StoreConformance
+
+
+class TestMilvusLite(StoreConformance):
+    @pytest.fixture
+    def store_name(self):
+        return "milvus"
+
+
+class TestMilvusLiteIvf(StoreConformance):
+    @pytest.fixture
+    def store_name(self):
+        return "milvus"
+
+    @pytest.fixture
+    def store_options(self, tmp_path):
+        return {"path": str(tmp_path / "milvus-data"), "index": "IVF_FLAT", "nlist": 16, "nprobe": 8}
+
+    @pytest.fixture
+    def min_recall(self):
+        return 0.6  # 8 of 16 cells

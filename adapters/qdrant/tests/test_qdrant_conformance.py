@@ -1,0 +1,21 @@
+"""The conformance suite on Qdrant local mode (on disk, exact brute force)."""
+
+import pytest
+
+from ragretrieval.testing.store_conformance import StoreConformance
+
+
+class TestQdrantLocal(StoreConformance):
+    @pytest.fixture
+    def store_name(self):
+        return "qdrant"
+
+
+class TestQdrantLocalGivenPath(StoreConformance):
+    @pytest.fixture
+    def store_name(self):
+        return "qdrant"
+
+    @pytest.fixture
+    def store_options(self, tmp_path):
+        return {"path": str(tmp_path / "qdrant-data"), "collection": "my_chunks"}
