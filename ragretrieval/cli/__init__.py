@@ -14,12 +14,14 @@ def main() -> None:
 def _register() -> None:
     from . import questions_io
     from . import build_dataset, evaluate, runs, sweep
+    from .stores import stores_command
     from .compare import compare_command
     from .judge import judge_command
     from .report import report_command
 
     main.add_command(build_dataset.build_dataset)
     main.add_command(evaluate.eval_command)
+    main.add_command(stores_command)
     main.add_command(questions_io.import_command)
     main.add_command(questions_io.export_command)
     main.add_command(runs.runs_group)
