@@ -7,7 +7,7 @@
 Vectors and queries are random unit vectors (seeded). Each store runs in its own child process, so one store's
 memory and threads do not colour the next, and a store that builds for longer than --build-limit is stopped and
 reported as such. Per store: build time (``add`` of every vector with its id, parent id and a short text), queries
-per second (batches of 500 until every query is done or --search-limit seconds passed; the count searched is
+per second (batches of 100 until every query is done or --search-limit seconds passed; the count searched is
 printed), peak memory and recall@10 against exact search (FAISS flat, whose results are exact, gives the truth).
 
 Memory: the peak resident set size of the child (``resource.getrusage(RUSAGE_SELF).ru_maxrss``, which sees native
@@ -30,7 +30,8 @@ from pathlib import Path
 import numpy as np
 
 BASELINE = "faiss"
-QUERY_BATCH = 500
+QUERY_BATCH = 100  # NumPy scores a whole batch against every vector at once: 100 x 1M floats
+MIN_FREE_MEMORY = 3 * 2**30  # a child stops itself before the machine runs out of memory
 DEFAULT_STORES = ("faiss", "faiss:kind=hnsw", "faiss:kind=ivf", "numpy", "milvus", "qdrant", "chroma", "lancedb",
                   "lancedb:index=ivf_hnsw_sq")
 
@@ -53,12 +54,30 @@ def parse_spec(spec: str) -> tuple[str, dict]:
     return name, options
 
 
+def watch_memory() -> None:
+    """Exit (status 3) when the machine's available memory falls under MIN_FREE_MEMORY: a store too big for this
+    machine is reported, not swapped to death."""
+    import threading
+
+    import psutil
+
+    def watch():
+        while True:
+            if psutil.virtual_memory().available < MIN_FREE_MEMORY:
+                print("stopped: the machine's available memory fell under 3 GiB", file=sys.stderr, flush=True)
+                os._exit(3)
+            time.sleep(0.5)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def run_one(spec: str, folder: Path, k: int, search_limit: float) -> dict:
     """In the child: build one store, search, and return the measurements."""
     import psutil
 
     from ragretrieval.stores import make_store
 
+    watch_memory()
     vectors, queries = np.load(folder / "vectors.npy"), np.load(folder / "queries.npy")
     loaded_rss = psutil.Process().memory_info().rss
     name, options = parse_spec(spec)

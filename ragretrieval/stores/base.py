@@ -7,12 +7,12 @@ are positions in insertion order, so the caller maps them to chunks without stri
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple, Protocol, Sequence, runtime_checkable
+from typing import Literal, NamedTuple, Protocol, Sequence, runtime_checkable
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from ..atomic import write_text_atomic
 
@@ -68,19 +68,48 @@ class Records:
         self.texts.extend(texts)
 
     def save(self, folder, store_name: str, options: dict) -> None:
-        meta = {"store": store_name, "options": options, "fingerprint": self.fingerprint, "ids": self.ids,
-                "parent_ids": self.parent_ids, "texts": self.texts}
-        write_text_atomic(Path(folder) / META_FILE, json.dumps(meta, ensure_ascii=False))
+        meta = StoreMeta(store=store_name, options=options, fingerprint=self.fingerprint, ids=self.ids,
+                         parent_ids=self.parent_ids, texts=self.texts)
+        write_text_atomic(Path(folder) / META_FILE, meta.model_dump_json())
 
     @staticmethod
     def load(folder, store_name: str) -> tuple["Records", dict]:
-        path = Path(folder) / META_FILE
-        if not path.is_file():
-            raise StoreError(f"{folder}: no saved store here ({META_FILE} not found)")
-        meta = json.loads(path.read_text(encoding="utf-8"))
-        if meta.get("store") != store_name:
-            raise StoreError(f"{folder}: holds a {meta.get('store')!r} store, not {store_name!r}")
-        return Records(meta["ids"], meta["parent_ids"], meta["texts"], meta.get("fingerprint")), meta["options"]
+        meta = read_meta(folder)
+        if meta.store != store_name:
+            raise StoreError(f"{folder}: holds a {meta.store!r} store, not {store_name!r}")
+        return Records(meta.ids, meta.parent_ids, meta.texts, meta.fingerprint), meta.options
+
+
+class StoreMeta(BaseModel):
+    """``store.json`` of a saved store (docs/stores.md): which store, its options, the fingerprint, the records."""
+
+    model_config = ConfigDict(extra="forbid")
+    format_version: Literal[1] = 1
+    store: str
+    options: dict
+    fingerprint: str | None = None
+    ids: list[str]
+    parent_ids: list[str]
+    texts: list[str]
+
+    @model_validator(mode="after")
+    def _one_record_per_chunk(self):
+        if not len(self.ids) == len(self.parent_ids) == len(self.texts):
+            raise ValueError(f"ids, parent_ids and texts differ in length "
+                             f"({len(self.ids)}, {len(self.parent_ids)}, {len(self.texts)})")
+        return self
+
+
+def read_meta(folder) -> StoreMeta:
+    path = Path(folder) / META_FILE
+    if not path.is_file():
+        raise StoreError(f"{folder}: no saved store here ({META_FILE} not found)")
+    try:
+        return StoreMeta.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "(top level)"
+        raise StoreError(f"{path}: field {where}: {first['msg']}") from None
 
 
 def check_vectors(vectors: np.ndarray, dim: int | None) -> np.ndarray:

@@ -8,11 +8,10 @@ replaces it.
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Sequence
 
-from .base import META_FILE, Records, StoreError, VectorStore, check_fingerprint
+from .base import META_FILE, Records, StoreError, VectorStore, check_fingerprint, read_meta
 
 
 def index_fingerprint(ids: Sequence[str], parent_ids: Sequence[str], texts: Sequence[str], model: str) -> str:
@@ -29,16 +28,16 @@ def load_index(folder, name: str, options: dict, fingerprint: str) -> VectorStor
     folder = Path(folder)
     if not (folder / META_FILE).is_file():
         return None
-    saved = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
-    if saved.get("store") != name:
-        raise StoreError(f"{folder}: holds an index of store {saved.get('store')!r}, not {name!r}; "
+    saved = read_meta(folder)
+    if saved.store != name:
+        raise StoreError(f"{folder}: holds an index of store {saved.store!r}, not {name!r}; "
                          "pick another --index-dir or rebuild it (--rebuild)")
     changed = sorted(key for key, value in options.items()
-                     if key != "path" and saved.get("options", {}).get(key) != value)  # path: where, not what
+                     if key != "path" and saved.options.get(key) != value)  # path: where, not what
     if changed:
         raise StoreError(f"{folder}: index was saved with other store options ({', '.join(changed)}); "
                          "rebuild it (--rebuild)")
-    check_fingerprint(Records(fingerprint=saved.get("fingerprint")), fingerprint, folder)  # before opening an engine
+    check_fingerprint(Records(fingerprint=saved.fingerprint), fingerprint, folder)  # before opening an engine
     return store_class(name).load(folder)
 
 

@@ -31,6 +31,7 @@ model once per test session (an embedding cache in a temporary folder shared by 
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import shutil
 import tempfile
@@ -274,6 +275,18 @@ class StoreConformance:
             assert loaded.search(unit_vectors(5, seed=7), 1).indices[:, 0].tolist() == list(range(300, 305))
         finally:
             closing(loaded)
+
+    def test_a_damaged_store_json_names_file_and_field(self, new_store, vectors, tmp_path):
+        store = new_store()
+        fill(store, vectors[:5])
+        store.save(tmp_path / "index")
+        closing(store)
+        meta = json.loads((tmp_path / "index" / "store.json").read_text(encoding="utf-8"))
+        assert meta["format_version"] == 1 and meta["ids"] == records_for(range(5))[0]
+        del meta["parent_ids"]
+        (tmp_path / "index" / "store.json").write_text(json.dumps(meta), encoding="utf-8")
+        with pytest.raises(StoreError, match=r"store\.json: field parent_ids: Field required"):
+            type(store).load(tmp_path / "index")
 
     def test_fingerprint_refused_unless_rebuilt(self, new_store, store_name, store_options, vectors, tmp_path):
         folder = tmp_path / "index"
