@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
-from pydantic import ValidationError
 
-from .report import GRANULARITIES, EvalReport
+from .report import GRANULARITIES, EvalReport, ReportError
 from .scoring import MetricError, Qrels, Run, parse_metric, score
 from .stats import CORRECTIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, TESTS, PairedStats, adjust, paired_stats
 
@@ -90,13 +89,9 @@ def from_report(report: EvalReport, label: str, source: str) -> ComparedRun:
 
 def read_report_file(path: Path) -> EvalReport:
     try:
-        return EvalReport.model_validate_json(path.read_text(encoding="utf-8"))
-    except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "report"
-        raise CompareError(f"{path}: not an evaluation report: field '{where}': {first['msg']}") from None
-    except UnicodeDecodeError:
-        raise CompareError(f"{path}: not an evaluation report (not UTF-8 text)") from None
+        return EvalReport.load(path)
+    except ReportError as error:
+        raise CompareError(str(error)) from None
 
 
 def from_trec(path: Path, qrels_path: Path) -> ComparedRun:

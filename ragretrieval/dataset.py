@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .atomic import atomic_writer, write_text_atomic
 from .corpus import Document, corpus_fingerprint
+from .validation import describe
 
 FORMAT_VERSION = 1
 CORPUS_FILE, QUESTIONS_FILE, MANIFEST_FILE = "corpus.jsonl", "questions.jsonl", "manifest.json"
@@ -101,12 +102,6 @@ class Manifest(_Record):
 Model = TypeVar("Model", bound=BaseModel)
 
 
-def _describe(error: ValidationError) -> str:
-    first = error.errors()[0]
-    field = ".".join(str(part) for part in first["loc"]) or "record"
-    return f"field '{field}': {first['msg']}"
-
-
 def read_jsonl(path, model: type[Model]) -> list[Model]:
     """Read and validate a JSON Lines file; blank lines are allowed."""
     path = Path(path)
@@ -122,7 +117,7 @@ def read_jsonl(path, model: type[Model]) -> list[Model]:
             except ValidationError as error:
                 if error.errors()[0]["type"] == "json_invalid":
                     raise DatasetError(f"{path}:{number}: invalid JSON: {error.errors()[0]['ctx']['error']}") from None
-                raise DatasetError(f"{path}:{number}: {_describe(error)}") from None
+                raise DatasetError(f"{path}:{number}: {describe(error)}") from None
     return records
 
 
@@ -176,7 +171,7 @@ def load_dataset(path, questions_file=None) -> Dataset:
     try:
         manifest = Manifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
     except ValidationError as error:
-        raise DatasetError(f"{manifest_path}: {_describe(error)}") from None
+        raise DatasetError(f"{manifest_path}: {describe(error)}") from None
     records = read_jsonl(path / CORPUS_FILE, DocumentRecord)
     documents = tuple(Document(r.id, r.title, r.text) for r in records)
     if len({d.id for d in documents}) != len(documents):

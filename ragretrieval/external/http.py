@@ -24,6 +24,7 @@ from tqdm import tqdm
 
 from ..dataset import QuestionRecord
 from ..hits import Hit
+from ..validation import describe
 from . import ExternalRetrieverError
 from .paths import HitPath, follow, hit_list
 
@@ -73,12 +74,6 @@ class HttpMapping(BaseModel):
                 if getattr(self, name) is not None}
 
 
-def _describe(error: ValidationError) -> str:
-    first = error.errors()[0]
-    field = ".".join(str(part) for part in first["loc"]) or "mapping"
-    return f"field '{field}': {first['msg'].removeprefix('Value error, ')}"
-
-
 def load_mapping(options: dict) -> HttpMapping:
     """From ``mapping=FILE`` (YAML or JSON) and/or single fields given as options; options win over the file."""
     options = dict(options)
@@ -104,7 +99,7 @@ def load_mapping(options: dict) -> HttpMapping:
     try:
         return HttpMapping.model_validate({**fields, **options})
     except ValidationError as error:
-        raise ExternalRetrieverError(f"{source}: {_describe(error)}") from None
+        raise ExternalRetrieverError(f"{source}: {describe(error, 'mapping')}") from None
     except ExternalRetrieverError as error:
         raise ExternalRetrieverError(f"{source}: {error}") from None
 

@@ -12,6 +12,7 @@ import re
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .prompts import REPAIR
+from ..validation import describe
 
 _FENCED = re.compile(r"```[A-Za-z]*[ \t]*\n?(.*?)```", re.S)
 QUESTION_TYPES = ("FACTUAL", "INFERENTIAL")
@@ -83,9 +84,7 @@ def parse_questions(text: str) -> list[GeneratedQuestion]:
         try:
             questions.append(GeneratedQuestion.model_validate(item))
         except ValidationError as error:
-            first = error.errors()[0]
-            field = ".".join(str(p) for p in first["loc"]) or "item"
-            raise MalformedAnswer(f"question {number}, field '{field}': {first['msg']}") from None
+            raise MalformedAnswer(f"question {number}, {describe(error, 'item')}") from None
     return questions
 
 
@@ -104,5 +103,4 @@ def parse_judgement(text: str) -> Judgement:
     try:
         return Judgement.model_validate(data)
     except ValidationError as error:
-        first = error.errors()[0]
-        raise MalformedAnswer(f"field '{'.'.join(map(str, first['loc']))}': {first['msg']}") from None
+        raise MalformedAnswer(describe(error, "answer")) from None

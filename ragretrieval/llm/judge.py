@@ -9,14 +9,12 @@ judging a new run asks only about pairs never judged, and a killed run resumes f
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
-from pydantic import ValidationError
 from tqdm import tqdm
 
 from ..chunking import ChunkPolicy, chunk_corpus, chunks_fingerprint
 from ..dataset import Dataset
-from ..report import EvalReport
+from ..report import EvalReport, ReportError
 from .answers import ask, parse_judgement
 from .client import ChatClient, LLMError, LLMSettings
 from .judgements import ChunkLabel, FailedJudgement, Judgements
@@ -28,17 +26,10 @@ class JudgeError(ValueError):
 
 
 def load_reports(paths) -> list[EvalReport]:
-    reports = []
-    for path in paths:
-        try:
-            reports.append(EvalReport.model_validate_json(Path(path).read_text(encoding="utf-8")))
-        except OSError as error:
-            raise JudgeError(f"{path}: cannot read the run ({error.strerror or error})") from None
-        except ValidationError as error:
-            first = error.errors()[0]
-            raise JudgeError(f"{path}: not an eval report (--out of `ragretrieval eval`): field "
-                             f"'{'.'.join(map(str, first['loc']))}': {first['msg']}") from None
-    return reports
+    try:
+        return [EvalReport.load(path) for path in paths]
+    except ReportError as error:
+        raise JudgeError(str(error)) from None
 
 
 def pool(dataset: Dataset, reports: list[EvalReport], paths, depth: int) -> tuple[list[tuple[str, str, str]], dict]:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ..atomic import write_text_atomic
 from ..chunking import chunks_fingerprint
 from ..scoring import Qrels
+from ..validation import describe
 
 JUDGEMENTS_VERSION = 1
 
@@ -71,9 +72,7 @@ class Judgements(BaseModel):
         except OSError as error:
             raise JudgementsError(f"{path}: cannot read ({error.strerror or error})") from None
         except ValidationError as error:
-            first = error.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "file"
-            raise JudgementsError(f"{path}: field '{where}': {first['msg']}") from None
+            raise JudgementsError(f"{path}: {describe(error, 'file')}") from None
 
     @property
     def source(self) -> str:

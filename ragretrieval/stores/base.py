@@ -15,6 +15,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from ..atomic import write_text_atomic
+from ..validation import describe
 
 META_FILE = "store.json"
 
@@ -107,9 +108,7 @@ def read_meta(folder) -> StoreMeta:
     try:
         return StoreMeta.model_validate_json(path.read_text(encoding="utf-8"))
     except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "(top level)"
-        raise StoreError(f"{path}: field {where}: {first['msg']}") from None
+        raise StoreError(f"{path}: {describe(error, '(top level)')}") from None
 
 
 def check_vectors(vectors: np.ndarray, dim: int | None) -> np.ndarray:

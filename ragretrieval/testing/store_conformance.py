@@ -285,7 +285,7 @@ class StoreConformance:
         assert meta["format_version"] == 1 and meta["ids"] == records_for(range(5))[0]
         del meta["parent_ids"]
         (tmp_path / "index" / "store.json").write_text(json.dumps(meta), encoding="utf-8")
-        with pytest.raises(StoreError, match=r"store\.json: field parent_ids: Field required"):
+        with pytest.raises(StoreError, match=r"store\.json: field 'parent_ids': Field required"):
             type(store).load(tmp_path / "index")
 
     def test_fingerprint_refused_unless_rebuilt(self, new_store, store_name, store_options, vectors, tmp_path):

@@ -138,7 +138,7 @@ def test_bad_inputs_exit_2_with_a_message(report_files, tmp_path):
     assert missing.exit_code == 2 and "nope.json: file not found" in missing.output
     (tmp_path / "bad.json").write_text('{"report_version": 1}', encoding="utf-8")
     bad = run_cli("compare", report_files[0], tmp_path / "bad.json")
-    assert bad.exit_code == 2 and "bad.json: not an evaluation report: field 'ragretrieval_version'" in bad.output
+    assert bad.exit_code == 2 and "bad.json: not an eval report (--out of `ragretrieval eval`): field 'ragretrieval_version'" in bad.output
     metric = run_cli("compare", *report_files, "-m", "recal@5")
     assert metric.exit_code == 2 and "unknown metric 'recal'" in metric.output
     one = run_cli("compare", report_files[0])

@@ -81,7 +81,7 @@ BAD_RECORDS = [
      "field 'answer': Extra inputs are not permitted"),
     ('{"id": "q2", "text": "x", "relevant": [{"doc_id": "staple/蛋炒饭.md", "spans": [[5, 5]]}], '
      '"provenance": {"generator": "hand"}}',
-     "field 'relevant.0.spans': Value error, span [5, 5) must satisfy 0 <= start < end"),
+     "field 'relevant.0.spans': span [5, 5) must satisfy 0 <= start < end"),
 ]
 
 
@@ -152,7 +152,7 @@ def test_an_unknown_format_version_is_refused(dataset):
     path.write_text(json.dumps({**manifest, "format_version": 2}), encoding="utf-8")
     with pytest.raises(DatasetError) as error:
         load_dataset(dataset)
-    assert str(error.value) == (f"{path}: field 'format_version': Value error, format_version 2 is not supported "
+    assert str(error.value) == (f"{path}: field 'format_version': format_version 2 is not supported "
                                 "(this ragretrieval reads 1)")
 
 
