@@ -12,8 +12,20 @@ import click
 
 from .. import __version__
 from ..corpus import CorpusError, load_corpus
-from ..dataset import DatasetError, Manifest, SkippedRecord, check_writable, write_dataset
-from ..questions import DEFAULT_TEMPLATE, TemplateError, check_template, filename_questions
+from ..dataset import (
+    DatasetError,
+    Manifest,
+    SkippedRecord,
+    check_writable,
+    write_dataset,
+)
+from ..questions import (
+    DEFAULT_TEMPLATE,
+    TemplateError,
+    check_template,
+    filename_questions,
+)
+from .llm_options import llm_options
 
 GENERATORS = ("filename", "llm")
 
@@ -39,20 +51,8 @@ def parse_generators(text: str) -> list[str]:
 @click.option("--per-doc", type=int, default=3, show_default=True, help="llm: questions asked per document.")
 @click.option("--types", "types_text", default="factual,inferential", show_default=True,
               help="llm: question types (factual, inferential).")
-@click.option("--model", default=None, help="llm: model name [default: gpt-4o-mini].")
-@click.option("--base-url", default=None, help="llm: OpenAI-compatible endpoint, e.g. http://localhost:11434/v1.")
-@click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
-              help="llm: environment variable that holds the API key (the key itself is never written anywhere).")
-@click.option("--concurrency", type=int, default=4, show_default=True, help="llm: requests in flight.")
 @click.option("--max-docs", type=int, default=None, help="llm: ask about this many documents, spread over the corpus.")
-@click.option("--prompt", "prompt_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="llm: prompt file replacing the default ($n, $types, $title, $document).")
-@click.option("--language", type=click.Choice(["auto", "zh", "en"]), default="auto", show_default=True,
-              help="llm: language of the default prompt; auto looks at the corpus.")
-@click.option("--price-in", type=float, default=0.0, help="llm: price per million input tokens, for the cost shown.")
-@click.option("--price-out", type=float, default=0.0, help="llm: price per million output tokens.")
-@click.option("--timeout", type=float, default=120.0, show_default=True, help="llm: seconds per request.")
-@click.option("--max-retries", type=int, default=4, show_default=True, help="llm: retries on 429, 5xx, timeouts.")
+@llm_options("llm: ", "$n, $types, $title, $document")
 @click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
 def build_dataset(corpus_dir: Path, out: Path | None, generator: str, template: str, strict: bool, force: bool,
                   **llm) -> None:

@@ -9,6 +9,7 @@ import click
 
 from ..dataset import DatasetError, load_dataset
 from ..scoring.trec import write_qrels
+from .llm_options import llm_options, llm_settings
 
 
 @click.command("judge")
@@ -21,32 +22,19 @@ from ..scoring.trec import write_qrels
               show_default=True, help="Judgements file to write.")
 @click.option("--qrels-out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the grades as a TREC qrels file over chunk ids (for the scorer or trec_eval).")
-@click.option("--model", default=None, help="Judge model [default: gpt-4o-mini].")
-@click.option("--base-url", default=None, help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1.")
-@click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
-              help="Environment variable that holds the API key (the key itself is never written anywhere).")
-@click.option("--concurrency", type=int, default=4, show_default=True, help="Requests in flight.")
-@click.option("--prompt", "prompt_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Prompt file replacing the default ($question, $passage).")
-@click.option("--language", type=click.Choice(["auto", "zh", "en"]), default="auto", show_default=True,
-              help="Language of the default prompt; auto looks at the corpus.")
-@click.option("--price-in", type=float, default=0.0, help="Price per million input tokens, for the cost shown.")
-@click.option("--price-out", type=float, default=0.0, help="Price per million output tokens.")
-@click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds per request.")
-@click.option("--max-retries", type=int, default=4, show_default=True, help="Retries on 429, 5xx, timeouts.")
+@llm_options("", "$question, $passage")
 @click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
 def judge_command(dataset_dir, run_options, more_runs, depth, out, qrels_out, model, base_url, api_key_env, concurrency,
                   prompt_file, language, price_in, price_out, timeout, max_retries, no_progress) -> None:
     """Grade the pooled top chunks of eval runs 0-3 with an LLM, for use as chunk labels by `eval --judgements`."""
-    from ..llm.client import DEFAULT_MODEL, LLMError, LLMSettings
+    from ..llm.client import LLMError
     from ..llm.judge import JudgeError, judge
     from ..llm.prompts import PromptError, guess_language, load_prompt
 
     runs = list(run_options) + list(more_runs)
     if not runs:
         raise click.UsageError("give at least one run: --runs REPORT.json [REPORT.json ...]")
-    settings = LLMSettings(model=model or DEFAULT_MODEL, base_url=base_url, api_key_env=api_key_env, timeout=timeout,
-                           max_retries=max_retries, price_in=price_in, price_out=price_out)
+    settings = llm_settings(model, base_url, api_key_env, timeout, max_retries, price_in, price_out)
     try:
         dataset = load_dataset(dataset_dir)
         if language == "auto":

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import click
 
-from ..llm.client import DEFAULT_MODEL, LLMError, LLMSettings
+from ..llm.client import LLMError
 from ..llm.journal import JournalError
 from ..llm.prompts import PromptError
+from .llm_options import llm_settings
 
 
 def add_llm_questions(documents, out, questions, *, per_doc, types_text, model, base_url, api_key_env, concurrency,
@@ -16,8 +17,7 @@ def add_llm_questions(documents, out, questions, *, per_doc, types_text, model, 
     from ..llm.build import OptionError, QuestionOptions, llm_questions, parse_types
     from ..llm.questions import exact_key
 
-    settings = LLMSettings(model=model or DEFAULT_MODEL, base_url=base_url, api_key_env=api_key_env, timeout=timeout,
-                           max_retries=max_retries, price_in=price_in, price_out=price_out)
+    settings = llm_settings(model, base_url, api_key_env, timeout, max_retries, price_in, price_out)
     try:
         options = QuestionOptions(per_doc=per_doc, types=parse_types(types_text), concurrency=concurrency,
                                   max_docs=max_docs, prompt_file=prompt_file, language=language)
