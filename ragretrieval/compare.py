@@ -70,16 +70,16 @@ def recompute_obstacle(report: EvalReport, metric: str, granularity: str) -> str
         return f"the report holds rankings to depth {max(report.config.ks)} only; give a cutoff, e.g. {metric}@10"
     if parsed.k > max(report.config.ks):
         return f"the report holds rankings to depth {max(report.config.ks)} only"
-    if report.config.rel_level != 1:
-        return "the report holds relevant document ids without their grades"
+    if any(not q.relevant_grades for q in report.questions) and (report.config.rel_level != 1 or "ndcg" in metric):
+        return "the report holds relevant document ids without their grades (written by an older ragretrieval)"
     return None
 
 
 def recompute_doc_metric(report: EvalReport, metric: str) -> np.ndarray:
-    """Score the stored document rankings against the stored relevant documents (grade 1), ties broken by rank."""
-    qrels = Qrels.from_dict({q.id: {doc: 1 for doc in q.relevant} for q in report.questions})
+    """Score the stored document rankings against the stored relevant documents and grades, ties broken by rank."""
+    qrels = Qrels.from_dict({q.id: q.relevant_grades or {doc: 1 for doc in q.relevant} for q in report.questions})
     run = Run.from_dict({q.id: list(q.retrieved_documents) for q in report.questions})
-    return score(qrels, run, [metric], ties="rank").per_query[metric]
+    return score(qrels, run, [metric], ties="rank", rel_level=report.config.rel_level).per_query[metric]
 
 
 def from_report(report: EvalReport, label: str, source: str) -> ComparedRun:

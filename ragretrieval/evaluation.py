@@ -146,6 +146,7 @@ def evaluate(dataset: Dataset, config: EvalConfig, cache=None, progress: bool = 
             id=question.id,
             text=question.text,
             relevant=[r.doc_id for r in question.relevant],
+            relevant_grades={r.doc_id: r.grade for r in question.relevant},
             retrieved_chunks=retrieved[i],
             retrieved_documents=[doc_run.doc_ids[c] for c in doc_run.codes[i] if c >= 0],
             metrics={g: {name: float(v[i]) for name, v in r.per_query.items()} for g, r in scored.items()},

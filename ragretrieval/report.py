@@ -48,6 +48,7 @@ class QuestionResult(BaseModel):
     id: str
     text: str
     relevant: list[str]
+    relevant_grades: dict[str, int] = Field(default_factory=dict)  # doc id -> graded label (empty in old reports)
     retrieved_chunks: list[RetrievedChunk]
     retrieved_documents: list[str]
     metrics: dict[str, dict[str, float]]  # granularity -> metric name -> value

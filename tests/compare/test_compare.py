@@ -10,7 +10,8 @@ from click.testing import CliRunner
 
 from ragretrieval.cli import main
 from ragretrieval.compare import CompareError, compare, from_report, recompute_doc_metric, report_values
-from ragretrieval.report import QuestionResult
+from ragretrieval.evaluation import evaluate
+from ragretrieval.report import EvalConfig, QuestionResult
 
 
 def run_cli(*args):
@@ -168,3 +169,20 @@ def test_runs_from_the_history_by_id_and_name(reports, report_files, tmp_path):
     assert json.loads(mixed.stdout)["b"] == "large_chunks"  # a history run against a report file
     unknown = run_cli("compare", small, "nosuchrun", "--runs-db", db)
     assert unknown.exit_code == 2 and "'nosuchrun' is neither a file nor a run in the history: no run" in unknown.output
+
+
+def test_recomputed_ndcg_uses_the_stored_grades(dataset):
+    """nDCG uses raw grades: a recompute that treated every relevant document as grade 1 would differ here."""
+    graded = [q.model_copy(update={"relevant": [r.model_copy(update={"grade": 1 + 2 * i}) for i, r in enumerate(q.relevant)]})
+              for q in dataset.questions]
+    graded_dataset = type(dataset)(dataset.path, dataset.documents, tuple(graded), dataset.manifest)
+    report = evaluate(graded_dataset, EvalConfig(retriever="bm25", model=None, chunk_size=40, chunk_overlap=10,
+                                                 ks=[1, 3, 10], top_k=3), progress=False)
+    donggua = next(q for q in report.questions if q.id == "q-donggua")
+    assert donggua.relevant_grades == {"soup/冬瓜排骨汤.md": 1, "meat_dish/红烧排骨.md": 3}
+    stored = np.array([q.metrics["doc"]["ndcg@10"] for q in report.questions])
+    np.testing.assert_allclose(recompute_doc_metric(report, "ndcg@10"), stored, atol=1e-12)
+    ungraded = report.model_copy(update={"questions": [q.model_copy(update={"relevant_grades": {}})
+                                                       for q in report.questions]})
+    with pytest.raises(CompareError, match="without their grades"):
+        report_values(ungraded, "ndcg@7", "doc", "old")
