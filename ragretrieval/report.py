@@ -6,7 +6,7 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .atomic import write_text_atomic
 from .validation import describe
@@ -36,6 +36,13 @@ class EvalConfig(BaseModel):
     top_k: int = 5
     granularity: str = "both"
     rel_level: int = 1
+
+    @model_validator(mode="after")
+    def _model_only_for_dense(self):
+        """Only the dense retriever has a model: a bm25 run must not be recorded as using one."""
+        if self.retriever != "dense":
+            self.model = None
+        return self
 
 
 class RetrievedChunk(BaseModel):
