@@ -113,14 +113,15 @@ def measure(spec: str, folder: Path, args) -> dict:
     search_limit = float("inf") if spec == BASELINE else args.search_limit  # the truth covers every query
     command = [sys.executable, __file__, "--child", spec, "--folder", str(folder), "--k", str(args.k),
                "--search-limit", str(search_limit)]
-    log = folder / "child.log"
+    log = folder / f"child-{spec.replace(':', '_').replace('=', '_').replace(',', '_')}.log"
     with open(log, "w") as err:
         try:
             done = subprocess.run(command, stdout=subprocess.PIPE, stderr=err, text=True,
                                   timeout=None if spec == BASELINE else args.build_limit + args.search_limit + 120)
         except subprocess.TimeoutExpired:
-            last = log.read_text().strip().splitlines()[-1:] or ["(no output)"]
-            return {"store": spec, "error": f"stopped after {args.build_limit / 60:.0f} min; last: {last[0]}"}
+            ours = [line for line in log.read_text().splitlines() if line.startswith(f"[{spec}]")]
+            return {"store": spec, "error": f"stopped after {args.build_limit / 60:.0f} min; last: "
+                                            f"{ours[-1] if ours else '(no output)'}"}
     if done.returncode != 0:
         tail = log.read_text().strip().splitlines()[-1:] or [f"exit {done.returncode}"]
         return {"store": spec, "error": tail[0][:160]}
