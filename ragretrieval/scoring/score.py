@@ -50,18 +50,24 @@ def ranked_codes(run: Run, ties: str) -> np.ndarray:
     if ties == "rank" or run.scores is None or codes.shape[1] < 2:
         return codes if not _pads_inside(pad) else np.take_along_axis(codes, np.argsort(pad, axis=1, kind="stable"), 1)
     score_key = np.where(pad, np.inf, -run.scores)
-    with np.errstate(invalid="ignore"):  # inf - inf between two empty slots
-        step = np.diff(score_key, axis=1)
-    tied = (step == 0) & ~pad[:, 1:]
+    if not _ascending(score_key, pad):
+        order = np.argsort(score_key, axis=1, kind="stable")
+        codes, score_key, pad = (np.take_along_axis(a, order, axis=1) for a in (codes, score_key, pad))
+    tied = (score_key[:, 1:] == score_key[:, :-1]) & ~pad[:, 1:]  # ties are neighbours once sorted by score
     if not tied.any():
-        if ((step >= 0) | pad[:, 1:]).all():
-            return codes
-        return np.take_along_axis(codes, np.argsort(score_key, axis=1, kind="stable"), axis=1)
+        return codes
     lexical_rank = np.empty(len(run.doc_ids), dtype=np.int64)
     lexical_rank[np.argsort(run.doc_ids.astype(str), kind="stable")] = np.arange(len(run.doc_ids))
     doc_key = np.where(pad, 1, -lexical_rank[np.where(pad, 0, codes)])
     order = np.lexsort((doc_key, score_key), axis=1)
     return np.take_along_axis(codes, order, axis=1)
+
+
+def _ascending(key: np.ndarray, pad: np.ndarray) -> bool:
+    """True when every row's key rises (or stays) from left to right, ignoring empty slots at the end."""
+    with np.errstate(invalid="ignore"):  # inf - inf between two empty slots
+        step = np.diff(key, axis=1)
+    return bool(((step >= 0) | pad[:, 1:]).all())
 
 
 def _pads_inside(pad: np.ndarray) -> bool:
