@@ -12,23 +12,16 @@ def main() -> None:
 
 
 def _register() -> None:
-    from . import questions_io
-    from . import build_dataset, evaluate, runs, sweep
-    from .stores import stores_command
+    from . import build_dataset, evaluate, questions_io, runs, score, sweep
     from .compare import compare_command
     from .judge import judge_command
     from .report import report_command
+    from .stores import stores_command
 
-    main.add_command(build_dataset.build_dataset)
-    main.add_command(evaluate.eval_command)
-    main.add_command(stores_command)
-    main.add_command(questions_io.import_command)
-    main.add_command(questions_io.export_command)
-    main.add_command(runs.runs_group)
-    main.add_command(sweep.sweep_command)
-    main.add_command(compare_command)
-    main.add_command(report_command)
-    main.add_command(judge_command)
+    for command in (build_dataset.build_dataset, evaluate.eval_command, score.score_command, runs.runs_group,
+                    sweep.sweep_command, compare_command, report_command, judge_command, stores_command,
+                    questions_io.import_command, questions_io.export_command):
+        main.add_command(command)
 
 
 _register()

@@ -16,13 +16,10 @@ Errors are `TrecFormatError` naming the file and the 1-based line: ``run.txt:7: 
 
 from __future__ import annotations
 
-import os
-import tempfile
-from contextlib import contextmanager
-from pathlib import Path
 
 import numpy as np
 
+from ..atomic import atomic_writer
 from .types import PAD, Qrels, Run
 
 BLOCK_BYTES = 1 << 22  # small enough for every per-block temporary to be recycled by malloc instead of re-mapped
@@ -253,8 +250,8 @@ def _plain_numbers(buffer, starts, lengths, integers: bool):
     words = np.ndarray((len(buffer) - 7,), "<u8", buffer, 0, (1,))  # a word at every byte offset
     first = buffer[starts]
     sign = ((first == ord("-")) | (first == ord("+"))).astype(np.int64)
-    point = np.minimum(_first_byte(words[starts], ord(".")), 8 + _first_byte(words[starts + 8], ord(".")))
-    point = np.minimum(point, lengths)
+    point = _first_byte(words[starts], ord("."))
+    point = np.minimum(np.where(point < 8, point, 8 + _first_byte(words[starts + 8], ord("."))), lengths)
     whole, fraction = point - sign, np.maximum(lengths - point - 1, 0)
     plain = (whole <= 8) & (fraction <= 8) & (whole + fraction >= 1)
     w, f = np.minimum(whole, 8), np.minimum(fraction, 8)
@@ -380,31 +377,6 @@ _POW10 = 10 ** np.arange(20, dtype=np.uint64)
 _WRITE_ROWS = 1 << 18  # records formatted per step
 
 
-@contextmanager
-def atomic_write(path):
-    """A binary file at a temporary name beside `path`, renamed over it on success, removed on failure.
-
-    Readers never see a half-written file, and an error never destroys the previous version.
-    """
-    path = Path(path)
-    for _ in range(100):
-        temporary = path.with_name(f".{path.name}.{os.urandom(4).hex()}.tmp")
-        try:
-            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-            break
-        except FileExistsError:
-            continue
-    try:
-        with os.fdopen(fd, "wb") as file:
-            yield file
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
-
-
 def _id_matrix(ids, what: str) -> np.ndarray:
     """Ids as a zero-padded uint8 matrix, refusing ids a TREC file cannot hold (empty, or containing whitespace)."""
     texts = [str(i) for i in ids]
@@ -442,14 +414,14 @@ def _format_numbers(values: np.ndarray) -> np.ndarray:
     magnitude = np.zeros(len(values), np.uint64)
     decimals = np.zeros(len(values), np.int64)
     todo = np.flatnonzero(np.isfinite(values))
-    for d in range(18):
-        absolute = np.abs(values[todo])
-        m = np.rint(absolute * 10.0**d)
-        exact = (m < 2.0**53) & (m / 10.0**d == absolute)
-        magnitude[todo[exact]], decimals[todo[exact]] = m[exact], d
-        todo = todo[~exact]
-    rest = np.setdiff1d(np.arange(len(values)), np.flatnonzero(np.isfinite(values)), assume_unique=True)
-    rest = np.union1d(rest, todo)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for d in range(18):
+            absolute = np.abs(values[todo])
+            m = np.rint(absolute * 10.0**d)
+            exact = (m < 2.0**53) & (m / 10.0**d == absolute)
+            magnitude[todo[exact]], decimals[todo[exact]] = m[exact], d
+            todo = todo[~exact]
+    rest = np.union1d(np.flatnonzero(~np.isfinite(values)), todo)
     out = _digits(magnitude, decimals, np.signbit(values))
     if len(rest):
         text = np.array([repr(float(v)).encode() for v in values[rest]])
@@ -484,7 +456,7 @@ def write_qrels(qrels: Qrels, path) -> None:
     query_text = _id_matrix(qrels.query_ids, "query")
     doc_text = _id_matrix(qrels.doc_ids, "document")
     rows = np.repeat(np.arange(qrels.n_queries), np.diff(qrels.indptr))
-    with atomic_write(path) as file:
+    with atomic_writer(path, binary=True) as file:
         for lo in range(0, len(rows), _WRITE_ROWS):
             part = slice(lo, lo + _WRITE_ROWS)
             labels = qrels.labels[part]
@@ -505,7 +477,7 @@ def write_run(run: Run, path, tag: str = "ragretrieval") -> None:
     query_text = _id_matrix(run.query_ids, "query")
     doc_text = _id_matrix(run.doc_ids, "document")
     rows_per_step = max(1, _WRITE_ROWS // max(run.depth, 1))
-    with atomic_write(path) as file:
+    with atomic_writer(path, binary=True) as file:
         for lo in range(0, run.n_queries, rows_per_step):
             codes = run.codes[lo : lo + rows_per_step]
             kept = codes != PAD
