@@ -16,6 +16,7 @@ Errors are `TrecFormatError` naming the file and the 1-based line: ``run.txt:7: 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -25,7 +26,6 @@ from .types import PAD, Qrels, Run
 BLOCK_BYTES = 1 << 22  # small enough for every per-block temporary to be recycled by malloc instead of re-mapped
 _SLACK = 256  # spare bytes after a block, so a fixed-width window may start at any token
 _NEWLINE, _SPACE = 10, 32
-_QRELS_FIELDS, _RUN_FIELDS = "qid 0 docid rel", "qid Q0 docid rank score tag"
 
 
 class TrecFormatError(ValueError):
@@ -34,7 +34,8 @@ class TrecFormatError(ValueError):
 
 # ---------------------------------------------------------------------------------------------------------- reading
 def _blocks(path):
-    """Yield (block, newline positions, number of the block's first line); blocks are whole lines."""
+    """Yield (block, newline positions, number of the block's first line); blocks are whole lines, in one reused
+    buffer with spare bytes after them."""
     buffer = np.empty(2 * BLOCK_BYTES + _SLACK, np.uint8)
     held, line = 0, 1  # bytes of an unfinished line kept at the front of the buffer
     with open(path, "rb") as file:
@@ -43,20 +44,18 @@ def _blocks(path):
                 buffer = np.concatenate([buffer[:held], np.empty(held + BLOCK_BYTES + _SLACK, np.uint8)])
             got = file.readinto(memoryview(buffer)[held : held + BLOCK_BYTES])
             end = held + got
-            if got == 0 and held == 0:
+            if end == 0:
                 return
-            if got == 0:
+            if got == 0:  # no final newline
                 buffer[end] = _NEWLINE
                 end += 1
             if line == 1 and bytes(buffer[:3]) == b"\xef\xbb\xbf":
                 buffer[:3] = _SPACE  # a UTF-8 byte-order mark is not part of the first id
             newlines = np.flatnonzero(buffer[:end] == _NEWLINE)
-            if len(newlines) == 0:
-                held = end
-                continue
-            cut = int(newlines[-1]) + 1
-            yield buffer, newlines, line
-            line += len(newlines)
+            if len(newlines):
+                yield buffer, newlines, line
+                line += len(newlines)
+            cut = int(newlines[-1]) + 1 if len(newlines) else 0
             held = end - cut
             buffer[:held] = buffer[cut:end].copy()
 
@@ -65,7 +64,8 @@ def _fields(buffer, newlines, exact: int | None, at_least: int | None, where, la
     """Token (start, end) arrays and, per non-blank line, its first token and block line index."""
     text = buffer[: int(newlines[-1]) + 1]
     blank = text <= _SPACE
-    edges = np.flatnonzero(blank[1:] != blank[:-1]) + 1
+    edges = np.flatnonzero(blank[1:] != blank[:-1])
+    edges += 1
     if not blank[0]:
         edges = np.concatenate(([0], edges))
     starts, ends = edges[0::2], edges[1::2]
@@ -123,15 +123,17 @@ def _rows(matrix: np.ndarray) -> np.ndarray:
 
 
 def _group(hashes: np.ndarray, rows: np.ndarray, ordered: bool):
-    """Number equal rows; return (code per row, first row of each code). Codes follow first appearance if `ordered`.
+    """Number equal rows; return (code per row, first row of each code). Codes follow first appearance if `ordered`,
+    else hash order.
 
     The hash prefix is packed above the row index so one integer sort (much faster than an argsort) groups the rows;
     then every row is compared byte for byte with its group's first row, and groups that mix ids are re-split exactly.
+    Arrays are reused in place where possible (`hashes` is overwritten): fresh memory is slow to map.
     """
-    n, step = len(hashes), 1 << 20  # the byte check goes in steps: big fresh temporaries are slow to map
+    n, step = len(hashes), 1 << 20
     bits = max(1, (n - 1).bit_length())
     low = np.uint64((1 << bits) - 1)
-    keys = np.bitwise_and(hashes, ~low)  # the hash prefix above the row index
+    keys = np.bitwise_and(hashes, ~low, out=hashes)  # the hash prefix above the row index
     index = np.arange(n, dtype=np.uint64)
     keys |= index
     keys.sort()
@@ -194,32 +196,41 @@ def _not_utf8(path, id_fields) -> str:
     return f"{path}: an id is not valid UTF-8"
 
 
+def _distinct_runs(matrix: np.ndarray):
+    """(hashes, rows, repeats) of the runs of equal consecutive ids in a block (a query's lines are one run);
+    repeats is None when no id repeats the one before it."""
+    hashes, rows = _hash(matrix), _rows(matrix)
+    head = np.ones(len(matrix), bool)
+    np.not_equal(hashes[1:], hashes[:-1], out=head[1:])
+    same = np.flatnonzero(~head[1:]) + 1
+    if len(same) == 0:
+        return hashes, rows, None
+    head[same] = rows[same] != rows[same - 1]  # equal hashes: compare the bytes too
+    at = np.flatnonzero(head)
+    return hashes[at], rows[at], np.diff(at, append=len(matrix)).astype(np.int32)
+
+
 class _IdColumn:
-    """One id field, gathered block by block: consecutive repeats (a query's lines) are stored once."""
+    """One id field, gathered block by block."""
 
     def __init__(self, ordered: bool):
-        self.ordered, self.heads, self.hashes, self.repeats, self.lines = ordered, [], [], [], 0
+        self.ordered, self.heads, self.hashes, self.repeats = ordered, [], [], []
 
-    def add(self, matrix: np.ndarray) -> None:
-        hashes, rows = _hash(matrix), _rows(matrix)
-        head = np.ones(len(matrix), bool)
-        np.not_equal(hashes[1:], hashes[:-1], out=head[1:])
-        same = np.flatnonzero(~head[1:]) + 1
-        head[same] = rows[same] != rows[same - 1]  # equal hashes: compare the bytes too
-        at = np.flatnonzero(head)
-        self.hashes.append(hashes[at])
-        self.heads.append(rows[at])
-        self.repeats.append(np.diff(at, append=len(matrix)))
-        self.lines += len(matrix)
+    def add(self, hashes, rows, repeats) -> None:
+        self.hashes.append(hashes)
+        self.heads.append(rows)
+        self.repeats.append(repeats)
 
     def encode(self):
         """(code per line, vocabulary)."""
-        if self.lines == 0:
+        if sum(len(rows) for rows in self.heads) == 0:
             return np.zeros(0, np.int64), np.zeros(0, object)
         rows = np.concatenate(self.heads)
         codes, first = _group(np.concatenate(self.hashes), rows, self.ordered)
-        per_line = codes if len(codes) == self.lines else np.repeat(codes, np.concatenate(self.repeats))
-        return per_line, _decode(rows[first])
+        if any(r is not None for r in self.repeats):  # some lines repeat the id of the line before
+            ones = (np.ones(len(rows), np.int32) for rows in self.heads)
+            codes = np.repeat(codes, np.concatenate([o if r is None else r for r, o in zip(self.repeats, ones)]))
+        return codes, _decode(rows[first])
 
 
 def _first_byte(words: np.ndarray, byte: int) -> np.ndarray:
@@ -306,34 +317,58 @@ def _parses(token: bytes, dtype) -> bool:
         return False
 
 
-def _read(path, exact, at_least, layout, id_fields, number_field, dtype, message):
+@dataclass(frozen=True)
+class _Layout:
+    fields: str  # as named in messages
+    exact: bool  # exactly that many fields, else at least that many
+    number_field: int
+    dtype: type
+    message: str
+    line_numbers: bool  # kept per record (for the duplicate judgement message)
+    id_fields: tuple = (0, 2)  # query, document
+
+
+_QRELS = _Layout("qid 0 docid rel", True, 3, np.int64, "label '{token}' is not an integer", True)
+_RUN = _Layout("qid Q0 docid rank score tag", False, 4, np.float64, "score '{token}' is not a number", False)
+
+
+def _parse_block(path, layout: _Layout, buffer, newlines, line0):
+    """One block: (per id field (hashes, rows, repeats), numbers, 1-based line of each record)."""
+    n = len(layout.fields.split())
+    exact, at_least = (n, None) if layout.exact else (None, n)
+    starts, ends, first, lines = _fields(buffer, newlines, exact, at_least, lambda i: f"{path}:{line0 + i}",
+                                         layout.fields)
+    ids = [_distinct_runs(_tokens(buffer, starts[first + f], ends[first + f])) for f in layout.id_fields]
+    at = first + layout.number_field
+    numbers = _numbers(buffer, starts[at], ends[at], layout.dtype, layout.message, lambda i: f"{path}:{line0 + lines[i]}")
+    return ids, numbers, lines + line0 if layout.line_numbers else None
+
+
+def _read(path, layout: _Layout):
     """Shared reader: (id codes and vocabularies, numbers, 1-based line of each record)."""
     columns = [_IdColumn(ordered=True), _IdColumn(ordered=False)]  # queries in file order; doc order is free
     numbers, line_numbers = [], []
-    for buffer, newlines, line0 in _blocks(path):
-        starts, ends, first, lines = _fields(buffer, newlines, exact, at_least, lambda i: f"{path}:{line0 + i}", layout)
-        for column, field in zip(columns, id_fields):
-            column.add(_tokens(buffer, starts[first + field], ends[first + field]))
-        at = first + number_field
-        numbers.append(_numbers(buffer, starts[at], ends[at], dtype, message, lambda i: f"{path}:{line0 + lines[i]}"))
-        line_numbers.append(lines + line0)
+    for block in _blocks(path):
+        ids, values, lines = _parse_block(path, layout, *block)
+        for column, parts in zip(columns, ids):
+            column.add(*parts)
+        numbers.append(values)
+        line_numbers.append(lines)
     try:
         encoded = [column.encode() for column in columns]
     except UnicodeDecodeError:
-        raise TrecFormatError(_not_utf8(path, id_fields)) from None
-    values = np.concatenate(numbers) if numbers else np.zeros(0, dtype)
-    lines = np.concatenate(line_numbers) if line_numbers else np.zeros(0, np.int64)
+        raise TrecFormatError(_not_utf8(path, layout.id_fields)) from None
+    values = np.concatenate(numbers) if numbers else np.zeros(0, layout.dtype)
+    lines = np.concatenate(line_numbers) if layout.line_numbers and line_numbers else None
     return encoded, values, lines
 
 
 def read_qrels(path) -> Qrels:
     """Read ``qid 0 docid label`` lines; a (query, document) pair judged twice is an error."""
-    (queries, docs), labels, lines = _read(
-        path, 4, None, _QRELS_FIELDS, (0, 2), 3, np.int64, "label '{token}' is not an integer"
-    )
+    (queries, docs), labels, lines = _read(path, _QRELS)
     (query_codes, query_ids), (doc_codes, doc_ids) = queries, docs
     if len(labels) == 0:
-        raise TrecFormatError(f"{path}: no judgements (empty qrels file)")
+        raise TrecFormatError(f"{path}: no judgements in the file")
     keys = query_codes * len(doc_ids) + doc_codes
     order = np.argsort(keys, kind="stable")
     repeated = keys[order][1:] == keys[order][:-1]
@@ -352,9 +387,7 @@ def read_qrels(path) -> Qrels:
 
 def read_run(path) -> Run:
     """Read ``qid Q0 docid rank score tag`` lines; each query's docs keep file order (the scorer ranks them)."""
-    (queries, docs), scores, _ = _read(
-        path, None, 6, _RUN_FIELDS, (0, 2), 4, np.float64, "score '{token}' is not a number"
-    )
+    (queries, docs), scores, _ = _read(path, _RUN)
     (query_codes, query_ids), (doc_codes, doc_ids) = queries, docs
     n_queries = len(query_ids)
     if len(query_codes) and np.any(query_codes[1:] < query_codes[:-1]):  # lines of queries interleaved
@@ -384,9 +417,14 @@ def _id_matrix(ids, what: str) -> np.ndarray:
     ends = np.flatnonzero(joined == _NEWLINE)
     starts = np.concatenate(([0], ends[:-1] + 1))
     if np.count_nonzero(joined <= _SPACE) != len(texts) or np.any(ends == starts):
-        bad = next(t for t in texts if not t or t != "".join(t.split()) or any(ord(c) <= _SPACE for c in t))
+        bad = next(t for t in texts if not _writable(t))
         raise ValueError(f"{what} id {bad!r} cannot be written to a TREC file: it is empty or contains whitespace")
     return _tokens(joined, starts, ends)
+
+
+def _writable(text: str) -> bool:
+    """Non-empty and free of the bytes the reader splits fields on (ASCII space and control characters)."""
+    return bool(text) and all(ord(c) > _SPACE for c in text)
 
 
 def _digits(magnitude: np.ndarray, decimals: np.ndarray, negative: np.ndarray) -> np.ndarray:
@@ -472,7 +510,7 @@ def write_run(run: Run, path, tag: str = "ragretrieval") -> None:
     Scores are written so they read back identical; a run without scores gets descending integer scores
     (n, n-1, ..., 1 for a ranking of n docs), so ranking by score reproduces the row order.
     """
-    if not tag or tag != "".join(tag.split()):
+    if not _writable(tag):
         raise ValueError(f"tag {tag!r} cannot be written to a TREC file: it is empty or contains whitespace")
     query_text = _id_matrix(run.query_ids, "query")
     doc_text = _id_matrix(run.doc_ids, "document")
