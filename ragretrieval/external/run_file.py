@@ -18,7 +18,7 @@ from typing import Sequence
 
 from ..dataset import DatasetError, QuestionRecord
 from ..hits import Hit
-from ..scoring.score import ranked_codes
+from ..scoring.ranking import ranked_codes
 from ..scoring.trec import TrecFormatError, read_run
 from . import ExternalRetrieverError
 from .agent_jsonl import DocumentUris, read_agent_jsonl

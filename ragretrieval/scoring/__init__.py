@@ -2,8 +2,8 @@
 
 from .granularity import chunk_qrels, collapse_to_parents
 from .metrics import FAMILIES, Metric, MetricError, parse_metric, parse_metrics
-from .score import ScoreResult, ScoringError, score
-from .types import PAD, Qrels, Run
+from .score import ScoreResult, score
+from .types import PAD, Qrels, Run, ScoringError
 
 __all__ = [
     "FAMILIES",

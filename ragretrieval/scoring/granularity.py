@@ -12,7 +12,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from .score import drop_duplicates, ranked_codes
+from .ranking import drop_duplicates, ranked_codes
 from .types import PAD, Qrels, Run, as_id_array
 
 PARENT_GRADE = 1

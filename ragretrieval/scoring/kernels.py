@@ -1,8 +1,10 @@
-"""How metrics are computed: every metric at every cutoff from one labels matrix, with cumulative sums.
+"""How metrics are computed: every metric at every cutoff from the ranks of the judged documents.
 
-Input for a block of queries: `labels`, a (n_queries x depth) matrix of the judged label of each retrieved doc in
-rank order (0 for unjudged docs and empty slots), `n_relevant` (R per query) and the ideal DCG per query for each
-cutoff that needs one. No loop over queries: one loop over metrics, each a few array operations.
+`ranking.judged_ranks` gives, for each judgement (query, doc, label), the rank at which the run retrieved that doc
+(0 = not retrieved). Every metric of `metrics.py` is then a per-query sum over judged docs ranked within the cutoff
+(relevant hits, gains, precision at each relevant rank) or a rank itself (the first relevant one). One `np.bincount`
+per kind of sum puts each judgement in its (query, cutoff bucket) cell; a cumulative sum across the buckets gives
+the sum for every cutoff at once. The work grows with the number of judgements, not with queries x depth.
 Formulas: see `metrics.py`.
 """
 
@@ -12,18 +14,12 @@ import numpy as np
 
 from .metrics import Metric
 
-
-def _at(matrix: np.ndarray, k: int) -> np.ndarray:
-    """Column k-1 of a cumulative matrix, or its last column when the ranking is shorter than k."""
-    if matrix.shape[1] == 0:
-        return np.zeros(matrix.shape[0])
-    return matrix[:, min(k, matrix.shape[1]) - 1].astype(np.float64)
+_WHOLE_RANKING = np.iinfo(np.int64).max  # the bucket edge of metrics without a cutoff
 
 
-def _safe_divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
-    out = np.zeros(np.broadcast(numerator, denominator).shape)
-    np.divide(numerator, denominator, out=out, where=denominator > 0)
-    return out
+def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """numerator / denominator, and 0 where the denominator is 0 (the numerator is then 0 too, for every use here)."""
+    return numerator / np.where(denominator > 0, denominator, 1.0)
 
 
 def gains(labels: np.ndarray, exponential: bool) -> np.ndarray:
@@ -31,19 +27,38 @@ def gains(labels: np.ndarray, exponential: bool) -> np.ndarray:
     return np.exp2(positive) - 1.0 if exponential else positive
 
 
-def discounts(depth: int) -> np.ndarray:
-    return 1.0 / np.log2(np.arange(2, depth + 2, dtype=np.float64))
+def _sorted_within_rows(rows: np.ndarray, values: np.ndarray, descending: bool = False) -> np.ndarray:
+    """Order that sorts items by row, then by value (integers), ties in their given order."""
+    signed = -values if descending else values
+    low, high = int(signed.min(initial=0)), int(signed.max(initial=0))
+    span = high - low + 1
+    if len(rows) and int(rows.max()) < (1 << 62) // span:  # (row, value) packed into one integer: one fast sort
+        return np.argsort(rows * span + (signed - low), kind="stable")
+    return np.lexsort((signed, rows))
 
 
-class BlockKernel:
-    """Cumulative sums for one block, computed lazily and once each, shared by all metrics."""
+def _position_in_row(sorted_rows: np.ndarray) -> np.ndarray:
+    """1-based position of each item within its row, for items sorted by row."""
+    index = np.arange(len(sorted_rows))
+    start = np.ones(len(sorted_rows), dtype=bool)
+    np.not_equal(sorted_rows[1:], sorted_rows[:-1], out=start[1:])
+    return index - np.maximum.accumulate(np.where(start, index, 0)) + 1
 
-    def __init__(self, labels: np.ndarray, n_relevant: np.ndarray, rel_level: int, ideal_dcg: dict):
-        self.labels = labels
-        self.depth = labels.shape[1]
-        self.n_relevant = n_relevant.astype(np.float64)
+
+class Kernel:
+    """Per-query sums for every cutoff, computed lazily and once each, shared by all metrics.
+
+    `rows`, `labels` and `ranks` describe the judgements: query index, label and retrieved rank (0 = not retrieved).
+    Three sets of judged docs feed the sums: the relevant retrieved ones (`hits`), the retrieved ones with a gain
+    (`gainful`) and all those with a gain, at their rank in the ideal ranking (`ideal`).
+    """
+
+    def __init__(self, rows, labels, ranks, n_queries: int, rel_level: int, cutoffs):
+        self.n_queries = n_queries
+        self.edges = np.array(sorted({k for k in cutoffs if k is not None}) + [_WHOLE_RANKING], dtype=np.int64)
+        self.rows, self.labels, self.ranks = rows, labels, ranks
         self.relevant = labels >= rel_level
-        self.ideal_dcg = ideal_dcg  # (exponential, k or None) -> per-query ideal DCG
+        self.n_relevant = np.bincount(rows, weights=self.relevant, minlength=n_queries)
         self._cache: dict = {}
 
     def _memo(self, key, build):
@@ -51,82 +66,96 @@ class BlockKernel:
             self._cache[key] = build()
         return self._cache[key]
 
-    @property
-    def hits(self) -> np.ndarray:
-        """hits[:, i] = relevant docs in the top i+1."""
-        return self._memo("hits", lambda: np.cumsum(self.relevant, axis=1, dtype=np.int32))
-
-    @property
-    def precision_sum(self) -> np.ndarray:
-        """precision_sum[:, i] = sum of precision@j over relevant ranks j <= i+1 (the numerator of AP)."""
+    def _items(self, name: str):
+        """(rows, ranks, labels, cell of each item in a cutoffs x queries table) of one set of judged docs."""
 
         def build():
-            ranks = np.arange(1, self.depth + 1, dtype=np.float64)
-            return np.cumsum(np.where(self.relevant, self.hits / ranks, 0.0), axis=1)
+            if name == "ideal":
+                chosen = np.flatnonzero(self.labels > 0)
+                chosen = chosen[_sorted_within_rows(self.rows[chosen], self.labels[chosen], descending=True)]
+                rows = self.rows[chosen]
+                ranks = _position_in_row(rows)
+            else:
+                wanted = self.relevant if name == "hits" else self.labels > 0
+                chosen = np.flatnonzero(wanted & (self.ranks > 0))
+                chosen = chosen[_sorted_within_rows(self.rows[chosen], self.ranks[chosen])]
+                rows, ranks = self.rows[chosen], self.ranks[chosen]
+            bucket = np.searchsorted(self.edges, np.arange(int(ranks.max(initial=0)) + 1))
+            return rows, ranks, self.labels[chosen], bucket[ranks] * self.n_queries + rows
 
-        return self._memo("precision_sum", build)
+        return self._memo(("items", name), build)
 
-    def dcg(self, exponential: bool) -> np.ndarray:
-        return self._memo(
-            ("dcg", exponential),
-            lambda: np.cumsum(gains(self.labels, exponential) * discounts(self.depth), axis=1),
-        )
+    def _by_cutoff(self, name: str, weights=None) -> np.ndarray:
+        """(cutoffs x n_queries) sums of `weights` (default 1) over the items of a set ranked within each cutoff."""
+        cells = self._items(name)[3]
+        sums = np.bincount(cells, weights=weights, minlength=len(self.edges) * self.n_queries)
+        table = sums.reshape(len(self.edges), self.n_queries)
+        for i in range(1, len(table)):  # row by row: np.cumsum(axis=0) is several times slower here
+            table[i] += table[i - 1]
+        return table
+
+    def _at(self, table: np.ndarray, k: int | None) -> np.ndarray:
+        row = len(self.edges) - 1 if k is None else int(np.searchsorted(self.edges, k))
+        return table[row]
+
+    def hits(self, k):
+        """Relevant docs within the top k."""
+        return self._at(self._memo("hits", lambda: self._by_cutoff("hits", np.ones(len(self._items("hits")[0])))), k)
+
+    def precision_sum(self, k):
+        """Sum of precision@i over the ranks i <= k of relevant docs (the numerator of AP)."""
+
+        def build():
+            rows, ranks = self._items("hits")[:2]
+            return self._by_cutoff("hits", _position_in_row(rows) / ranks)
+
+        return self._at(self._memo("precision_sum", build), k)
+
+    def dcg(self, k, exponential: bool, ideal: bool = False):
+        """DCG@k of the run or, with `ideal`, of the judged docs sorted by label (the best ranking there is)."""
+
+        def build():
+            name = "ideal" if ideal else "gainful"
+            _, ranks, labels, _ = self._items(name)
+            return self._by_cutoff(name, gains(labels, exponential) / np.log2(ranks + 1.0))
+
+        return self._at(self._memo(("dcg", exponential, ideal), build), k)
 
     @property
     def first_relevant_rank(self) -> np.ndarray:
-        """1-based rank of the first relevant doc; infinity when there is none."""
+        """Rank of the first relevant doc per query; infinity when none was retrieved."""
 
         def build():
-            if self.depth == 0:
-                return np.full(self.labels.shape[0], np.inf)
-            first = np.argmax(self.relevant, axis=1) + 1.0
-            return np.where(self.relevant.any(axis=1), first, np.inf)
+            rows, ranks = self._items("hits")[:2]
+            leading = np.ones(len(rows), dtype=bool)  # items come by query, then rank
+            np.not_equal(rows[1:], rows[:-1], out=leading[1:])
+            first = np.full(self.n_queries, np.inf)
+            first[rows[leading]] = ranks[leading]
+            return first
 
         return self._memo("first", build)
 
     def compute(self, metric: Metric) -> np.ndarray:
-        k = self.depth if metric.k is None else metric.k
-        family = metric.family
+        k, family = metric.k, metric.family
         if family == "precision":
-            return _at(self.hits, k) / k
+            return self.hits(k) / k
         if family == "recall":
-            return _safe_divide(_at(self.hits, k), self.n_relevant)
+            return _ratio(self.hits(k), self.n_relevant)
         if family == "hit_rate":
-            return (_at(self.hits, k) > 0).astype(np.float64)
+            return (self.hits(k) > 0).astype(np.float64)
         if family == "mrr":
             first = self.first_relevant_rank
-            return np.where(first <= k, 1.0 / first, 0.0)
+            return np.where(first <= (np.inf if k is None else k), 1.0 / first, 0.0)
         if family == "f1":
-            p = _at(self.hits, k) / k
-            r = _safe_divide(_at(self.hits, k), self.n_relevant)
-            return _safe_divide(2 * p * r, p + r)
+            p, r = self.hits(k) / k, _ratio(self.hits(k), self.n_relevant)
+            return _ratio(2 * p * r, p + r)
         if family in ("ndcg", "ndcg_exp"):
             exponential = family == "ndcg_exp"
-            return _safe_divide(_at(self.dcg(exponential), k), self.ideal_dcg[(exponential, metric.k)])
+            return _ratio(self.dcg(k, exponential), self.dcg(k, exponential, ideal=True))
         if family == "map":
-            return _safe_divide(_at(self.precision_sum, k), self.n_relevant)
+            return _ratio(self.precision_sum(k), self.n_relevant)
         if family == "r_precision":
-            r = self.n_relevant.astype(np.int64)
-            if self.depth == 0:
-                return np.zeros(len(r))
-            cols = np.clip(r, 1, self.depth) - 1
-            hits_at_r = self.hits[np.arange(len(r)), cols]
-            return _safe_divide(hits_at_r, self.n_relevant)
+            rows, ranks = self._items("hits")[:2]
+            within = ranks <= self.n_relevant[rows]
+            return _ratio(np.bincount(rows[within], minlength=self.n_queries), self.n_relevant)
         raise AssertionError(f"no kernel for {metric}")
-
-
-def ideal_dcg(rows: np.ndarray, labels: np.ndarray, n_queries: int, cutoffs, exponential: bool) -> dict:
-    """Ideal DCG per query for each cutoff (None = all judged docs), from judged (row, label) pairs.
-
-    `rows` must be sorted; within a row, labels are sorted here by gain, descending.
-    """
-    order = np.lexsort((-labels, rows))
-    rows, labels = rows[order], labels[order]
-    starts = np.searchsorted(rows, rows, side="left")
-    position = np.arange(len(rows)) - starts  # 0-based rank in the ideal ranking
-    contribution = gains(labels, exponential) / np.log2(position + 2.0)
-    out = {}
-    for k in cutoffs:
-        weights = contribution if k is None else np.where(position < k, contribution, 0.0)
-        out[(exponential, k)] = np.bincount(rows, weights=weights, minlength=n_queries)
-    return out

@@ -14,6 +14,10 @@ import numpy as np
 PAD = -1  # code of an empty slot in a ranking shorter than the run's depth
 
 
+class ScoringError(ValueError):
+    """Inputs or options the scorer cannot accept."""
+
+
 def as_id_array(ids) -> np.ndarray:
     """A 1-d array of str ids (object dtype keeps long ids cheap to hold)."""
     array = np.asarray(ids, dtype=object)
