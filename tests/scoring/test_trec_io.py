@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from ragretrieval.cli.score import DEFAULT_METRICS, score_command
 from ragretrieval.scoring import Qrels, Run, score
-from ragretrieval.scoring import trec
+from ragretrieval.scoring import scan, vocabulary
 from ragretrieval.scoring.trec import TrecFormatError, read_qrels, read_run, write_qrels, write_run
 
 
@@ -76,7 +76,7 @@ def test_run_errors_name_the_file_and_line(tmp_path, data, line, message):
 
 
 def test_line_numbers_stay_right_across_blocks(tmp_path, monkeypatch):
-    monkeypatch.setattr(trec, "BLOCK_BYTES", 64)  # many blocks, and lines longer than a block
+    monkeypatch.setattr(scan, "BLOCK_BYTES", 64)  # many blocks, and lines longer than a block
     lines = [f"q{i % 7} Q0 doc-{'x' * (i % 90)}-{i} {i} {i / 8} tag\n".encode() for i in range(300)]
     lines[250] = b"q1 Q0 d 1 0x1F tag\n"
     path = write(tmp_path, "run.txt", b"".join(lines))
@@ -116,9 +116,9 @@ def test_tiny_blocks_and_hash_collisions_change_nothing(tmp_path, monkeypatch):
                                                           rng.integers(0, 10**6, 2000) / 1000)]
     path = write(tmp_path, "run.txt", "".join(lines).encode())
     expected = run_dict(read_run(path))
-    monkeypatch.setattr(trec, "BLOCK_BYTES", 100)
+    monkeypatch.setattr(scan, "BLOCK_BYTES", 100)
     assert run_dict(read_run(path)) == expected
-    monkeypatch.setattr(trec, "_hash", lambda matrix: np.zeros(len(matrix), np.uint64))  # every id collides
+    monkeypatch.setattr(vocabulary, "_hash", lambda matrix: np.zeros(len(matrix), np.uint64))  # every id collides
     assert run_dict(read_run(path)) == expected
     parsed = {}
     for line in lines:

@@ -1,0 +1,178 @@
+"""Byte-level scanning of whitespace-separated text files: blocks of whole lines, field boundaries, tokens, numbers.
+
+Why byte level: a 10M-line run is ~400 MB of text, and one Python string per line (pytrec_eval's parser) costs tens
+of seconds. Here a file is read in blocks of bytes, fields are found with vectorized whitespace/newline masks, and
+number columns are parsed eight bytes at a time. Used by `trec.py`; ids become integer codes in `vocabulary.py`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+BLOCK_BYTES = 1 << 22  # small enough for every per-block temporary to be recycled by malloc instead of re-mapped
+SLACK = 256  # spare bytes after a block, so a fixed-width window may start at any token
+NEWLINE, SPACE = 10, 32
+
+
+class TrecFormatError(ValueError):
+    """A malformed TREC file; the message starts with ``path:line:``."""
+
+
+def blocks(path):
+    """Yield (block, newline positions, number of the block's first line); blocks are whole lines, in one reused
+    buffer with spare bytes after them."""
+    buffer = np.empty(2 * BLOCK_BYTES + SLACK, np.uint8)
+    held, line = 0, 1  # bytes of an unfinished line kept at the front of the buffer
+    with open(path, "rb") as file:
+        while True:
+            if held + BLOCK_BYTES + SLACK > len(buffer):  # one line longer than a block
+                buffer = np.concatenate([buffer[:held], np.empty(held + BLOCK_BYTES + SLACK, np.uint8)])
+            got = file.readinto(memoryview(buffer)[held : held + BLOCK_BYTES])
+            end = held + got
+            if end == 0:
+                return
+            if got == 0:  # no final newline
+                buffer[end] = NEWLINE
+                end += 1
+            if line == 1 and bytes(buffer[:3]) == b"\xef\xbb\xbf":
+                buffer[:3] = SPACE  # a UTF-8 byte-order mark is not part of the first id
+            newlines = np.flatnonzero(buffer[:end] == NEWLINE)
+            if len(newlines):
+                yield buffer, newlines, line
+                line += len(newlines)
+            cut = int(newlines[-1]) + 1 if len(newlines) else 0
+            held = end - cut
+            buffer[:held] = buffer[cut:end].copy()
+
+
+def fields(buffer, newlines, exact: int | None, at_least: int | None, where, layout: str):
+    """Token (start, end) arrays and, per non-blank line, its first token and block line index."""
+    text = buffer[: int(newlines[-1]) + 1]
+    blank = text <= SPACE
+    edges = np.flatnonzero(blank[1:] != blank[:-1])
+    edges += 1
+    if not blank[0]:
+        edges = np.concatenate(([0], edges))
+    starts, ends = edges[0::2], edges[1::2]
+    fields = exact or at_least
+    if len(starts) == fields * len(newlines):  # maybe every line has exactly that many fields: no search needed
+        grid_starts, grid_ends = starts.reshape(-1, fields), ends.reshape(-1, fields)
+        if np.all(grid_ends[:, -1] <= newlines) and np.all(grid_starts[1:, 0] > newlines[:-1]):
+            lines = np.arange(len(newlines))
+            return starts, ends, lines * fields, lines
+    before = np.searchsorted(starts, newlines)  # tokens that start before each line's newline
+    counts = np.diff(before, prepend=0)
+    bad = (counts != exact) if exact is not None else (counts < at_least)
+    bad &= counts > 0
+    if bad.any():
+        i = int(np.argmax(bad))
+        expected = f"{exact} fields" if exact is not None else f"at least {at_least} fields"
+        raise TrecFormatError(f"{where(i)}: expected {expected} ({layout}), got {counts[i]}")
+    lines = np.flatnonzero(counts)
+    return starts, ends, (before - counts)[lines], lines
+
+
+def tokens(buffer, starts, ends) -> np.ndarray:
+    """Tokens as a zero-padded uint8 matrix whose width is a multiple of 8 (rows read as uint64 words)."""
+    lengths = ends - starts
+    width = max(8, -(-int(lengths.max(initial=0)) // 8) * 8)
+    if len(starts) and int(starts.max()) + width > len(buffer):  # a token longer than the slack: rare
+        buffer = np.concatenate([buffer, np.zeros(width, np.uint8)])
+    windows = np.ndarray((len(buffer) - width + 1,), f"V{width}", buffer, 0, (1,))
+    words = windows[starts].view(np.uint64).reshape(len(starts), width // 8)
+    for j in range(width // 8):  # keep each token's own bytes: masks per uint64 word, not per byte
+        words[:, j] &= _LOW_BYTES[np.clip(lengths - 8 * j, 0, 8)]
+    return words.view(np.uint8).reshape(len(starts), width)
+
+
+def token_bytes(matrix: np.ndarray) -> np.ndarray:
+    """A zero-padded uint8 matrix as bytes strings (its width stays a multiple of 8: such strings compare fast)."""
+    return np.ascontiguousarray(matrix).view(f"S{matrix.shape[1]}").ravel()
+
+
+_LOW_BYTES = np.array([(1 << 8 * i) - 1 for i in range(9)], np.uint64)  # the low i bytes of a word
+_ONES, _DIGIT_ZEROS = 0x0101010101010101, 0x3030303030303030
+
+
+def _first_byte(words: np.ndarray, byte: int) -> np.ndarray:
+    """Index (0-7) of the first `byte` in each little-endian uint64, or 8 when absent."""
+    x = words ^ np.uint64(byte * _ONES)
+    found = (x - np.uint64(_ONES)) & ~x & np.uint64(0x8080808080808080)  # exact for the lowest match
+    lowest = found & (~found + np.uint64(1))
+    return np.where(found == 0, 8, np.bitwise_count(lowest - np.uint64(1)) >> 3).astype(np.int64)
+
+
+def _eight_digits(words: np.ndarray):
+    """(value, valid): each uint64 holds eight ASCII digits, most significant first; digit pairs, then pairs of
+    pairs, then quads are combined by one multiply-and-shift each."""
+    valid = ((words & 0xF0F0F0F0F0F0F0F0) | (((words + 0x0606060606060606) & 0xF0F0F0F0F0F0F0F0) >> 4)) == (
+        0x3333333333333333
+    )
+    words = ((words & 0x0F0F0F0F0F0F0F0F) * 2561) >> 8
+    words = ((words & 0x00FF00FF00FF00FF) * 6553601) >> 16
+    return ((words & 0x0000FFFF0000FFFF) * 42949672960001) >> 32, valid
+
+
+def _plain_numbers(buffer, starts, lengths, integers: bool):
+    """(values, plain): the common ``[+-]digits[.digits]`` tokens (up to 8 digits each side), read 8 bytes at a time.
+
+    Exact: the digits make an integer m < 2**53 and the value is m / 10**8, one correctly rounded IEEE division,
+    the same double a correctly rounded parser gives. Tokens that are not plain go to the general parser.
+    """
+    words = np.ndarray((len(buffer) - 7,), "<u8", buffer, 0, (1,))  # a word at every byte offset
+    first = buffer[starts]
+    sign = ((first == ord("-")) | (first == ord("+"))).astype(np.int64)
+    point = _first_byte(words[starts], ord("."))
+    point = np.minimum(np.where(point < 8, point, 8 + _first_byte(words[starts + 8], ord("."))), lengths)
+    whole, fraction = point - sign, np.maximum(lengths - point - 1, 0)
+    plain = (whole <= 8) & (fraction <= 8) & (whole + fraction >= 1)
+    w, f = np.minimum(whole, 8), np.minimum(fraction, 8)
+    left = (words[starts + sign] << (8 * (8 - w)).astype(np.uint64)) | (_DIGIT_ZEROS & _LOW_BYTES[8 - w])
+    whole_value, valid = _eight_digits(left)
+    plain &= valid
+    if integers:
+        plain &= point == lengths
+        value = whole_value.astype(np.int64)
+        return np.where(first == ord("-"), -value, value), plain
+    right = (words[starts + point + 1] & _LOW_BYTES[f]) | (_DIGIT_ZEROS & ~_LOW_BYTES[f])
+    fraction_value, valid = _eight_digits(right)
+    number = whole_value * np.uint64(10**8) + fraction_value
+    plain &= valid & (number < 2**53)
+    value = number.astype(np.float64) / 1e8
+    return np.where(first == ord("-"), -value, value), plain
+
+
+def numbers(buffer, starts, ends, dtype, message: str, where):
+    """Parse a column of number tokens; the fast path first, NumPy's C parser for the rest; name the first bad one."""
+    values, plain = _plain_numbers(buffer, starts, ends - starts, dtype == np.int64)
+    rest = np.flatnonzero(~plain)
+    if len(rest):
+        values[rest] = _general_numbers(tokens(buffer, starts[rest], ends[rest]), dtype, message, lambda i: where(rest[i]))
+    return values
+
+
+def _general_numbers(matrix: np.ndarray, dtype, message: str, where):
+    joined = np.empty((len(matrix), matrix.shape[1] + 1), np.uint8)
+    joined[:, :-1] = matrix
+    joined[:, -1] = SPACE
+    flat = joined.ravel()
+    try:
+        values = np.fromstring(flat[flat != 0].tobytes(), dtype=dtype, sep=" ")
+    except ValueError:
+        values = None
+    if values is not None and len(values) == len(matrix):
+        bad = np.isnan(values) if values.dtype.kind == "f" else np.zeros(len(values), bool)
+        if not bad.any():
+            return values
+        i = int(np.argmax(bad))
+    else:
+        i = next(i for i, token in enumerate(token_bytes(matrix).tolist()) if not _parses(token, dtype))
+    token = token_bytes(matrix)[i].decode("utf-8", "replace")
+    raise TrecFormatError(f"{where(i)}: {message.format(token=token[:40])}")
+
+
+def _parses(token: bytes, dtype) -> bool:
+    try:
+        return len(np.fromstring(token + b" ", dtype=dtype, sep=" ")) == 1
+    except ValueError:
+        return False
