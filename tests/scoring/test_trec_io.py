@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from ragretrieval.cli.score import DEFAULT_METRICS, score_command
 from ragretrieval.scoring import Qrels, Run, score
-from ragretrieval.scoring import scan, vocabulary
+from ragretrieval.scoring import scan, trec, vocabulary
 from ragretrieval.scoring.trec import TrecFormatError, read_qrels, read_run, write_qrels, write_run
 
 
