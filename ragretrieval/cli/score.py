@@ -40,8 +40,9 @@ def score_command(qrels, run, names, rel_level, ties, queries, depth, per_query_
     names = list(dict.fromkeys(names or DEFAULT_METRICS))  # keys as typed, each once
     try:
         metrics = {name: parse_metric(name) for name in names}
-        result = score(read_qrels(qrels), read_run(run), list(metrics.values()), rel_level=rel_level, ties=ties,
-                       queries=queries, depth=depth)
+        judged = read_qrels(qrels)
+        result = score(judged, read_run(run, doc_ids=judged.doc_ids), list(metrics.values()), rel_level=rel_level,
+                       ties=ties, queries=queries, depth=depth)
     except ValueError as error:  # MetricError, TrecFormatError and ScoringError are all ValueErrors
         raise click.ClickException(str(error)) from None
     means = {name: result.means[metric.name] for name, metric in metrics.items()}

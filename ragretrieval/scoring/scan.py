@@ -18,15 +18,16 @@ class TrecFormatError(ValueError):
     """A malformed TREC file; the message starts with ``path:line:``."""
 
 
-def blocks(path):
-    """Yield (block, newline positions, number of the block's first line); blocks are whole lines, in one reused
-    buffer with spare bytes after them."""
-    buffer = np.empty(2 * BLOCK_BYTES + SLACK, np.uint8)
+def blocks(path, buffers: int = 1):
+    """Yield (block, newline positions, number of the block's first line); blocks are whole lines, with spare bytes
+    after them, in `buffers` reused buffers taken in turn: a block's buffer is refilled `buffers` blocks later."""
+    ring = [np.empty(2 * BLOCK_BYTES + SLACK, np.uint8) for _ in range(buffers)]
+    buffer, turn = ring[0], 0
     held, line = 0, 1  # bytes of an unfinished line kept at the front of the buffer
     with open(path, "rb") as file:
         while True:
             if held + BLOCK_BYTES + SLACK > len(buffer):  # one line longer than a block
-                buffer = np.concatenate([buffer[:held], np.empty(held + BLOCK_BYTES + SLACK, np.uint8)])
+                buffer = ring[turn] = np.concatenate([buffer[:held], np.empty(held + BLOCK_BYTES + SLACK, np.uint8)])
             got = file.readinto(memoryview(buffer)[held : held + BLOCK_BYTES])
             end = held + got
             if end == 0:
@@ -42,11 +43,17 @@ def blocks(path):
                 line += len(newlines)
             cut = int(newlines[-1]) + 1 if len(newlines) else 0
             held = end - cut
-            buffer[:held] = buffer[cut:end].copy()
+            turn = (turn + 1) % buffers
+            following = ring[turn]
+            if len(following) < held + BLOCK_BYTES + SLACK:
+                following = ring[turn] = np.empty(held + BLOCK_BYTES + SLACK, np.uint8)
+            following[:held] = buffer[cut:end]  # a different buffer, or the same one (then the copy is safe)
+            buffer = following
 
 
 def fields(buffer, newlines, exact: int | None, at_least: int | None, where, layout: str):
-    """Token (start, end) arrays and, per non-blank line, its first token and block line index."""
+    """(starts, ends, lines): (lines x fields) token boundaries of the first `exact` or `at_least` fields of each
+    non-blank line, and each such line's index in the block."""
     text = buffer[: int(newlines[-1]) + 1]
     blank = text <= SPACE
     edges = np.flatnonzero(blank[1:] != blank[:-1])
@@ -58,8 +65,7 @@ def fields(buffer, newlines, exact: int | None, at_least: int | None, where, lay
     if len(starts) == fields * len(newlines):  # maybe every line has exactly that many fields: no search needed
         grid_starts, grid_ends = starts.reshape(-1, fields), ends.reshape(-1, fields)
         if np.all(grid_ends[:, -1] <= newlines) and np.all(grid_starts[1:, 0] > newlines[:-1]):
-            lines = np.arange(len(newlines))
-            return starts, ends, lines * fields, lines
+            return grid_starts, grid_ends, np.arange(len(newlines))
     before = np.searchsorted(starts, newlines)  # tokens that start before each line's newline
     counts = np.diff(before, prepend=0)
     bad = (counts != exact) if exact is not None else (counts < at_least)
@@ -69,7 +75,8 @@ def fields(buffer, newlines, exact: int | None, at_least: int | None, where, lay
         expected = f"{exact} fields" if exact is not None else f"at least {at_least} fields"
         raise TrecFormatError(f"{where(i)}: expected {expected} ({layout}), got {counts[i]}")
     lines = np.flatnonzero(counts)
-    return starts, ends, (before - counts)[lines], lines
+    at = (before - counts)[lines][:, None] + np.arange(fields)
+    return starts[at], ends[at], lines
 
 
 def tokens(buffer, starts, ends) -> np.ndarray:
@@ -117,29 +124,42 @@ def _plain_numbers(buffer, starts, lengths, integers: bool):
     """(values, plain): the common ``[+-]digits[.digits]`` tokens (up to 8 digits each side), read 8 bytes at a time.
 
     Exact: the digits make an integer m < 2**53 and the value is m / 10**8, one correctly rounded IEEE division,
-    the same double a correctly rounded parser gives. Tokens that are not plain go to the general parser.
+    the same double a correctly rounded parser gives. Tokens that are not plain go to the general parser. Work
+    that no token of the column needs (signs, a point beyond the first eight bytes) is skipped.
     """
     words = np.ndarray((len(buffer) - 7,), "<u8", buffer, 0, (1,))  # a word at every byte offset
-    first = buffer[starts]
-    sign = ((first == ord("-")) | (first == ord("+"))).astype(np.int64)
-    point = _first_byte(words[starts], ord("."))
-    point = np.minimum(np.where(point < 8, point, 8 + _first_byte(words[starts + 8], ord("."))), lengths)
-    whole, fraction = point - sign, np.maximum(lengths - point - 1, 0)
-    plain = (whole <= 8) & (fraction <= 8) & (whole + fraction >= 1)
-    w, f = np.minimum(whole, 8), np.minimum(fraction, 8)
-    left = (words[starts + sign] << (8 * (8 - w)).astype(np.uint64)) | (_DIGIT_ZEROS & _LOW_BYTES[8 - w])
-    whole_value, valid = _eight_digits(left)
-    plain &= valid
+    head = words[starts]
+    first = (head & np.uint64(0xFF)).astype(np.uint8)
+    negative = first == ord("-")
+    sign = (negative | (first == ord("+"))).astype(np.int64)
+    signed = bool(sign.any())
+    point = _first_byte(head, ord("."))
+    far = point == 8
+    if far.any():
+        point[far] = 8 + _first_byte(words[starts[far] + 8], ord("."))
+    np.minimum(point, lengths, out=point)
+    whole = point - sign if signed else point
+    w = np.minimum(whole, 8)
+    left = (words[starts + sign] if signed else head) << (8 * (8 - w)).astype(np.uint64)
+    left |= _DIGIT_ZEROS & _LOW_BYTES[8 - w]
+    whole_value, plain = _eight_digits(left)
+    plain &= whole <= 8
     if integers:
-        plain &= point == lengths
+        plain &= (point == lengths) & (whole >= 1)
         value = whole_value.astype(np.int64)
-        return np.where(first == ord("-"), -value, value), plain
-    right = (words[starts + point + 1] & _LOW_BYTES[f]) | (_DIGIT_ZEROS & ~_LOW_BYTES[f])
+        return np.where(negative, -value, value) if signed else value, plain
+    fraction = np.maximum(lengths - point - 1, 0)
+    plain &= (fraction <= 8) & (whole + fraction >= 1)
+    f = np.minimum(fraction, 8)
+    right = words[starts + point + 1] & _LOW_BYTES[f]
+    right |= _DIGIT_ZEROS & ~_LOW_BYTES[f]
     fraction_value, valid = _eight_digits(right)
-    number = whole_value * np.uint64(10**8) + fraction_value
-    plain &= valid & (number < 2**53)
-    value = number.astype(np.float64) / 1e8
-    return np.where(first == ord("-"), -value, value), plain
+    whole_value *= np.uint64(10**8)
+    whole_value += fraction_value
+    plain &= valid & (whole_value < 2**53)
+    value = whole_value.astype(np.float64)
+    value /= 1e8
+    return np.where(negative, -value, value) if signed else value, plain
 
 
 def numbers(buffer, starts, ends, dtype, message: str, where):

@@ -10,14 +10,19 @@ Errors are `TrecFormatError` naming the file and the 1-based line: ``run.txt:7: 
 
 from __future__ import annotations
 
+import os
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..atomic import atomic_writer
 from .scan import NEWLINE, SPACE, TrecFormatError, blocks, fields, numbers, tokens
-from .types import PAD, Qrels, Run
-from .vocabulary import IdColumn, distinct_runs
+from .types import PAD, Qrels, Run, as_id_array
+from .vocabulary import IdColumn
+
+_THREADS = max(1, min(4, os.cpu_count() or 1))  # block parsers; more would wait on memory, not on cores
 
 __all__ = ["TrecFormatError", "read_qrels", "read_run", "write_qrels", "write_run"]
 
@@ -51,32 +56,45 @@ _QRELS = _Layout("qid 0 docid rel", True, 3, np.int64, "label '{token}' is not a
 _RUN = _Layout("qid Q0 docid rank score tag", False, 4, np.float64, "score '{token}' is not a number", False)
 
 
-def _parse_block(path, layout: _Layout, buffer, newlines, line0):
-    """One block: (per id field (hashes, rows, repeats), numbers, 1-based line of each record)."""
+def _parse_block(path, layout: _Layout, columns, buffer, newlines, line0):
+    """One block: (per id column what it prepared, numbers, 1-based line of each record)."""
     n = len(layout.fields.split())
     exact, at_least = (n, None) if layout.exact else (None, n)
-    starts, ends, first, lines = fields(buffer, newlines, exact, at_least, lambda i: f"{path}:{line0 + i}",
-                                         layout.fields)
-    ids = [distinct_runs(tokens(buffer, starts[first + f], ends[first + f])) for f in layout.id_fields]
-    at = first + layout.number_field
-    values = numbers(buffer, starts[at], ends[at], layout.dtype, layout.message, lambda i: f"{path}:{line0 + lines[i]}")
+    starts, ends, lines = fields(buffer, newlines, exact, at_least, lambda i: f"{path}:{line0 + i}", layout.fields)
+    ids = [column.prepare(tokens(buffer, starts[:, f], ends[:, f])) for column, f in zip(columns, layout.id_fields)]
+    at = layout.number_field
+    values = numbers(buffer, starts[:, at], ends[:, at], layout.dtype, layout.message,
+                     lambda i: f"{path}:{line0 + lines[i]}")
     return ids, values, lines + line0 if layout.line_numbers else None
 
 
-def _read(path, layout: _Layout):
+def _read(path, layout: _Layout, known_docs=None):
     """Shared reader: (id codes and vocabularies, numbers, 1-based line of each record)."""
-    columns = [IdColumn(ordered=True), IdColumn(ordered=False)]  # queries in file order; doc order is free
+    # queries in file order; doc order is free, so docs are split into parts grouped in parallel
+    columns = [IdColumn(ordered=True), IdColumn(ordered=False, parts=1 if _THREADS == 1 else 4)]
     numbers, line_numbers = [], []
-    for block in blocks(path):
-        ids, values, lines = _parse_block(path, layout, *block)
-        for column, parts in zip(columns, ids):
-            column.add(*parts)
+
+    def gather(parsed) -> None:
+        ids, values, lines = parsed.result()
+        for column, prepared in zip(columns, ids):
+            column.add(prepared)
         numbers.append(values)
         line_numbers.append(lines)
-    try:
-        encoded = [column.encode() for column in columns]
-    except UnicodeDecodeError:
-        raise TrecFormatError(_not_utf8(path, layout.id_fields)) from None
+
+    # Blocks are parsed by a few threads (NumPy releases the GIL), in order; at most `_THREADS` blocks are in flight,
+    # so a buffer is refilled only once its block is parsed.
+    with ThreadPoolExecutor(_THREADS) as pool:
+        pending = deque()
+        for block in blocks(path, buffers=_THREADS + 1):
+            pending.append(pool.submit(_parse_block, path, layout, columns, *block))
+            if len(pending) == _THREADS:
+                gather(pending.popleft())
+        while pending:
+            gather(pending.popleft())
+        try:
+            encoded = [columns[0].encode(), columns[1].encode(known_docs, pool)]
+        except UnicodeDecodeError:
+            raise TrecFormatError(_not_utf8(path, layout.id_fields)) from None
     values = np.concatenate(numbers) if numbers else np.zeros(0, layout.dtype)
     lines = np.concatenate(line_numbers) if layout.line_numbers and line_numbers else None
     return encoded, values, lines
@@ -104,9 +122,14 @@ def read_qrels(path) -> Qrels:
     return Qrels.from_arrays(query_ids, doc_ids, indptr, doc_codes[order], labels[order])
 
 
-def read_run(path) -> Run:
-    """Read ``qid Q0 docid rank score tag`` lines; each query's docs keep file order (the scorer ranks them)."""
-    (queries, docs), scores, _ = _read(path, _RUN)
+def read_run(path, doc_ids=None) -> Run:
+    """Read ``qid Q0 docid rank score tag`` lines; each query's docs keep file order (the scorer ranks them).
+
+    `doc_ids`, e.g. ``qrels.doc_ids``: the run's vocabulary then starts with these ids (the same objects, in order),
+    followed by the run's other doc ids, and scoring against that qrels needs no translation of ids.
+    """
+    known = None if doc_ids is None else as_id_array(doc_ids)
+    (queries, docs), scores, _ = _read(path, _RUN, known)
     (query_codes, query_ids), (doc_codes, doc_ids) = queries, docs
     n_queries = len(query_ids)
     if len(query_codes) and np.any(query_codes[1:] < query_codes[:-1]):  # lines of queries interleaved

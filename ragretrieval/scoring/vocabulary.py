@@ -11,13 +11,15 @@ from .scan import NEWLINE, token_bytes
 
 
 def _hash(matrix: np.ndarray) -> np.ndarray:
-    """64-bit hash of each row (multiply-xorshift over the row's uint64 words)."""
+    """64-bit hash of each zero-padded row (multiply-xorshift over the row's uint64 words). Zero words (padding:
+    a token never holds eight NUL bytes) leave the hash as it is, so a row hashes alike at any padded width."""
     words = matrix.view(np.uint64)
     hashes = np.full(len(words), 0x9E3779B97F4A7C15, np.uint64)
-    for column in words.T:
-        hashes ^= column
-        hashes *= np.uint64(0xFF51AFD7ED558CCD)
-        hashes ^= hashes >> np.uint64(33)
+    for j, column in enumerate(words.T):
+        mixed = hashes ^ column
+        mixed *= np.uint64(0xFF51AFD7ED558CCD)
+        mixed ^= mixed >> np.uint64(33)
+        hashes = mixed if j == 0 else np.where(column != 0, mixed, hashes)
     hashes *= np.uint64(0xC4CEB9FE1A85EC53)
     hashes ^= hashes >> np.uint64(29)
     return hashes
@@ -32,6 +34,8 @@ def _group(hashes: np.ndarray, rows: np.ndarray, ordered: bool):
     Arrays are reused in place where possible (`hashes` is overwritten): fresh memory is slow to map.
     """
     n, step = len(hashes), 1 << 20
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
     bits = max(1, (n - 1).bit_length())
     low = np.uint64((1 << bits) - 1)
     keys = np.bitwise_and(hashes, ~low, out=hashes)  # the hash prefix above the row index
@@ -86,36 +90,112 @@ def _decode(rows: np.ndarray) -> np.ndarray:
 
 def distinct_runs(matrix: np.ndarray):
     """(hashes, rows, repeats) of the runs of equal consecutive ids in a block (a query's lines are one run);
-    repeats is None when no id repeats the one before it."""
-    hashes, rows = _hash(matrix), token_bytes(matrix)
-    head = np.ones(len(matrix), bool)
-    np.not_equal(hashes[1:], hashes[:-1], out=head[1:])
-    same = np.flatnonzero(~head[1:]) + 1
-    if len(same) == 0:
-        return hashes, rows, None
-    head[same] = rows[same] != rows[same - 1]  # equal hashes: compare the bytes too
+    repeats is None when no id repeats the one before it. Neighbours are compared word by word first, so only the
+    first id of each run is hashed."""
+    words = matrix.view(np.uint64)
+    head = np.zeros(len(matrix), bool)
+    head[:1] = True
+    for column in words.T:
+        head[1:] |= column[1:] != column[:-1]
+    rows = token_bytes(matrix)
+    if head.all():
+        return _hash(matrix), rows, None
     at = np.flatnonzero(head)
-    return hashes[at], rows[at], np.diff(at, append=len(matrix)).astype(np.int32)
+    return _hash(matrix[at]), rows[at], np.diff(at, append=len(matrix)).astype(np.int32)
 
 
 class IdColumn:
-    """One id field, gathered block by block."""
+    """One id field, gathered block by block: `prepare` a block's tokens (in any thread), `add` them in file order,
+    then `encode` once.
 
-    def __init__(self, ordered: bool):
-        self.ordered, self.heads, self.hashes, self.repeats = ordered, [], [], []
+    With `parts` > 1 (a power of two; for big columns whose code order is free), each block's distinct ids are split
+    by the top bits of their hash, and `encode` groups the parts independently, in parallel: an id always falls in
+    the same part, so the parts' vocabularies never overlap.
+    """
 
-    def add(self, hashes, rows, repeats) -> None:
-        self.hashes.append(hashes)
-        self.heads.append(rows)
-        self.repeats.append(repeats)
+    def __init__(self, ordered: bool, parts: int = 1):
+        self.ordered, self.parts, self.blocks = ordered, parts, []
 
-    def encode(self):
-        """(code per line, vocabulary)."""
-        if sum(len(rows) for rows in self.heads) == 0:
-            return np.zeros(0, np.int64), np.zeros(0, object)
-        rows = np.concatenate(self.heads)
-        codes, first = _group(np.concatenate(self.hashes), rows, self.ordered)
-        if any(r is not None for r in self.repeats):  # some lines repeat the id of the line before
-            ones = (np.ones(len(rows), np.int32) for rows in self.heads)
-            codes = np.repeat(codes, np.concatenate([o if r is None else r for r, o in zip(self.repeats, ones)]))
-        return codes, _decode(rows[first])
+    def prepare(self, matrix: np.ndarray):
+        hashes, rows, repeats = distinct_runs(matrix)
+        if self.parts == 1:
+            return [(None, hashes, rows)], len(rows), repeats
+        part = hashes >> np.uint64(64 - (self.parts - 1).bit_length())
+        pieces = []
+        for p in range(self.parts):
+            index = np.flatnonzero(part == p)
+            pieces.append((index, hashes[index], rows[index]))
+        return pieces, len(rows), repeats
+
+    def add(self, prepared) -> None:
+        self.blocks.append(prepared)
+
+    def encode(self, known=None, pool=None):
+        """(code per line, vocabulary). With `known` (an array of str ids), the vocabulary starts with those ids, in
+        their order and as the same objects, followed by the column's other ids."""
+        sizes = np.array([n for _, n, _ in self.blocks], dtype=np.int64)
+        if sizes.sum() == 0:
+            return np.zeros(0, np.int64), np.zeros(0, object) if known is None else known
+        offsets = np.cumsum(sizes) - sizes
+        mapper = map if pool is None or self.parts == 1 else pool.map
+
+        def group(p):
+            mine = [(split[p], offset) for (split, _, _), offset in zip(self.blocks, offsets)]
+            rows = np.concatenate([rows for (_, _, rows), _ in mine])
+            codes, first = _group(np.concatenate([hashes for (_, hashes, _), _ in mine]), rows, self.ordered)
+            index = None if self.parts == 1 else np.concatenate([i + offset for (i, _, _), offset in mine])
+            return index, codes, rows[first]
+
+        grouping = [pool.submit(group, p) for p in range(self.parts)] if mapper is not map else None
+        lookup = None if known is None else _KnownIds(known)  # meanwhile, in this thread
+        parts = [future.result() for future in grouping] if grouping else [group(p) for p in range(self.parts)]
+        vocabulary = np.concatenate([rows for _, _, rows in parts])
+        bases = np.cumsum([len(rows) for _, _, rows in parts]) - [len(rows) for _, _, rows in parts]
+        decoding = pool.submit(_decode, vocabulary) if pool is not None else None  # holds the GIL; the rest is NumPy
+        remap = new = None
+        if known is not None:
+            found = lookup.find(vocabulary)
+            new = found < 0
+            remap = np.where(new, len(known) + np.cumsum(new) - 1, found)
+        codes = np.empty(int(sizes.sum()), np.int64)
+
+        def place(p):
+            index, part_codes, _ = parts[p]
+            part_codes = part_codes + bases[p] if remap is None else remap[part_codes + bases[p]]
+            if index is None:
+                codes[:] = part_codes
+            else:
+                codes[index] = part_codes
+
+        list(mapper(place, range(self.parts)))
+        if any(r is not None for _, _, r in self.blocks):  # some lines repeat the id of the line before
+            counts = [np.ones(n, np.int32) if r is None else r for _, n, r in self.blocks]
+            codes = np.repeat(codes, np.concatenate(counts))
+        decoded = decoding.result() if decoding else _decode(vocabulary)
+        return codes, decoded if known is None else np.concatenate([known, decoded[new]])
+
+
+class _KnownIds:
+    """Given str ids, hashed and sorted once, to look byte rows up in: hashes joined, then bytes compared."""
+
+    def __init__(self, ids: np.ndarray):
+        self.ids = ids
+        self.encoded = np.array([i.encode("utf-8") for i in ids.tolist()], dtype=bytes)
+        if self.encoded.dtype.itemsize % 8:  # a width of whole words, as `_hash` reads them
+            self.encoded = self.encoded.astype(f"S{-(-self.encoded.dtype.itemsize // 8) * 8}")
+        hashes = _hash(self.encoded.view(np.uint8).reshape(len(ids), -1)) if len(ids) else np.zeros(0, np.uint64)
+        self.order = np.argsort(hashes)
+        self.hashes = hashes[self.order]
+        self.unique = not np.any(self.hashes[1:] == self.hashes[:-1])
+
+    def find(self, rows: np.ndarray) -> np.ndarray:
+        """Index in the ids of each distinct bytes row, -1 when absent."""
+        if len(self.ids) == 0:
+            return np.full(len(rows), -1, np.int64)
+        if not self.unique:  # two ids share a hash: look up by string instead
+            index = {k: i for i, k in enumerate(self.ids.tolist())}
+            return np.array([index.get(r, -1) for r in _decode(rows).tolist()], dtype=np.int64)
+        hashes = _hash(rows.view(np.uint8).reshape(len(rows), -1))
+        at = np.minimum(np.searchsorted(self.hashes, hashes), len(self.order) - 1)
+        candidate = self.order[at]
+        return np.where((self.hashes[at] == hashes) & (self.encoded[candidate] == rows), candidate, -1)
