@@ -18,12 +18,20 @@ class TrecFormatError(ValueError):
     """A malformed TREC file; the message starts with ``path:line:``."""
 
 
+class LineError(ValueError):
+    """A malformed line of a block, `line` counted from the block's first line (0-based); the caller names the file
+    and the line in the file."""
+
+    def __init__(self, line: int, detail: str):
+        super().__init__(detail)
+        self.line, self.detail = line, detail
+
+
 def blocks(path, buffers: int = 1):
-    """Yield (block, newline positions, number of the block's first line); blocks are whole lines, with spare bytes
-    after them, in `buffers` reused buffers taken in turn: a block's buffer is refilled `buffers` blocks later."""
+    """Yield (buffer, size): the first `size` bytes of `buffer` are whole lines, with spare bytes after the buffer's
+    data. `buffers` buffers are reused in turn: a block's buffer is refilled `buffers` blocks later."""
     ring = [np.empty(2 * BLOCK_BYTES + SLACK, np.uint8) for _ in range(buffers)]
-    buffer, turn = ring[0], 0
-    held, line = 0, 1  # bytes of an unfinished line kept at the front of the buffer
+    buffer, turn, held, first = ring[0], 0, 0, True  # held: bytes of an unfinished line kept at the front
     with open(path, "rb") as file:
         while True:
             if held + BLOCK_BYTES + SLACK > len(buffer):  # one line longer than a block
@@ -35,14 +43,14 @@ def blocks(path, buffers: int = 1):
             if got == 0:  # no final newline
                 buffer[end] = NEWLINE
                 end += 1
-            if line == 1 and bytes(buffer[:3]) == b"\xef\xbb\xbf":
+            if first and bytes(buffer[:3]) == b"\xef\xbb\xbf":
                 buffer[:3] = SPACE  # a UTF-8 byte-order mark is not part of the first id
-            newlines = np.flatnonzero(buffer[:end] == NEWLINE)
-            if len(newlines):
-                yield buffer, newlines, line
-                line += len(newlines)
-            cut = int(newlines[-1]) + 1 if len(newlines) else 0
+            first = False
+            cut = _after_last_newline(buffer, end)
             held = end - cut
+            if cut == 0:  # no whole line yet: keep reading into the same buffer
+                continue
+            yield buffer, cut
             turn = (turn + 1) % buffers
             following = ring[turn]
             if len(following) < held + BLOCK_BYTES + SLACK:
@@ -51,7 +59,20 @@ def blocks(path, buffers: int = 1):
             buffer = following
 
 
-def fields(buffer, newlines, exact: int | None, at_least: int | None, where, layout: str):
+def _after_last_newline(buffer, end: int) -> int:
+    """Position after the last newline in ``buffer[:end]``, 0 when there is none; the tail is searched first."""
+    for start in (max(0, end - 65536), 0):
+        found = np.flatnonzero(buffer[start:end] == NEWLINE)
+        if len(found):
+            return start + int(found[-1]) + 1
+    return 0
+
+
+def newlines_in(buffer, size: int) -> np.ndarray:
+    return np.flatnonzero(buffer[:size] == NEWLINE)
+
+
+def fields(buffer, newlines, exact: int | None, at_least: int | None, layout: str):
     """(starts, ends, lines): (lines x fields) token boundaries of the first `exact` or `at_least` fields of each
     non-blank line, and each such line's index in the block."""
     text = buffer[: int(newlines[-1]) + 1]
@@ -73,7 +94,7 @@ def fields(buffer, newlines, exact: int | None, at_least: int | None, where, lay
     if bad.any():
         i = int(np.argmax(bad))
         expected = f"{exact} fields" if exact is not None else f"at least {at_least} fields"
-        raise TrecFormatError(f"{where(i)}: expected {expected} ({layout}), got {counts[i]}")
+        raise LineError(i, f"expected {expected} ({layout}), got {counts[i]}")
     lines = np.flatnonzero(counts)
     at = (before - counts)[lines][:, None] + np.arange(fields)
     return starts[at], ends[at], lines
@@ -162,16 +183,16 @@ def _plain_numbers(buffer, starts, lengths, integers: bool):
     return np.where(negative, -value, value) if signed else value, plain
 
 
-def numbers(buffer, starts, ends, dtype, message: str, where):
+def numbers(buffer, starts, ends, dtype, message: str, line_of):
     """Parse a column of number tokens; the fast path first, NumPy's C parser for the rest; name the first bad one."""
     values, plain = _plain_numbers(buffer, starts, ends - starts, dtype == np.int64)
     rest = np.flatnonzero(~plain)
     if len(rest):
-        values[rest] = _general_numbers(tokens(buffer, starts[rest], ends[rest]), dtype, message, lambda i: where(rest[i]))
+        values[rest] = _general_numbers(tokens(buffer, starts[rest], ends[rest]), dtype, message, lambda i: line_of(rest[i]))
     return values
 
 
-def _general_numbers(matrix: np.ndarray, dtype, message: str, where):
+def _general_numbers(matrix: np.ndarray, dtype, message: str, line_of):
     joined = np.empty((len(matrix), matrix.shape[1] + 1), np.uint8)
     joined[:, :-1] = matrix
     joined[:, -1] = SPACE
@@ -188,7 +209,7 @@ def _general_numbers(matrix: np.ndarray, dtype, message: str, where):
     else:
         i = next(i for i, token in enumerate(token_bytes(matrix).tolist()) if not _parses(token, dtype))
     token = token_bytes(matrix)[i].decode("utf-8", "replace")
-    raise TrecFormatError(f"{where(i)}: {message.format(token=token[:40])}")
+    raise LineError(line_of(i), message.format(token=token[:40]))
 
 
 def _parses(token: bytes, dtype) -> bool:

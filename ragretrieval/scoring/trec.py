@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..atomic import atomic_writer
-from .scan import NEWLINE, SPACE, TrecFormatError, blocks, fields, numbers, tokens
+from .scan import NEWLINE, SPACE, LineError, TrecFormatError, blocks, fields, newlines_in, numbers, tokens
 from .types import PAD, Qrels, Run, as_id_array
 from .vocabulary import IdColumn
 
@@ -56,16 +56,16 @@ _QRELS = _Layout("qid 0 docid rel", True, 3, np.int64, "label '{token}' is not a
 _RUN = _Layout("qid Q0 docid rank score tag", False, 4, np.float64, "score '{token}' is not a number", False)
 
 
-def _parse_block(path, layout: _Layout, columns, buffer, newlines, line0):
-    """One block: (per id column what it prepared, numbers, 1-based line of each record)."""
+def _parse_block(layout: _Layout, columns, buffer, size):
+    """One block: (lines in the block, per id column what it prepared, numbers, block line of each record)."""
+    newlines = newlines_in(buffer, size)
     n = len(layout.fields.split())
     exact, at_least = (n, None) if layout.exact else (None, n)
-    starts, ends, lines = fields(buffer, newlines, exact, at_least, lambda i: f"{path}:{line0 + i}", layout.fields)
+    starts, ends, lines = fields(buffer, newlines, exact, at_least, layout.fields)
     ids = [column.prepare(tokens(buffer, starts[:, f], ends[:, f])) for column, f in zip(columns, layout.id_fields)]
     at = layout.number_field
-    values = numbers(buffer, starts[:, at], ends[:, at], layout.dtype, layout.message,
-                     lambda i: f"{path}:{line0 + lines[i]}")
-    return ids, values, lines + line0 if layout.line_numbers else None
+    values = numbers(buffer, starts[:, at], ends[:, at], layout.dtype, layout.message, lambda i: int(lines[i]))
+    return len(newlines), ids, values, lines if layout.line_numbers else None
 
 
 def _read(path, layout: _Layout, known_docs=None):
@@ -73,21 +73,27 @@ def _read(path, layout: _Layout, known_docs=None):
     # queries in file order; doc order is free, so docs are split into parts grouped in parallel
     columns = [IdColumn(ordered=True), IdColumn(ordered=False, parts=1 if _THREADS == 1 else 4)]
     numbers, line_numbers = [], []
+    first_line = 1
 
     def gather(parsed) -> None:
-        ids, values, lines = parsed.result()
+        nonlocal first_line
+        try:
+            n_lines, ids, values, lines = parsed.result()
+        except LineError as error:
+            raise TrecFormatError(f"{path}:{first_line + error.line}: {error.detail}") from None
         for column, prepared in zip(columns, ids):
             column.add(prepared)
         numbers.append(values)
-        line_numbers.append(lines)
+        line_numbers.append(None if lines is None else lines + first_line)
+        first_line += n_lines
 
-    # Blocks are parsed by a few threads (NumPy releases the GIL), in order; at most `_THREADS` blocks are in flight,
-    # so a buffer is refilled only once its block is parsed.
+    # Blocks are parsed by a few threads (NumPy releases the GIL) and gathered in order; with at most 2 x `_THREADS`
+    # blocks in flight and one more buffer, a buffer is refilled only once its block is parsed.
     with ThreadPoolExecutor(_THREADS) as pool:
         pending = deque()
-        for block in blocks(path, buffers=_THREADS + 1):
-            pending.append(pool.submit(_parse_block, path, layout, columns, *block))
-            if len(pending) == _THREADS:
+        for block in blocks(path, buffers=2 * _THREADS + 1):
+            pending.append(pool.submit(_parse_block, layout, columns, *block))
+            if len(pending) == 2 * _THREADS:
                 gather(pending.popleft())
         while pending:
             gather(pending.popleft())

@@ -120,7 +120,8 @@ class Run:
             scores = np.asarray(scores, dtype=np.float64)
             if scores.shape != codes.shape:
                 raise ValueError("scores must have the same shape as codes")
-            if np.isnan(scores[codes != PAD]).any():
+            nan = np.isnan(scores)
+            if nan.any() and (nan & (codes != PAD)).any():  # an empty slot's score is never read
                 raise ValueError("scores must not be NaN")
             scores = _frozen(scores)
         _check_unique(query_ids, "query")
