@@ -72,21 +72,33 @@ def newlines_in(buffer, size: int) -> np.ndarray:
     return np.flatnonzero(buffer[:size] == NEWLINE)
 
 
-def fields(buffer, newlines, exact: int | None, at_least: int | None, layout: str):
-    """(starts, ends, lines): (lines x fields) token boundaries of the first `exact` or `at_least` fields of each
-    non-blank line, and each such line's index in the block."""
+class Fields:
+    """Token boundaries of the first fields of each non-blank line of a block: `starts(f)`, `ends(f)` per field,
+    and `lines`, each such line's index in the block."""
+
+    def __init__(self, starts, ends, lines):
+        self._starts, self._ends, self.lines = starts, ends, lines
+
+    def starts(self, field: int) -> np.ndarray:
+        return self._starts(field) if callable(self._starts) else self._starts[:, field]
+
+    def ends(self, field: int) -> np.ndarray:
+        return self._ends(field) if callable(self._ends) else self._ends[:, field]
+
+
+def fields(buffer, newlines, exact: int | None, at_least: int | None, layout: str) -> Fields:
+    """The first `exact` (exactly that many) or `at_least` fields of each non-blank line; `LineError` otherwise."""
     text = buffer[: int(newlines[-1]) + 1]
+    count = exact or at_least
+    single = _single_spaced(text, newlines, count)
+    if single is not None:
+        return single
     blank = text <= SPACE
     edges = np.flatnonzero(blank[1:] != blank[:-1])
     edges += 1
     if not blank[0]:
         edges = np.concatenate(([0], edges))
     starts, ends = edges[0::2], edges[1::2]
-    fields = exact or at_least
-    if len(starts) == fields * len(newlines):  # maybe every line has exactly that many fields: no search needed
-        grid_starts, grid_ends = starts.reshape(-1, fields), ends.reshape(-1, fields)
-        if np.all(grid_ends[:, -1] <= newlines) and np.all(grid_starts[1:, 0] > newlines[:-1]):
-            return grid_starts, grid_ends, np.arange(len(newlines))
     before = np.searchsorted(starts, newlines)  # tokens that start before each line's newline
     counts = np.diff(before, prepend=0)
     bad = (counts != exact) if exact is not None else (counts < at_least)
@@ -96,8 +108,27 @@ def fields(buffer, newlines, exact: int | None, at_least: int | None, layout: st
         expected = f"{exact} fields" if exact is not None else f"at least {at_least} fields"
         raise LineError(i, f"expected {expected} ({layout}), got {counts[i]}")
     lines = np.flatnonzero(counts)
-    at = (before - counts)[lines][:, None] + np.arange(fields)
-    return starts[at], ends[at], lines
+    at = (before - counts)[lines][:, None] + np.arange(count)
+    return Fields(starts[at], ends[at], lines)
+
+
+def _single_spaced(text, newlines, count: int) -> Fields | None:
+    """The common layout, found from space positions alone: every line holds exactly `count` tokens separated by
+    single spaces, and no other blank bytes (tabs, CR, blank lines) occur. None when the block is laid out otherwise."""
+    spaces = np.flatnonzero(text == SPACE)
+    if len(spaces) != (count - 1) * len(newlines) or np.count_nonzero(text < SPACE) != len(newlines):
+        return None
+    grid = spaces.reshape(len(newlines), count - 1)
+    line_starts = np.concatenate(([0], newlines[:-1] + 1))
+    # sorted positions: a line's first space after its start and its last before its newline means count - 1
+    # spaces per line; gaps of at least 2 mean no empty token
+    if count > 1 and not (np.all(grid[:, 0] > line_starts) and np.all(newlines - grid[:, -1] > 1)
+                          and np.all(np.diff(grid, axis=1) > 1)):
+        return None
+    if count == 1 and not np.all(newlines > line_starts):
+        return None
+    return Fields(lambda f: line_starts if f == 0 else grid[:, f - 1] + 1,
+                  lambda f: newlines if f == count - 1 else grid[:, f], np.arange(len(newlines)))
 
 
 def tokens(buffer, starts, ends) -> np.ndarray:
