@@ -71,7 +71,7 @@ def _parse_block(layout: _Layout, columns, buffer, size):
 def _read(path, layout: _Layout, known_docs=None):
     """Shared reader: (id codes and vocabularies, numbers, 1-based line of each record)."""
     # queries in file order; doc order is free, so docs are split into parts grouped in parallel
-    columns = [IdColumn(ordered=True), IdColumn(ordered=False, parts=1 if _THREADS == 1 else 4)]
+    columns = [IdColumn(ordered=True), IdColumn(ordered=False, parts=1 if _THREADS == 1 else 4, known=known_docs)]
     numbers, line_numbers = [], []
     first_line = 1
 
@@ -98,7 +98,7 @@ def _read(path, layout: _Layout, known_docs=None):
         while pending:
             gather(pending.popleft())
         try:
-            encoded = [columns[0].encode(), columns[1].encode(known_docs, pool)]
+            encoded = [columns[0].encode(), columns[1].encode(pool)]
         except UnicodeDecodeError:
             raise TrecFormatError(_not_utf8(path, layout.id_fields)) from None
     values = np.concatenate(numbers) if numbers else np.zeros(0, layout.dtype)
@@ -123,9 +123,8 @@ def read_qrels(path) -> Qrels:
             f"{path}:{lines[record]}: duplicate judgement for query {query_ids[query_codes[record]]}, "
             f"document {doc_ids[doc_codes[record]]} (first on line {lines[first]})"
         )
-    order = np.argsort(query_codes, kind="stable")
     indptr = np.concatenate(([0], np.cumsum(np.bincount(query_codes, minlength=len(query_ids)))))
-    return Qrels.from_arrays(query_ids, doc_ids, indptr, doc_codes[order], labels[order])
+    return Qrels.from_arrays(query_ids, doc_ids, indptr, doc_codes[order], labels[order])  # by query, then doc
 
 
 def read_run(path, doc_ids=None) -> Run:

@@ -63,12 +63,15 @@ class Qrels:
             raise ValueError("doc_codes must index into doc_ids")
         _check_unique(query_ids, "query")
         rows = np.repeat(np.arange(len(query_ids)), np.diff(indptr))
-        order = np.lexsort((doc_codes, rows))
-        doc_codes, labels = doc_codes[order], labels[order]
-        same = (rows[1:] == rows[:-1]) & (doc_codes[1:] == doc_codes[:-1])
-        if np.any(same):
-            i = int(np.flatnonzero(same)[0])
-            raise ValueError(f"duplicate label for query {query_ids[rows[i]]!r}, document {doc_ids[doc_codes[i]]!r}")
+        keys = rows * max(len(doc_ids), 1) + doc_codes
+        if not np.all(keys[1:] > keys[:-1]):  # not yet sorted by doc within each query, or a label repeats
+            order = np.argsort(keys, kind="stable")
+            doc_codes, labels, keys = doc_codes[order], labels[order], keys[order]
+            same = keys[1:] == keys[:-1]
+            if np.any(same):
+                i = int(np.flatnonzero(same)[0])
+                raise ValueError(
+                    f"duplicate label for query {query_ids[rows[i]]!r}, document {doc_ids[doc_codes[i]]!r}")
         return cls(*(_frozen(a) for a in (query_ids, doc_ids, indptr, doc_codes, labels)))
 
     @classmethod

@@ -113,8 +113,11 @@ class IdColumn:
     the same part, so the parts' vocabularies never overlap.
     """
 
-    def __init__(self, ordered: bool, parts: int = 1):
+    def __init__(self, ordered: bool, parts: int = 1, known=None):
+        """`known` (an array of str ids): the vocabulary will start with those ids, in their order and as the same
+        objects, followed by the column's other ids."""
         self.ordered, self.parts, self.blocks = ordered, parts, []
+        self.known, self._lookup = known, None
 
     def prepare(self, matrix: np.ndarray):
         hashes, rows, repeats = distinct_runs(matrix)
@@ -128,51 +131,68 @@ class IdColumn:
         return pieces, len(rows), repeats
 
     def add(self, prepared) -> None:
+        if self.known is not None and self._lookup is None:  # once, while the first blocks are being parsed
+            self._lookup = _KnownIds(self.known)
         self.blocks.append(prepared)
 
-    def encode(self, known=None, pool=None):
-        """(code per line, vocabulary). With `known` (an array of str ids), the vocabulary starts with those ids, in
-        their order and as the same objects, followed by the column's other ids."""
+    def encode(self, pool=None):
+        """(code per line, vocabulary)."""
+        known = self.known
         sizes = np.array([n for _, n, _ in self.blocks], dtype=np.int64)
         if sizes.sum() == 0:
             return np.zeros(0, np.int64), np.zeros(0, object) if known is None else known
         offsets = np.cumsum(sizes) - sizes
-        mapper = map if pool is None or self.parts == 1 else pool.map
 
         def group(p):
+            """Part p: (line index or None, code per line, distinct rows, index of each in `known` or -1)."""
             mine = [(split[p], offset) for (split, _, _), offset in zip(self.blocks, offsets)]
             rows = np.concatenate([rows for (_, _, rows), _ in mine])
             codes, first = _group(np.concatenate([hashes for (_, hashes, _), _ in mine]), rows, self.ordered)
             index = None if self.parts == 1 else np.concatenate([i + offset for (i, _, _), offset in mine])
-            return index, codes, rows[first]
+            distinct = rows[first]
+            return index, codes, distinct, None if known is None else self._lookup.find(distinct)
 
-        grouping = [pool.submit(group, p) for p in range(self.parts)] if mapper is not map else None
-        lookup = None if known is None else _KnownIds(known)  # meanwhile, in this thread
-        parts = [future.result() for future in grouping] if grouping else [group(p) for p in range(self.parts)]
-        vocabulary = np.concatenate([rows for _, _, rows in parts])
-        bases = np.cumsum([len(rows) for _, _, rows in parts]) - [len(rows) for _, _, rows in parts]
-        decoding = pool.submit(_decode, vocabulary) if pool is not None else None  # holds the GIL; the rest is NumPy
-        remap = new = None
-        if known is not None:
-            found = lookup.find(vocabulary)
-            new = found < 0
-            remap = np.where(new, len(known) + np.cumsum(new) - 1, found)
+        # Parts are taken in order as they are grouped: their codes placed by the pool, their new ids decoded here
+        # (decoding holds the GIL; the rest is NumPy, which does not).
+        grouping = [pool.submit(group, p) for p in range(self.parts)] if pool and self.parts > 1 else None
         codes = np.empty(int(sizes.sum()), np.int64)
-
-        def place(p):
-            index, part_codes, _ = parts[p]
-            part_codes = part_codes + bases[p] if remap is None else remap[part_codes + bases[p]]
-            if index is None:
-                codes[:] = part_codes
+        decoded, placing, base, n_new = [], [], 0, 0
+        for p in range(self.parts):
+            index, part_codes, distinct, found = grouping[p].result() if grouping else group(p)
+            if found is None:
+                placing.append(_submit(pool, _place, codes, index, part_codes + base))
+                decoded.append(_decode(distinct))
             else:
-                codes[index] = part_codes
-
-        list(mapper(place, range(self.parts)))
+                new = found < 0
+                found[new] = len(known) + n_new + np.arange(np.count_nonzero(new))
+                n_new += np.count_nonzero(new)
+                placing.append(_submit(pool, _place, codes, index, found, part_codes))
+                decoded.append(_decode(distinct[new]))
+            base += len(distinct)
+        for future in placing:
+            future.result()
         if any(r is not None for _, _, r in self.blocks):  # some lines repeat the id of the line before
             counts = [np.ones(n, np.int32) if r is None else r for _, n, r in self.blocks]
             codes = np.repeat(codes, np.concatenate(counts))
-        decoded = decoding.result() if decoding else _decode(vocabulary)
-        return codes, decoded if known is None else np.concatenate([known, decoded[new]])
+        return codes, np.concatenate(decoded if known is None else [known, *decoded])
+
+
+class _Done:
+    def __init__(self, value):
+        self.value = value
+
+    def result(self):
+        return self.value
+
+
+def _submit(pool, function, *args):
+    """`pool.submit`, or the call itself (as a done future) without a pool."""
+    return pool.submit(function, *args) if pool is not None else _Done(function(*args))
+
+
+def _place(codes, index, values, by=None) -> None:
+    """codes[index] = values (values[by] when `by` is given); all of `codes` when `index` is None."""
+    codes[slice(None) if index is None else index] = values if by is None else values[by]
 
 
 class _KnownIds:
@@ -190,12 +210,16 @@ class _KnownIds:
 
     def find(self, rows: np.ndarray) -> np.ndarray:
         """Index in the ids of each distinct bytes row, -1 when absent."""
-        if len(self.ids) == 0:
+        if len(self.ids) == 0 or len(rows) == 0:
             return np.full(len(rows), -1, np.int64)
         if not self.unique:  # two ids share a hash: look up by string instead
             index = {k: i for i, k in enumerate(self.ids.tolist())}
             return np.array([index.get(r, -1) for r in _decode(rows).tolist()], dtype=np.int64)
         hashes = _hash(rows.view(np.uint8).reshape(len(rows), -1))
         at = np.minimum(np.searchsorted(self.hashes, hashes), len(self.order) - 1)
-        candidate = self.order[at]
-        return np.where((self.hashes[at] == hashes) & (self.encoded[candidate] == rows), candidate, -1)
+        found = np.full(len(rows), -1, np.int64)
+        hit = np.flatnonzero(self.hashes[at] == hashes)
+        candidate = self.order[at[hit]]
+        same = self.encoded[candidate] == rows[hit]  # the bytes, only where the hashes agree
+        found[hit[same]] = candidate[same]
+        return found
