@@ -98,7 +98,7 @@ def _read(path, layout: _Layout, known_docs=None):
         while pending:
             gather(pending.popleft())
         try:
-            encoded = [columns[0].encode(), columns[1].encode(pool)]
+            encoded = [columns[0].encode(runs=True), columns[1].encode(pool)]
         except UnicodeDecodeError:
             raise TrecFormatError(_not_utf8(path, layout.id_fields)) from None
     values = np.concatenate(numbers) if numbers else np.zeros(0, layout.dtype)
@@ -109,7 +109,8 @@ def _read(path, layout: _Layout, known_docs=None):
 def read_qrels(path) -> Qrels:
     """Read ``qid 0 docid label`` lines; a (query, document) pair judged twice is an error."""
     (queries, docs), labels, lines = _read(path, _QRELS)
-    (query_codes, query_ids), (doc_codes, doc_ids) = queries, docs
+    ((heads, lengths), query_ids), (doc_codes, doc_ids) = queries, docs
+    query_codes = np.repeat(heads, lengths)
     if len(labels) == 0:
         raise TrecFormatError(f"{path}: no judgements in the file")
     keys = query_codes * len(doc_ids) + doc_codes
@@ -135,15 +136,20 @@ def read_run(path, doc_ids=None) -> Run:
     """
     known = None if doc_ids is None else as_id_array(doc_ids)
     (queries, docs), scores, _ = _read(path, _RUN, known)
-    (query_codes, query_ids), (doc_codes, doc_ids) = queries, docs
-    n_queries = len(query_ids)
-    if len(query_codes) and np.any(query_codes[1:] < query_codes[:-1]):  # lines of queries interleaved
+    ((heads, lengths), query_ids), (doc_codes, doc_ids) = queries, docs
+    n_queries, query_codes = len(query_ids), None
+    if np.all(heads[1:] >= heads[:-1]):  # each query's lines together (codes follow first appearance)
+        counts = np.bincount(heads, weights=lengths, minlength=n_queries).astype(np.int64)
+    else:  # lines of queries interleaved
+        query_codes = np.repeat(heads, lengths)
         order = np.argsort(query_codes, kind="stable")
         query_codes, doc_codes, scores = query_codes[order], doc_codes[order], scores[order]
-    counts = np.bincount(query_codes, minlength=n_queries)
+        counts = np.bincount(query_codes, minlength=n_queries)
     depth = int(counts.max(initial=0))
     if len(counts) and np.all(counts == depth):
         return Run.from_arrays(query_ids, doc_ids, doc_codes.reshape(n_queries, depth), scores.reshape(n_queries, -1))
+    if query_codes is None:
+        query_codes = np.repeat(np.arange(n_queries), counts)
     position = np.arange(len(query_codes)) - np.repeat(np.cumsum(counts) - counts, counts)
     codes = np.full((n_queries, depth), PAD, np.int64)
     codes[query_codes, position] = doc_codes

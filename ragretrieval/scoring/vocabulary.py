@@ -135,12 +135,14 @@ class IdColumn:
             self._lookup = _KnownIds(self.known)
         self.blocks.append(prepared)
 
-    def encode(self, pool=None):
-        """(code per line, vocabulary)."""
+    def encode(self, pool=None, runs: bool = False):
+        """(code per line, vocabulary); with `runs`, ((code, length) of each run of equal consecutive ids,
+        vocabulary)."""
         known = self.known
         sizes = np.array([n for _, n, _ in self.blocks], dtype=np.int64)
         if sizes.sum() == 0:
-            return np.zeros(0, np.int64), np.zeros(0, object) if known is None else known
+            empty = np.zeros(0, np.int64)
+            return (empty, empty) if runs else empty, np.zeros(0, object) if known is None else known
         offsets = np.cumsum(sizes) - sizes
 
         def group(p):
@@ -171,10 +173,12 @@ class IdColumn:
             base += len(distinct)
         for future in placing:
             future.result()
+        vocabulary = np.concatenate(decoded if known is None else [known, *decoded])
+        if runs:
+            return (codes, np.concatenate([np.ones(n, np.int32) if r is None else r for _, n, r in self.blocks])), vocabulary
         if any(r is not None for _, _, r in self.blocks):  # some lines repeat the id of the line before
-            counts = [np.ones(n, np.int32) if r is None else r for _, n, r in self.blocks]
-            codes = np.repeat(codes, np.concatenate(counts))
-        return codes, np.concatenate(decoded if known is None else [known, *decoded])
+            codes = np.repeat(codes, np.concatenate([np.ones(n, np.int32) if r is None else r for _, n, r in self.blocks]))
+        return codes, vocabulary
 
 
 class _Done:
