@@ -204,17 +204,22 @@ class _KnownIds:
 
     def __init__(self, ids: np.ndarray):
         self.ids = ids
-        self.encoded = np.array([i.encode("utf-8") for i in ids.tolist()], dtype=bytes)
+        encoded = [i.encode("utf-8") for i in ids.tolist()]
+        self.encoded = np.array(encoded, dtype=bytes)
         if self.encoded.dtype.itemsize % 8:  # a width of whole words, as `_hash` reads them
             self.encoded = self.encoded.astype(f"S{-(-self.encoded.dtype.itemsize // 8) * 8}")
-        hashes = _hash(self.encoded.view(np.uint8).reshape(len(ids), -1)) if len(ids) else np.zeros(0, np.uint64)
-        self.order = np.argsort(hashes)
-        self.hashes = hashes[self.order]
+        # An id ending in NUL would read as the same fixed-width bytes as the id without it; no token holds a NUL
+        # (it separates fields), so such ids are left out: they match nothing.
+        lengths = np.fromiter(map(len, encoded), np.int64, len(encoded))
+        usable = np.flatnonzero(lengths == np.char.str_len(self.encoded)) if len(ids) else np.zeros(0, np.int64)
+        hashes = _hash(self.encoded[usable].view(np.uint8).reshape(len(usable), -1)) if len(usable) else usable
+        by_hash = np.argsort(hashes)
+        self.order, self.hashes = usable[by_hash], hashes[by_hash].astype(np.uint64)
         self.unique = not np.any(self.hashes[1:] == self.hashes[:-1])
 
     def find(self, rows: np.ndarray) -> np.ndarray:
         """Index in the ids of each distinct bytes row, -1 when absent."""
-        if len(self.ids) == 0 or len(rows) == 0:
+        if len(self.order) == 0 or len(rows) == 0:
             return np.full(len(rows), -1, np.int64)
         if not self.unique:  # two ids share a hash: look up by string instead
             index = {k: i for i, k in enumerate(self.ids.tolist())}
