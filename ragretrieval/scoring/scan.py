@@ -123,7 +123,7 @@ def _single_spaced(text, newlines, count: int) -> Fields | None:
     # sorted positions: a line's first space after its start and its last before its newline means count - 1
     # spaces per line; gaps of at least 2 mean no empty token
     if count > 1 and not (np.all(grid[:, 0] > line_starts) and np.all(newlines - grid[:, -1] > 1)
-                          and np.all(np.diff(grid, axis=1) > 1)):
+                          and np.all(np.diff(spaces) > 1)):
         return None
     if count == 1 and not np.all(newlines > line_starts):
         return None
@@ -181,6 +181,8 @@ def _plain_numbers(buffer, starts, lengths, integers: bool):
     """
     words = np.ndarray((len(buffer) - 7,), "<u8", buffer, 0, (1,))  # a word at every byte offset
     head = words[starts]
+    if not integers and len(lengths) and lengths.max() <= 8:
+        return _short_decimals(head, lengths)
     first = (head & np.uint64(0xFF)).astype(np.uint8)
     negative = first == ord("-")
     sign = (negative | (first == ord("+"))).astype(np.int64)
@@ -212,6 +214,27 @@ def _plain_numbers(buffer, starts, lengths, integers: bool):
     value = whole_value.astype(np.float64)
     value /= 1e8
     return np.where(negative, -value, value) if signed else value, plain
+
+
+def _short_decimals(head: np.ndarray, lengths: np.ndarray):
+    """(values, plain) for a column of tokens of at most 8 bytes, each in one word: ``digits[.digits]`` with its
+    point taken out reads as one integer m of up to 8 digits, and the value is m / 10**f (f digits after the point),
+    one correctly rounded division, so the same double as the general path gives. Signs and exponents are not
+    plain here (they go to the general parser)."""
+    point = np.minimum(_first_byte(head, ord(".")), lengths)
+    has_point = point < lengths
+    digits = lengths - has_point
+    low = head & _LOW_BYTES[point]
+    high = (head >> (8 * np.minimum(point + 1, 7)).astype(np.uint64)) & _LOW_BYTES[np.maximum(lengths - point - 1, 0)]
+    joined = low | (high << (8 * point).astype(np.uint64))  # the digits, point removed, in the low bytes
+    joined <<= (8 * (8 - digits)).astype(np.uint64)
+    joined |= _DIGIT_ZEROS & _LOW_BYTES[8 - digits]
+    value, plain = _eight_digits(joined)
+    plain &= digits >= 1
+    return value.astype(np.float64) / _POW10_FLOAT[np.maximum(lengths - point - 1, 0)], plain
+
+
+_POW10_FLOAT = 10.0 ** np.arange(9)
 
 
 def numbers(buffer, starts, ends, dtype, message: str, line_of):
