@@ -6,6 +6,8 @@ layout, and compares with the default path on the same real data; cases come fro
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -270,3 +272,35 @@ def test_malformed_single_spaced_lines_name_their_line(tmp_path, monkeypatch, bl
     with pytest.raises(TrecFormatError) as error:
         (read_qrels if kind == "qrels" else read_run)(path)
     assert str(error.value) == f"{path}:{line}: {message}"
+
+
+def word_parse(parser, tokens_):
+    """Run a word-at-a-time number parser of `scan` over space-separated tokens: (values, plain)."""
+    data = (" ".join(tokens_) + " ").encode()
+    buffer = np.frombuffer(data + bytes(64), np.uint8).copy()
+    ends = np.flatnonzero(buffer[: len(data)] == ord(" "))
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    if parser == "short":
+        return scan._short_decimals(np.ndarray((len(buffer) - 7,), "<u8", buffer, 0, (1,))[starts], ends - starts)
+    return scan._plain_numbers(buffer, starts, ends - starts, integers=False)
+
+
+@pytest.mark.parametrize("parser", ["short", "plain"])
+def test_number_fast_paths_read_what_python_reads(parser):
+    """Both word-at-a-time number parsers (`_short_decimals` for columns of tokens up to 8 bytes, `_plain_numbers`
+    otherwise) call plain exactly the tokens of their grammar and read them as the very double float() gives;
+    everything else is left to the general parser."""
+    rng = np.random.default_rng(7)
+    alphabet = list("0123456789" * 3 + ".+-eE") + ["x"]
+    tokens_ = ["".join(rng.choice(alphabet, int(rng.integers(1, 9)))) for _ in range(20000)]
+    tokens_ += ["0.990423", "12.5", "5.", ".5", ".", "1.2.3", "00000001", "99999999", "-0.25", "+7"]
+    if parser == "plain":
+        tokens_ += ["12345678.12345678", "-1.000000001", "123456789"]
+    grammar = r"\d*\.?\d*" if parser == "short" else r"[+-]?\d{0,8}(\.\d{0,8})?"
+    values, plain = word_parse(parser, tokens_)
+    for token, value, is_plain in zip(tokens_, values, plain):
+        expected = bool(re.fullmatch(grammar, token) and re.search(r"\d", token))
+        if parser == "plain" and expected and abs(float(token)) >= 2**53 / 1e8:
+            expected = False  # its digits times 10**8 would pass 2**53: left to the general parser
+        assert is_plain == expected, token
+        assert not is_plain or value == float(token), token
