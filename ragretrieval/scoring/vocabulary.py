@@ -33,7 +33,7 @@ def _group(hashes: np.ndarray, rows: np.ndarray, ordered: bool):
     then every row is compared byte for byte with its group's first row, and groups that mix ids are re-split exactly.
     Arrays are reused in place where possible (`hashes` is overwritten): fresh memory is slow to map.
     """
-    n, step = len(hashes), 1 << 20
+    n = len(hashes)
     if n == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     bits = max(1, (n - 1).bit_length())
@@ -50,9 +50,12 @@ def _group(hashes: np.ndarray, rows: np.ndarray, ordered: bool):
     group -= 1
     codes = np.empty(n, np.int64)
     codes[order] = group
-    representatives = rows[first]
-    mixed = [np.flatnonzero(rows[i : i + step] != representatives[codes[i : i + step]]) + i for i in range(0, n, step)]
-    mixed = np.concatenate(mixed)
+    words = rows.view(np.uint64).reshape(n, -1)  # rows are whole words wide, so compare word by word (fast)
+    representatives = rows[first].view(np.uint64).reshape(len(first), -1)
+    differ = np.zeros(n, bool)
+    for j in range(words.shape[1]):
+        differ |= np.ascontiguousarray(representatives[:, j])[codes] != words[:, j]
+    mixed = np.flatnonzero(differ)
     if len(mixed) == 0 and not ordered:
         return codes, first
     live = len(first)
