@@ -146,7 +146,8 @@ def judged_ranks(
     the document is not retrieved (or only below `depth`).
 
     `run_rows[i]` is the run row of qrels query i (-1 when the run lacks it); `judged_run_codes` gives, per
-    judgement, the document's code in the run's vocabulary (-1 when the run never retrieves it).
+    judgement, the document's code in the run's vocabulary (-1 when the run never retrieves it, or when its rank is
+    not wanted: it is then left at 0).
     """
     ranks = np.zeros(len(qrels.doc_codes), dtype=np.int64)
     lexical = LexicalOrder(run.doc_ids)

@@ -82,8 +82,8 @@ def score(
     run_rows = _run_rows(qrels, run)
     missing = qrels.query_ids[run_rows < 0].tolist()
     selected = slice(None) if queries == "all" or not missing else np.flatnonzero(run_rows >= 0)
-    ranks = judged_ranks(qrels, run, run_rows, _judged_run_codes(qrels, run), ties=ties, duplicates=duplicates,
-                         depth=depth)
+    wanted = np.where(qrels.labels > 0, _judged_run_codes(qrels, run), -1)  # labels <= 0 add to no metric
+    ranks = judged_ranks(qrels, run, run_rows, wanted, ties=ties, duplicates=duplicates, depth=depth)
     rows = np.repeat(np.arange(qrels.n_queries), np.diff(qrels.indptr))
     kernel = Kernel(rows, qrels.labels, ranks, qrels.n_queries, rel_level, [m.k for m in metrics])
     per_query = {m.name: kernel.compute(m)[selected] for m in metrics}
