@@ -2,8 +2,9 @@
 
 Data (seeded): N queries x DEPTH retrieved docs with ids like ``doc123456`` and distinct, descending scores; each
 query has 1-5 relevant docs labelled 1-3, about 60% of them retrieved somewhere in the ranking.
-Timings are the best of --repeat runs (the two end-to-end file paths are timed in turns). Our scorer is single-threaded NumPy and our TREC reader parses blocks on up to
-four threads; ranx's kernels use every core (numba prange); pytrec_eval is single-threaded C++ over Python dicts.
+Timings are the best of --repeat runs (the two end-to-end file paths are timed in turns). Our scorer is
+single-threaded NumPy and our TREC reader parses blocks on up to four threads; ranx's kernels use every core (numba
+prange); pytrec_eval is single-threaded C++ over Python dicts.
 
     python benchmarks/bench_scorer.py                  # 100,000 queries x 100 docs (10M run lines)
     python benchmarks/bench_scorer.py --queries 2000   # a quick smoke run

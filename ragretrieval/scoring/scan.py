@@ -242,7 +242,8 @@ def numbers(buffer, starts, ends, dtype, message: str, line_of):
     values, plain = _plain_numbers(buffer, starts, ends - starts, dtype == np.int64)
     rest = np.flatnonzero(~plain)
     if len(rest):
-        values[rest] = _general_numbers(tokens(buffer, starts[rest], ends[rest]), dtype, message, lambda i: line_of(rest[i]))
+        matrix = tokens(buffer, starts[rest], ends[rest])
+        values[rest] = _general_numbers(matrix, dtype, message, lambda i: line_of(rest[i]))
     return values
 
 

@@ -62,7 +62,8 @@ def _parse_block(layout: _Layout, columns, buffer, size):
     n = len(layout.fields.split())
     exact, at_least = (n, None) if layout.exact else (None, n)
     found = fields(buffer, newlines, exact, at_least, layout.fields)
-    ids = [column.prepare(tokens(buffer, found.starts(f), found.ends(f))) for column, f in zip(columns, layout.id_fields)]
+    ids = [column.prepare(tokens(buffer, found.starts(f), found.ends(f)))
+           for column, f in zip(columns, layout.id_fields)]
     at, lines = layout.number_field, found.lines
     values = numbers(buffer, found.starts(at), found.ends(at), layout.dtype, layout.message, lambda i: int(lines[i]))
     return len(newlines), ids, values, lines if layout.line_numbers else None

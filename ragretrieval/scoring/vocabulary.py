@@ -177,10 +177,10 @@ class IdColumn:
         for future in placing:
             future.result()
         vocabulary = np.concatenate(decoded if known is None else [known, *decoded])
-        if runs:
-            return (codes, np.concatenate([np.ones(n, np.int32) if r is None else r for _, n, r in self.blocks])), vocabulary
-        if any(r is not None for _, _, r in self.blocks):  # some lines repeat the id of the line before
-            codes = np.repeat(codes, np.concatenate([np.ones(n, np.int32) if r is None else r for _, n, r in self.blocks]))
+        repeats = any(r is not None for _, _, r in self.blocks)  # some lines repeat the id of the line before
+        if runs or repeats:
+            lengths = np.concatenate([np.ones(n, np.int32) if r is None else r for _, n, r in self.blocks])
+            return ((codes, lengths) if runs else np.repeat(codes, lengths)), vocabulary
         return codes, vocabulary
 
 
