@@ -29,7 +29,10 @@ class LineError(ValueError):
 
 def blocks(path, buffers: int = 1):
     """Yield (buffer, size): the first `size` bytes of `buffer` are whole lines, with spare bytes after the buffer's
-    data. `buffers` buffers are reused in turn: a block's buffer is refilled `buffers` blocks later."""
+    data. `buffers` buffers are reused in turn: a block's buffer is refilled `buffers` blocks later.
+
+    For parallel parsing this is safe only if (1) fewer than `buffers` blocks are still being parsed whenever the
+    generator resumes, and (2) parsing never writes into a buffer (`tokens` and the number parsers copy or read)."""
     ring = [np.empty(2 * BLOCK_BYTES + SLACK, np.uint8) for _ in range(buffers)]
     buffer, turn, held, first = ring[0], 0, 0, True  # held: bytes of an unfinished line kept at the front
     with open(path, "rb") as file:
@@ -216,6 +219,8 @@ def _plain_numbers(buffer, starts, lengths, integers: bool):
     return np.where(negative, -value, value) if signed else value, plain
 
 
+# NumPy defines uint64 shifts by 64 or more (they give 0); the parsers below rely on it only for tokens that either
+# fail validation anyway or gain zero digits.
 def _short_decimals(head: np.ndarray, lengths: np.ndarray):
     """(values, plain) for a column of tokens of at most 8 bytes, each in one word: ``digits[.digits]`` with its
     point taken out reads as one integer m of up to 8 digits, and the value is m / 10**f (f digits after the point),
@@ -252,12 +257,16 @@ def _general_numbers(matrix: np.ndarray, dtype, message: str, line_of):
     joined[:, :-1] = matrix
     joined[:, -1] = SPACE
     flat = joined.ravel()
+    text = flat[flat != 0].tobytes()
     try:
-        values = np.fromstring(flat[flat != 0].tobytes(), dtype=dtype, sep=" ")
+        values = np.fromstring(text, dtype=dtype, sep=" ")
     except ValueError:
         values = None
     if values is not None and len(values) == len(matrix):
-        bad = np.isnan(values) if values.dtype.kind == "f" else np.zeros(len(values), bool)
+        if values.dtype.kind == "f":
+            bad = np.isnan(values)
+        else:  # the C parser saturates: an integer beyond int64 would read as the largest one
+            bad = np.fromstring(text, dtype=np.float64, sep=" ") != values.astype(np.float64)
         if not bad.any():
             return values
         i = int(np.argmax(bad))

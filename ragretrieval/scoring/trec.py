@@ -11,6 +11,7 @@ Errors are `TrecFormatError` naming the file and the 1-based line: ``run.txt:7: 
 from __future__ import annotations
 
 import os
+import re
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ def _not_utf8(path, id_fields) -> str:
     with open(path, "rb") as file:
         for number, line in enumerate(file, start=1):
             for name, field in zip(("query", "document"), id_fields):
-                token = (line.split()[field:] or [b""])[0]
+                token = (re.split(rb"[\x00-\x20]+", line.strip(bytes(range(33))))[field:] or [b""])[0]
                 try:
                     token.decode("utf-8")
                 except UnicodeDecodeError:
@@ -126,7 +127,8 @@ def read_qrels(path) -> Qrels:
             f"document {doc_ids[doc_codes[record]]} (first on line {lines[first]})"
         )
     indptr = np.concatenate(([0], np.cumsum(np.bincount(query_codes, minlength=len(query_ids)))))
-    return Qrels.from_arrays(query_ids, doc_ids, indptr, doc_codes[order], labels[order])  # by query, then doc
+    # sorted by query, then doc; the vocabularies are unique by construction
+    return Qrels.from_arrays(query_ids, doc_ids, indptr, doc_codes[order], labels[order], check_ids=False)
 
 
 def read_run(path, doc_ids=None) -> Run:
@@ -148,7 +150,8 @@ def read_run(path, doc_ids=None) -> Run:
         counts = np.bincount(query_codes, minlength=n_queries)
     depth = int(counts.max(initial=0))
     if len(counts) and np.all(counts == depth):
-        return Run.from_arrays(query_ids, doc_ids, doc_codes.reshape(n_queries, depth), scores.reshape(n_queries, -1))
+        shaped = doc_codes.reshape(n_queries, depth), scores.reshape(n_queries, -1)
+        return Run.from_arrays(query_ids, doc_ids, *shaped, check_ids=False)  # vocabularies unique by construction
     if query_codes is None:
         query_codes = np.repeat(np.arange(n_queries), counts)
     position = np.arange(len(query_codes)) - np.repeat(np.cumsum(counts) - counts, counts)
@@ -156,7 +159,7 @@ def read_run(path, doc_ids=None) -> Run:
     codes[query_codes, position] = doc_codes
     matrix = np.full((n_queries, depth), -np.inf)
     matrix[query_codes, position] = scores
-    return Run.from_arrays(query_ids, doc_ids, codes, matrix)
+    return Run.from_arrays(query_ids, doc_ids, codes, matrix, check_ids=False)
 
 
 # ---------------------------------------------------------------------------------------------------------- writing
@@ -167,6 +170,8 @@ _WRITE_ROWS = 1 << 18  # records formatted per step
 def _id_matrix(ids, what: str) -> np.ndarray:
     """Ids as a zero-padded uint8 matrix, refusing ids a TREC file cannot hold (empty, or containing whitespace)."""
     texts = [str(i) for i in ids]
+    if not texts:
+        return np.zeros((0, 8), np.uint8)
     joined = np.frombuffer(("\n".join(texts) + "\n").encode("utf-8"), np.uint8)
     ends = np.flatnonzero(joined == NEWLINE)
     starts = np.concatenate(([0], ends[:-1] + 1))

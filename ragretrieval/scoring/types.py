@@ -32,8 +32,11 @@ def _frozen(array: np.ndarray) -> np.ndarray:
 
 
 def _check_unique(ids: np.ndarray, what: str) -> None:
-    if len(set(ids.tolist())) != len(ids):
-        raise ValueError(f"{what} ids must be unique")
+    values = ids.tolist()
+    if len(set(values)) != len(values):
+        seen: set = set()
+        repeated = next(i for i in values if i in seen or seen.add(i))
+        raise ValueError(f"{what} ids must be unique: {repeated!r} appears more than once")
 
 
 @dataclass(frozen=True, eq=False)
@@ -50,7 +53,8 @@ class Qrels:
     labels: np.ndarray
 
     @classmethod
-    def from_arrays(cls, query_ids, doc_ids, indptr, doc_codes, labels) -> "Qrels":
+    def from_arrays(cls, query_ids, doc_ids, indptr, doc_codes, labels, *, check_ids: bool = True) -> "Qrels":
+        """`check_ids=False` skips the check that query and doc ids are unique (for callers that built them so)."""
         query_ids, doc_ids = as_id_array(query_ids), as_id_array(doc_ids)
         indptr = np.asarray(indptr, dtype=np.int64)
         doc_codes = np.asarray(doc_codes, dtype=np.int64)
@@ -61,7 +65,9 @@ class Qrels:
             raise ValueError("doc_codes and labels must both have indptr[-1] entries")
         if len(doc_codes) and (doc_codes.min() < 0 or doc_codes.max() >= len(doc_ids)):
             raise ValueError("doc_codes must index into doc_ids")
-        _check_unique(query_ids, "query")
+        if check_ids:
+            _check_unique(query_ids, "query")
+            _check_unique(doc_ids, "document")
         rows = np.repeat(np.arange(len(query_ids)), np.diff(indptr))
         keys = rows * max(len(doc_ids), 1) + doc_codes
         if not np.all(keys[1:] > keys[:-1]):  # not yet sorted by doc within each query, or a label repeats
@@ -84,7 +90,7 @@ class Qrels:
                 codes.append(vocabulary.setdefault(doc_id, len(vocabulary)))
                 values.append(int(label))
             indptr.append(len(codes))
-        return cls.from_arrays(list(labels), list(vocabulary), indptr, codes, values)
+        return cls.from_arrays(list(labels), list(vocabulary), indptr, codes, values, check_ids=False)
 
     @property
     def n_queries(self) -> int:
@@ -112,7 +118,8 @@ class Run:
     scores: np.ndarray | None = None
 
     @classmethod
-    def from_arrays(cls, query_ids, doc_ids, codes, scores=None) -> "Run":
+    def from_arrays(cls, query_ids, doc_ids, codes, scores=None, *, check_ids: bool = True) -> "Run":
+        """`check_ids=False` skips the check that query and doc ids are unique (for callers that built them so)."""
         query_ids, doc_ids = as_id_array(query_ids), as_id_array(doc_ids)
         codes = np.asarray(codes, dtype=np.int64)
         if codes.ndim != 2 or codes.shape[0] != len(query_ids):
@@ -127,7 +134,9 @@ class Run:
             if nan.any() and (nan & (codes != PAD)).any():  # an empty slot's score is never read
                 raise ValueError("scores must not be NaN")
             scores = _frozen(scores)
-        _check_unique(query_ids, "query")
+        if check_ids:
+            _check_unique(query_ids, "query")
+            _check_unique(doc_ids, "document")
         return cls(_frozen(query_ids), _frozen(doc_ids), _frozen(codes), scores)
 
     @classmethod
@@ -145,7 +154,7 @@ class Run:
                     if not isinstance(ranking, Mapping):
                         raise ValueError("mix of scored and unscored rankings")
                     scores[i, j] = float(ranking[doc_id])
-        return cls.from_arrays(list(rankings), list(vocabulary), codes, scores)
+        return cls.from_arrays(list(rankings), list(vocabulary), codes, scores, check_ids=False)
 
     @property
     def n_queries(self) -> int:

@@ -219,14 +219,16 @@ class _KnownIds:
         by_hash = np.argsort(hashes)
         self.order, self.hashes = usable[by_hash], hashes[by_hash].astype(np.uint64)
         self.unique = not np.any(self.hashes[1:] == self.hashes[:-1])
+        self._index = None  # str -> position, built on first use when the hashes are not unique
 
     def find(self, rows: np.ndarray) -> np.ndarray:
         """Index in the ids of each distinct bytes row, -1 when absent."""
         if len(self.order) == 0 or len(rows) == 0:
             return np.full(len(rows), -1, np.int64)
-        if not self.unique:  # two ids share a hash: look up by string instead
-            index = {k: i for i, k in enumerate(self.ids.tolist())}
-            return np.array([index.get(r, -1) for r in _decode(rows).tolist()], dtype=np.int64)
+        if not self.unique:  # two ids share a hash (once in ~10^10 vocabularies): look up by string instead
+            if self._index is None:
+                self._index = {k: i for i, k in enumerate(self.ids.tolist())}
+            return np.array([self._index.get(r, -1) for r in _decode(rows).tolist()], dtype=np.int64)
         hashes = _hash(rows.view(np.uint8).reshape(len(rows), -1))
         at = np.minimum(np.searchsorted(self.hashes, hashes), len(self.order) - 1)
         found = np.full(len(rows), -1, np.int64)

@@ -304,3 +304,23 @@ def test_number_fast_paths_read_what_python_reads(parser):
             expected = False  # its digits times 10**8 would pass 2**53: left to the general parser
         assert is_plain == expected, token
         assert not is_plain or value == float(token), token
+
+
+def test_ids_must_be_unique_in_a_vocabulary():
+    """A doc id listed twice in `doc_ids` would make two codes for one document: refused, naming the id."""
+    with pytest.raises(ValueError, match="document ids must be unique: 'x' appears more than once"):
+        Run.from_arrays(["a"], ["x", "y", "x"], [[2, 1, 0]], [[3.0, 2.0, 1.0]])
+    with pytest.raises(ValueError, match="document ids must be unique: 'x' appears more than once"):
+        Qrels.from_arrays(["a"], ["x", "x"], [0, 1], [0], [1])
+    with pytest.raises(ValueError, match="query ids must be unique: 'a' appears more than once"):
+        Run.from_arrays(["a", "a"], ["x"], [[0], [0]])
+
+
+def test_duplicates_error_checks_the_scored_rankings():
+    """`duplicates="error"` refuses a repeated doc in a ranking that is scored; a run query without labels is not
+    scored (as everywhere), so its ranking is not checked either."""
+    qrels = Qrels.from_dict({"a": {"x": 1}})
+    run = Run.from_dict({"a": ["x", "y"], "other": ["z", "z"]})
+    assert score(qrels, run, "mrr", duplicates="error").means == {"mrr": 1.0}
+    with pytest.raises(ValueError, match="query 'a' retrieves document 'y' more than once"):
+        score(qrels, Run.from_dict({"a": ["x", "y", "y"]}), "mrr", duplicates="error")

@@ -41,6 +41,8 @@ def run_dict(run: Run) -> dict:
         (b"301 0 d1 1\n301 0 d2 1\n302 0 d1 1\n301 0 d1 0\n", 4,
          "duplicate judgement for query 301, document d1 (first on line 1)"),
         (b"301 0 d1 1\n301 0 d\xff 1\n", 2, "document id 'd\ufffd' is not valid UTF-8"),
+        (b"301 0 d1 1\n301 0 d2 99999999999999999999\n", 2, "label '99999999999999999999' is not an integer"),
+        (b"301 0 d1 -9223372036854775809\n", 1, "label '-9223372036854775809' is not an integer"),
     ],
 )
 def test_qrels_errors_name_the_file_and_line(tmp_path, data, line, message):
@@ -66,6 +68,8 @@ def test_an_empty_qrels_file_is_an_error(tmp_path):
         (b"q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 1.2.3 t\n", 2, "score '1.2.3' is not a number"),
         (b"q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 - t\n", 2, "score '-' is not a number"),
         (b"q1 Q0 d1 1 0.5 t\nq\xe9 Q0 d2 2 1 t\n", 2, "query id 'q\ufffd' is not valid UTF-8"),
+        # the reader splits on every byte <= 0x20 (here \x1f), and so does the scan that names the bad line
+        (b"q1\x1fQ0 d1 \xff 1.0 t\nq1 Q0 d2\xfe 2 0.5 t\n", 2, "document id 'd2\ufffd' is not valid UTF-8"),
     ],
 )
 def test_run_errors_name_the_file_and_line(tmp_path, data, line, message):
@@ -103,6 +107,13 @@ def test_run_lines_in_any_order_extra_columns_and_ignored_rank(tmp_path):
 def test_an_empty_run_file_has_no_queries(tmp_path):
     run = read_run(write(tmp_path, "run.txt", b"\n\n"))
     assert run.n_queries == 0 and run.codes.shape == (0, 0)
+
+
+def test_empty_runs_and_qrels_write_empty_files(tmp_path):
+    write_run(Run.from_dict({}), tmp_path / "run.txt")
+    write_qrels(Qrels.from_dict({"q": {}}), tmp_path / "qrels.txt")
+    assert (tmp_path / "run.txt").read_bytes() == b"" and (tmp_path / "qrels.txt").read_bytes() == b""
+    assert read_run(tmp_path / "run.txt").n_queries == 0
 
 
 def test_duplicate_run_lines_are_kept_for_the_scorer(tmp_path):
