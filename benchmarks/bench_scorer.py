@@ -118,7 +118,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100_000)
     parser.add_argument("--depth", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--repeat", type=int, default=3, help="best of this many runs per timing")
+    parser.add_argument("--repeat", type=int, default=5, help="best of this many runs per timing (as timeit)")
     args = parser.parse_args()
     warnings.simplefilter("ignore")  # numba's type-safety chatter from ranx
 
