@@ -31,25 +31,17 @@ def run_dict(run: Run) -> dict:
 
 
 # ------------------------------------------------------------------------------------------------ error messages
-@pytest.mark.parametrize(
-    "data, line, message",
-    [
-        (b"301 0 d1 1\n301 0 d2\n", 2, "expected 4 fields (qid 0 docid rel), got 3"),
-        (b"301 0 d1 1 extra\n", 1, "expected 4 fields (qid 0 docid rel), got 5"),
-        (b"301 0 d1 1\n\n301 0 d2 1.5\n", 3, "label '1.5' is not an integer"),
-        (b"301 0 d1 one\n", 1, "label 'one' is not an integer"),
-        (b"301 0 d1 1\n301 0 d2 1\n302 0 d1 1\n301 0 d1 0\n", 4,
-         "duplicate judgement for query 301, document d1 (first on line 1)"),
-        (b"301 0 d1 1\n301 0 d\xff 1\n", 2, "document id 'd\ufffd' is not valid UTF-8"),
-        (b"301 0 d1 1\n301 0 d2 99999999999999999999\n", 2, "label '99999999999999999999' is not an integer"),
-        (b"301 0 d1 -9223372036854775809\n", 1, "label '-9223372036854775809' is not an integer"),
-    ],
-)
-def test_qrels_errors_name_the_file_and_line(tmp_path, data, line, message):
-    path = write(tmp_path, "qrels.txt", data)
-    with pytest.raises(TrecFormatError) as error:
-        read_qrels(path)
-    assert str(error.value) == f"{path}:{line}: {message}"
+QRELS_ERRORS = [
+    (b"301 0 d1 1\n301 0 d2\n", 2, "expected 4 fields (qid 0 docid rel), got 3"),
+    (b"301 0 d1 1 extra\n", 1, "expected 4 fields (qid 0 docid rel), got 5"),
+    (b"301 0 d1 1\n\n301 0 d2 1.5\n", 3, "label '1.5' is not an integer"),
+    (b"301 0 d1 one\n", 1, "label 'one' is not an integer"),
+    (b"301 0 d1 1\n301 0 d2 1\n302 0 d1 1\n301 0 d1 0\n", 4,
+     "duplicate judgement for query 301, document d1 (first on line 1)"),
+    (b"301 0 d1 1\n301 0 d\xff 1\n", 2, "document id 'd\ufffd' is not valid UTF-8"),
+    (b"301 0 d1 1\n301 0 d2 99999999999999999999\n", 2, "label '99999999999999999999' is not an integer"),
+    (b"301 0 d1 -9223372036854775809\n", 1, "label '-9223372036854775809' is not an integer"),
+]
 
 
 def test_an_empty_qrels_file_is_an_error(tmp_path):
@@ -59,23 +51,24 @@ def test_an_empty_qrels_file_is_an_error(tmp_path):
             read_qrels(path)
 
 
-@pytest.mark.parametrize(
-    "data, line, message",
-    [
-        (b"q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 0.4\n", 2, "expected at least 6 fields (qid Q0 docid rank score tag), got 5"),
-        (b"q1 Q0 d1 1 0.5 t\n\n\nq1 Q0 d2 2 abc t\n", 4, "score 'abc' is not a number"),
-        (b"q1 Q0 d1 1 nan t\n", 1, "score 'nan' is not a number"),
-        (b"q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 1.2.3 t\n", 2, "score '1.2.3' is not a number"),
-        (b"q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 - t\n", 2, "score '-' is not a number"),
-        (b"q1 Q0 d1 1 0.5 t\nq\xe9 Q0 d2 2 1 t\n", 2, "query id 'q\ufffd' is not valid UTF-8"),
-        # the reader splits on every byte <= 0x20 (here \x1f), and so does the scan that names the bad line
+RUN_ERRORS = [
+    (b"q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 0.4\n", 2, "expected at least 6 fields (qid Q0 docid rank score tag), got 5"),
+    (b"q1 Q0 d1 1 0.5 t\n\n\nq1 Q0 d2 2 abc t\n", 4, "score 'abc' is not a number"),
+    (b"q1 Q0 d1 1 nan t\n", 1, "score 'nan' is not a number"),
+    (b"q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 1.2.3 t\n", 2, "score '1.2.3' is not a number"),
+    (b"q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 - t\n", 2, "score '-' is not a number"),
+    (b"q1 Q0 d1 1 0.5 t\nq\xe9 Q0 d2 2 1 t\n", 2, "query id 'q\ufffd' is not valid UTF-8"),
+    # the reader splits on every byte <= 0x20 (here \x1f), and so does the scan that names the bad line
         (b"q1\x1fQ0 d1 \xff 1.0 t\nq1 Q0 d2\xfe 2 0.5 t\n", 2, "document id 'd2\ufffd' is not valid UTF-8"),
-    ],
-)
-def test_run_errors_name_the_file_and_line(tmp_path, data, line, message):
-    path = write(tmp_path, "run.txt", data)
+]
+
+
+@pytest.mark.parametrize("reader, data, line, message",
+                         [(read_qrels, *case) for case in QRELS_ERRORS] + [(read_run, *case) for case in RUN_ERRORS])
+def test_errors_name_the_file_and_line(tmp_path, reader, data, line, message):
+    path = write(tmp_path, "data.txt", data)
     with pytest.raises(TrecFormatError) as error:
-        read_run(path)
+        reader(path)
     assert str(error.value) == f"{path}:{line}: {message}"
 
 
