@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .atomic import atomic_writer, write_text_atomic
 from .corpus import Document, corpus_fingerprint
-from .validation import describe
+from .validation import describe, supported_version
 
 FORMAT_VERSION = 1
 CORPUS_FILE, QUESTIONS_FILE, MANIFEST_FILE = "corpus.jsonl", "questions.jsonl", "manifest.json"
@@ -94,9 +94,7 @@ class Manifest(_Record):
     @field_validator("format_version")
     @classmethod
     def _known_version(cls, version):
-        if version != FORMAT_VERSION:
-            raise ValueError(f"format_version {version} is not supported (this ragretrieval reads {FORMAT_VERSION})")
-        return version
+        return supported_version("format_version", version, FORMAT_VERSION)
 
 
 Model = TypeVar("Model", bound=BaseModel)

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timezone
-from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from .atomic import write_text_atomic
-from .validation import describe
+from .validation import load_json, save_json, supported_version
 
 REPORT_VERSION = 1
 GRANULARITIES = ("doc", "chunk")
@@ -89,26 +86,15 @@ class EvalReport(BaseModel):
     @field_validator("report_version")
     @classmethod
     def _known_version(cls, version):
-        if version != REPORT_VERSION:
-            raise ValueError(f"report_version {version} is not supported (this ragretrieval reads {REPORT_VERSION})")
-        return version
+        return supported_version("report_version", version, REPORT_VERSION)
 
     def save(self, path) -> None:
-        write_text_atomic(path, json.dumps(self.model_dump(), ensure_ascii=False, indent=1) + "\n")
+        save_json(self, path)
 
     @classmethod
     def load(cls, path) -> "EvalReport":
         """Read a report written by `save` (``eval --out``), naming the file and field of any problem."""
-        path = Path(path)
-        try:
-            return cls.model_validate_json(path.read_text(encoding="utf-8"))
-        except OSError as error:
-            raise ReportError(f"{path}: cannot read ({error.strerror or error})") from None
-        except UnicodeDecodeError:
-            raise ReportError(f"{path}: not an eval report (not UTF-8 text)") from None
-        except ValidationError as error:
-            raise ReportError(f"{path}: not an eval report (--out of `ragretrieval eval`): "
-                              f"{describe(error, 'report')}") from None
+        return load_json(cls, path, ReportError, "not an eval report (--out of `ragretrieval eval`)", "report")
 
 
 def question_line(i: int, n: int, result: QuestionResult, granularity: str, k: int) -> str:

@@ -1,8 +1,17 @@
-"""One wording for pydantic validation errors, so every file we read reports a bad field the same way."""
+"""One wording for the problems of the JSON files we read and write: bad fields, unsupported versions, unreadable
+files; and one way to write them (atomically)."""
 
 from __future__ import annotations
 
-from pydantic import ValidationError
+import json
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from .atomic import write_text_atomic
+
+Model = TypeVar("Model", bound=BaseModel)
 
 
 def describe(error: ValidationError, whole: str = "record") -> str:
@@ -10,3 +19,29 @@ def describe(error: ValidationError, whole: str = "record") -> str:
     first = error.errors()[0]
     field = ".".join(str(part) for part in first["loc"]) or whole
     return f"field '{field}': {first['msg'].removeprefix('Value error, ')}"
+
+
+def supported_version(field: str, version: int, supported: int) -> int:
+    """The check behind every file format's version field."""
+    if version != supported:
+        raise ValueError(f"{field} {version} is not supported (this ragretrieval reads {supported})")
+    return version
+
+
+def save_json(model: BaseModel, path) -> None:
+    """Write `model` as indented UTF-8 JSON, atomically."""
+    write_text_atomic(path, json.dumps(model.model_dump(), ensure_ascii=False, indent=1) + "\n")
+
+
+def load_json(model: type[Model], path, error: type[Exception], kind: str, whole: str) -> Model:
+    """Read a file written by `save_json`; any problem raises `error` naming the file (and the field):
+    ``path: <kind>: field 'x': ...``, ``path: <kind>: not UTF-8 text``, ``path: cannot read (...)``."""
+    path = Path(path)
+    try:
+        return model.model_validate_json(path.read_text(encoding="utf-8"))
+    except OSError as problem:
+        raise error(f"{path}: cannot read ({problem.strerror or problem})") from None
+    except UnicodeDecodeError:
+        raise error(f"{path}: {kind}: not UTF-8 text") from None
+    except ValidationError as problem:
+        raise error(f"{path}: {kind}: {describe(problem, whole)}") from None

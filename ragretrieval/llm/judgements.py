@@ -8,15 +8,12 @@ size and overlap and the chunks fingerprint, and `qrels` refuses chunks that do 
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ..atomic import write_text_atomic
 from ..chunking import chunks_fingerprint
 from ..scoring import Qrels
-from ..validation import describe
+from ..validation import load_json, save_json, supported_version
 
 JUDGEMENTS_VERSION = 1
 
@@ -56,23 +53,14 @@ class Judgements(BaseModel):
     @field_validator("format_version")
     @classmethod
     def _known_version(cls, version):
-        if version != JUDGEMENTS_VERSION:
-            raise ValueError(f"format_version {version} is not supported "
-                             f"(this ragretrieval reads {JUDGEMENTS_VERSION})")
-        return version
+        return supported_version("format_version", version, JUDGEMENTS_VERSION)
 
     def save(self, path) -> None:
-        write_text_atomic(path, json.dumps(self.model_dump(), ensure_ascii=False, indent=1) + "\n")
+        save_json(self, path)
 
     @classmethod
     def load(cls, path) -> "Judgements":
-        path = Path(path)
-        try:
-            return cls.model_validate_json(path.read_text(encoding="utf-8"))
-        except OSError as error:
-            raise JudgementsError(f"{path}: cannot read ({error.strerror or error})") from None
-        except ValidationError as error:
-            raise JudgementsError(f"{path}: {describe(error, 'file')}") from None
+        return load_json(cls, path, JudgementsError, "not a judgements file (--out of `ragretrieval judge`)", "file")
 
     @property
     def source(self) -> str:

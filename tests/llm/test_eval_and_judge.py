@@ -130,3 +130,17 @@ def test_judgements_for_other_chunks_are_refused(tmp_path, llm_dataset):
                                        "--judgements", str(tmp_path / "j.json"), "--no-save", "--no-progress"])
     assert result.exit_code != 0
     assert "evaluate with --chunk-size 300 --chunk-overlap 50" in result.output
+
+
+def test_a_bad_judgements_file_is_named_with_its_problem(tmp_path):
+    from ragretrieval.llm.judgements import Judgements, JudgementsError
+
+    (tmp_path / "latin1.json").write_bytes(b'{"format_version": 1, "judge": "caf\xe9"}')
+    (tmp_path / "old.json").write_text('{"format_version": 99}')
+    with pytest.raises(JudgementsError, match=r"latin1.json: not a judgements file .*: not UTF-8 text$"):
+        Judgements.load(tmp_path / "latin1.json")
+    with pytest.raises(JudgementsError, match=r"old.json: not a judgements file \(--out of `ragretrieval judge`\): "
+                                              r"field 'format_version': format_version 99 is not supported"):
+        Judgements.load(tmp_path / "old.json")
+    with pytest.raises(JudgementsError, match=r"missing.json: cannot read"):
+        Judgements.load(tmp_path / "missing.json")
