@@ -48,7 +48,7 @@ def chunk_qrels(
     first = np.searchsorted(parent[by_parent], np.arange(len(doc_qrels.doc_ids)), side="left")
     count = np.searchsorted(parent[by_parent], np.arange(len(doc_qrels.doc_ids)), side="right") - first
 
-    rows = np.repeat(np.arange(doc_qrels.n_queries), np.diff(doc_qrels.indptr))
+    rows = doc_qrels.rows
     relevant = doc_qrels.labels > 0
     rows, docs = rows[relevant], doc_qrels.doc_codes[relevant]
     n_chunks = count[docs]

@@ -37,12 +37,17 @@ def _sorted_within_rows(rows: np.ndarray, values: np.ndarray, descending: bool =
     return np.lexsort((signed, rows))
 
 
+def _row_starts(sorted_rows: np.ndarray) -> np.ndarray:
+    """True for the first item of each row, for items sorted by row."""
+    start = np.ones(len(sorted_rows), dtype=bool)
+    np.not_equal(sorted_rows[1:], sorted_rows[:-1], out=start[1:])
+    return start
+
+
 def _position_in_row(sorted_rows: np.ndarray) -> np.ndarray:
     """1-based position of each item within its row, for items sorted by row."""
     index = np.arange(len(sorted_rows))
-    start = np.ones(len(sorted_rows), dtype=bool)
-    np.not_equal(sorted_rows[1:], sorted_rows[:-1], out=start[1:])
-    return index - np.maximum.accumulate(np.where(start, index, 0)) + 1
+    return index - np.maximum.accumulate(np.where(_row_starts(sorted_rows), index, 0)) + 1
 
 
 class Kernel:
@@ -127,8 +132,7 @@ class Kernel:
 
         def build():
             rows, ranks = self._items("hits")[:2]
-            leading = np.ones(len(rows), dtype=bool)  # items come by query, then rank
-            np.not_equal(rows[1:], rows[:-1], out=leading[1:])
+            leading = _row_starts(rows)  # items come by query, then rank
             first = np.full(self.n_queries, np.inf)
             first[rows[leading]] = ranks[leading]
             return first

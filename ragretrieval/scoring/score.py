@@ -84,8 +84,7 @@ def score(
     selected = slice(None) if queries == "all" or not missing else np.flatnonzero(run_rows >= 0)
     wanted = np.where(qrels.labels > 0, _judged_run_codes(qrels, run), -1)  # labels <= 0 add to no metric
     ranks = judged_ranks(qrels, run, run_rows, wanted, ties=ties, duplicates=duplicates, depth=depth)
-    rows = np.repeat(np.arange(qrels.n_queries), np.diff(qrels.indptr))
-    kernel = Kernel(rows, qrels.labels, ranks, qrels.n_queries, rel_level, [m.k for m in metrics])
+    kernel = Kernel(qrels.rows, qrels.labels, ranks, qrels.n_queries, rel_level, [m.k for m in metrics])
     per_query = {m.name: kernel.compute(m)[selected] for m in metrics}
     means = {name: float(values.mean()) if len(values) else 0.0 for name, values in per_query.items()}
     return ScoreResult(qrels.query_ids[selected], per_query, means, metrics, missing)

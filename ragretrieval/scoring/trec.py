@@ -252,7 +252,7 @@ def write_qrels(qrels: Qrels, path) -> None:
     """Write ``qid 0 docid label`` lines, queries in order, atomically."""
     query_text = _id_matrix(qrels.query_ids, "query")
     doc_text = _id_matrix(qrels.doc_ids, "document")
-    rows = np.repeat(np.arange(qrels.n_queries), np.diff(qrels.indptr))
+    rows = qrels.rows
     with atomic_writer(path, binary=True) as file:
         for lo in range(0, len(rows), _WRITE_ROWS):
             part = slice(lo, lo + _WRITE_ROWS)

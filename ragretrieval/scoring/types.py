@@ -39,6 +39,11 @@ def _check_unique(ids: np.ndarray, what: str) -> None:
         raise ValueError(f"{what} ids must be unique: {repeated!r} appears more than once")
 
 
+def _rows_of(indptr: np.ndarray) -> np.ndarray:
+    """The query index of each judgement of a CSR structure."""
+    return np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
+
+
 @dataclass(frozen=True, eq=False)
 class Qrels:
     """Relevance labels in CSR form: query i judges ``doc_codes[indptr[i]:indptr[i+1]]`` with ``labels[...]``.
@@ -68,7 +73,7 @@ class Qrels:
         if check_ids:
             _check_unique(query_ids, "query")
             _check_unique(doc_ids, "document")
-        rows = np.repeat(np.arange(len(query_ids)), np.diff(indptr))
+        rows = _rows_of(indptr)
         keys = rows * max(len(doc_ids), 1) + doc_codes
         if not np.all(keys[1:] > keys[:-1]):  # not yet sorted by doc within each query, or a label repeats
             order = np.argsort(keys, kind="stable")
@@ -95,6 +100,11 @@ class Qrels:
     @property
     def n_queries(self) -> int:
         return len(self.query_ids)
+
+    @property
+    def rows(self) -> np.ndarray:
+        """The query index of each judgement, aligned with `doc_codes` and `labels`."""
+        return _rows_of(self.indptr)
 
     def to_dict(self) -> dict[str, dict[str, int]]:
         out = {}
