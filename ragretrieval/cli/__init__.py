@@ -1,18 +1,51 @@
-"""The `ragretrieval` command: a thin layer over the Python API; each command lives in its own module."""
+"""The `ragretrieval` command: a thin layer over the Python API; each command lives in its own module.
+
+Errors are handled here, once: a `RagretrievalError` (bad input, settings that cannot work, a service that failed)
+and an operating-system error (a read-only or full disk, a missing file) become one ``Error: ...`` line and a non-zero
+exit status; Ctrl-C exits 130 with what was kept said by the command. Anything else is a bug and keeps its traceback.
+"""
 
 from __future__ import annotations
 
 import click
 
+from ..errors import RagretrievalError
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class CommandError(click.ClickException):
+    """What the user sees of a `RagretrievalError`: its message, and its exit status."""
+
+    def __init__(self, message: str, exit_code: int = 1):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def os_error_message(error: OSError) -> str:
+    where = f"{error.filename}: " if error.filename else ""
+    return f"{where}{error.strerror or error}"
+
+
+class Commands(click.Group):
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except RagretrievalError as error:
+            raise CommandError(str(error), error.exit_code) from None
+        except OSError as error:
+            raise CommandError(os_error_message(error)) from None
+        except KeyboardInterrupt:
+            raise CommandError("interrupted; finished work is kept (caches, journals, stored runs): run the same "
+                               "command again to continue", 130) from None
+
+
+@click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="ragretrieval")
 def main() -> None:
-    """Measure how well RAG retrieval works, with numbers that agree with trec_eval."""
+    """Measure how well RAG retrieval and answers work, with numbers that agree with trec_eval."""
 
 
 def _register() -> None:
-    from . import build_dataset, evaluate, questions_io, runs, score, sweep
+    from . import build_dataset, evaluate, plugins, questions_io, runs, score, sweep
     from .compare import compare_command
     from .judge import judge_command
     from .report import report_command
@@ -20,7 +53,7 @@ def _register() -> None:
 
     for command in (build_dataset.build_dataset, evaluate.eval_command, score.score_command, runs.runs_group,
                     sweep.sweep_command, compare_command, report_command, judge_command, stores_command,
-                    questions_io.import_command, questions_io.export_command):
+                    plugins.plugins_command, questions_io.import_command, questions_io.export_command):
         main.add_command(command)
 
 

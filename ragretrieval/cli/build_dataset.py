@@ -11,21 +11,17 @@ from pathlib import Path
 import click
 
 from .. import __version__
-from ..corpus import CorpusError, load_corpus
-from ..dataset import (
+from ..data.corpus import load_corpus
+from ..data.dataset import (
     DatasetError,
     Manifest,
     SkippedRecord,
     check_writable,
     write_dataset,
 )
-from ..questions import (
-    DEFAULT_TEMPLATE,
-    TemplateError,
-    check_template,
-    filename_questions,
-)
+from ..data.filename_questions import DEFAULT_TEMPLATE, check_template, filename_questions
 from .llm_options import llm_options
+from .progress import no_progress_option
 
 GENERATORS = ("filename", "llm")
 
@@ -52,41 +48,46 @@ def parse_generators(text: str) -> list[str]:
 @click.option("--types", "types_text", default="factual,inferential", show_default=True,
               help="llm: question types (factual, inferential).")
 @click.option("--max-docs", type=int, default=None, help="llm: ask about this many documents, spread over the corpus.")
+@click.option("--no-retry-failed", is_flag=True,
+              help="llm: when resuming, keep the failures of documents whose answers failed before (default: ask "
+                   "again).")
 @llm_options("llm: ", "$n, $types, $title, $document")
-@click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
+@no_progress_option
 def build_dataset(corpus_dir: Path, out: Path | None, generator: str, template: str, strict: bool, force: bool,
                   **llm) -> None:
     """Build a dataset (corpus.jsonl, questions.jsonl, manifest.json) from a folder of Markdown files."""
     generators = parse_generators(generator)
     out = out or Path(f"{corpus_dir.resolve().name}-dataset")
-    try:
-        check_template(template)
-        check_writable(out, force)  # before reading the corpus or paying for any request
-        corpus = load_corpus(corpus_dir, strict=strict,
-                             on_skip=lambda s: click.echo(f"warning: skipped {s.path}: {s.reason}", err=True))
-        questions = filename_questions(corpus.documents, template) if "filename" in generators else []
-        builder = {"generators": generators, "template": template, "strict": strict}
-        if "llm" in generators:
-            from .llm_questions import add_llm_questions
-
-            questions, builder["llm"] = add_llm_questions(corpus.documents, out, questions, **llm)
-            if not questions:
-                raise DatasetError("the model's answers gave no usable question (see the counts above); nothing "
-                                   "written. Check --model and --prompt; answers are cached, so a re-run is free")
-        manifest = Manifest(
-            corpus_fingerprint=corpus.fingerprint,
-            n_documents=len(corpus.documents),
-            n_questions=len(questions),
-            source=str(corpus_dir),
-            builder=builder,
-            skipped=[SkippedRecord(path=s.path, reason=s.reason) for s in corpus.skipped],
-            created_by=f"ragretrieval {__version__}",
-        )
-        write_dataset(out, corpus.documents, questions, manifest, force=force)
-    except (CorpusError, DatasetError, TemplateError) as error:
-        raise click.ClickException(str(error)) from None
+    check_template(template)
+    check_writable(out, force)  # before reading the corpus or paying for any request
+    corpus = load_corpus(corpus_dir, strict=strict,
+                         on_skip=lambda s: click.echo(f"warning: skipped {s.path}: {s.reason}", err=True))
+    awkward = [d.id for d in corpus.documents if any(ch < " " or ch == "\x7f" for ch in d.id)]
+    if awkward:
+        click.echo(f"warning: {len(awkward)} document ids hold control characters (tab, newline, ...), which TREC "
+                   f"files cannot hold: `runs export --format trec` and `judge --qrels-out` will refuse them; rename "
+                   f"the files: {', '.join(map(repr, awkward[:3]))}", err=True)
+    questions = filename_questions(corpus.documents, template) if "filename" in generators else []
+    builder = {"generators": generators, "template": template, "strict": strict}
     if "llm" in generators:
-        from ..llm.questions import journal_for
+        from .llm_questions import add_llm_questions
+
+        questions, builder["llm"] = add_llm_questions(corpus.documents, out, questions, **llm)
+        if not questions:
+            raise DatasetError("the model's answers gave no usable question (see the counts above); nothing "
+                               "written. Check --model and --prompt; answers are cached, so a re-run is free")
+    manifest = Manifest(
+        corpus_fingerprint=corpus.fingerprint,
+        n_documents=len(corpus.documents),
+        n_questions=len(questions),
+        source=str(corpus_dir),
+        builder=builder,
+        skipped=[SkippedRecord(path=s.path, reason=s.reason) for s in corpus.skipped],
+        created_by=f"ragretrieval {__version__}",
+    )
+    write_dataset(out, corpus.documents, questions, manifest, force=force)
+    if "llm" in generators:
+        from ..llm.questions.generate import journal_for
 
         journal_for(out).remove()  # the dataset is complete: nothing left to resume
     click.echo(f"{len(corpus.documents)} documents, {len(questions)} questions, "

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from ..compare import CompareError, compare, load_run, unique_labels
+from ..analysis.compare import CompareError, compare, load_run, unique_labels
+from ..analysis.stats import CORRECTIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, TESTS, StatsError
 from ..scoring.trec import TrecFormatError
-from ..stats import CORRECTIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, TESTS, StatsError
 
 DEFAULT_METRICS = ("ndcg@10", "recall@5")
 

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import click
 
-from ..dataset import DatasetError, load_dataset
-from ..scoring.trec import write_qrels
+from ..data.dataset import load_dataset
+from ..scoring.trec import TrecWriteError, write_qrels
 from .llm_options import llm_options, llm_settings
+from .progress import no_progress_option, terminal_progress
 
 
 @click.command("judge")
@@ -23,31 +24,30 @@ from .llm_options import llm_options, llm_settings
 @click.option("--qrels-out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the grades as a TREC qrels file over chunk ids (for the scorer or trec_eval).")
 @llm_options("", "$question, $passage")
-@click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
+@no_progress_option
 def judge_command(dataset_dir, run_options, more_runs, depth, out, qrels_out, model, base_url, api_key_env, concurrency,
                   prompt_file, language, price_in, price_out, timeout, max_retries, no_progress) -> None:
     """Grade the pooled top chunks of eval runs 0-3 with an LLM, for use as chunk labels by `eval --judgements`."""
-    from ..llm.client import LLMError
-    from ..llm.judge import JudgeError, judge
-    from ..llm.prompts import PromptError, guess_language, load_prompt
+    from ..llm.judge.pooling import judge
+    from ..llm.prompts import guess_language, load_prompt
+    from ..llm.replies import check_failures
 
     runs = list(run_options) + list(more_runs)
     if not runs:
         raise click.UsageError("give at least one run: --runs REPORT.json [REPORT.json ...]")
     settings = llm_settings(model, base_url, api_key_env, timeout, max_retries, price_in, price_out)
-    try:
-        dataset = load_dataset(dataset_dir)
-        if language == "auto":
-            language = guess_language(d.text for d in dataset.documents)
-        prompt = load_prompt("judge", language, prompt_file)
-        judgements = judge(dataset, runs, settings, prompt, language, depth, concurrency, progress=not no_progress)
+    dataset = load_dataset(dataset_dir)
+    if language == "auto":
+        language = guess_language(d.text for d in dataset.documents)
+    prompt = load_prompt("judge", language, prompt_file)
+    judgements = judge(dataset, runs, settings, prompt, language, depth, concurrency,
+                       progress=terminal_progress(no_progress))
+    if judgements.labels:
         judgements.save(out)
-    except (DatasetError, JudgeError, PromptError, LLMError) as error:
-        raise click.ClickException(str(error)) from None
-    if qrels_out:
+    if qrels_out and judgements.labels:
         try:
             write_qrels(judgements.as_qrels(), qrels_out)
-        except ValueError as error:  # an id a TREC file cannot hold; the judgements file is written
+        except TrecWriteError as error:  # an id a TREC file cannot hold; the judgements file is written
             raise click.ClickException(f"{qrels_out}: {error}") from None
     for failure in judgements.failed:
         click.echo(f"warning: no judgement for {failure.question_id} / {failure.chunk_id}: {failure.reason}", err=True)
@@ -56,4 +56,8 @@ def judge_command(dataset_dir, run_options, more_runs, depth, out, qrels_out, mo
     spread = ", ".join(f"{grades.count(g)} x {g}" for g in (3, 2, 1, 0))
     click.echo(f"{len(grades)} chunks judged ({spread}), {len(judgements.failed)} failed; {usage['requests']} "
                f"requests, {usage['cached']} from cache, {usage['prompt_tokens'] + usage['completion_tokens']} tokens"
-               + (f", ${usage['cost']:.4f}" if usage["cost"] else "") + f" -> {out}")
+               + (f", ${usage['cost']:.4f}" if usage["cost"] else "")
+               + (f" -> {out}" if judgements.labels else "; nothing written"))
+    check_failures([f.reason for f in judgements.failed], len(judgements.failed) + len(judgements.labels),
+                   "judgements", f"the {len(judgements.labels)} judged chunks are in {out}" if judgements.labels
+                   else "no judgements file was written")

@@ -5,26 +5,24 @@ from __future__ import annotations
 
 import click
 
-from ..llm.client import LLMError
-from ..llm.journal import JournalError
-from ..llm.prompts import PromptError
 from .llm_options import llm_settings
+from .progress import terminal_progress
 
 
 def add_llm_questions(documents, out, questions, *, per_doc, types_text, model, base_url, api_key_env, concurrency,
-                      max_docs, prompt_file, language, price_in, price_out, timeout, max_retries, no_progress):
+                      max_docs, prompt_file, language, price_in, price_out, timeout, max_retries, no_progress,
+                      no_retry_failed):
     """`questions` plus the LLM's, and the manifest's record of the LLM run."""
-    from ..llm.build import OptionError, QuestionOptions, llm_questions, parse_types
-    from ..llm.questions import exact_key
+    from ..llm.questions.build import QuestionOptions, llm_questions, parse_types
+    from ..llm.questions.generate import exact_key
+    from ..llm.replies import check_failures
 
     settings = llm_settings(model, base_url, api_key_env, timeout, max_retries, price_in, price_out)
-    try:
-        options = QuestionOptions(per_doc=per_doc, types=parse_types(types_text), concurrency=concurrency,
-                                  max_docs=max_docs, prompt_file=prompt_file, language=language)
-        result, info = llm_questions(list(documents), out, settings, options,
-                                     taken={exact_key(q.text) for q in questions}, progress=not no_progress)
-    except (OptionError, PromptError, LLMError, JournalError) as error:
-        raise click.ClickException(str(error)) from None
+    options = QuestionOptions(per_doc=per_doc, types=parse_types(types_text), concurrency=concurrency,
+                              max_docs=max_docs, prompt_file=prompt_file, language=language,
+                              retry_failed=not no_retry_failed)
+    result, info = llm_questions(list(documents), out, settings, options,
+                                 taken={exact_key(q.text) for q in questions}, progress=terminal_progress(no_progress))
     for failed in result.failed:
         click.echo(f"warning: no questions for {failed['doc_id']}: {failed['reason']}", err=True)
     counts = info["counts"]
@@ -35,4 +33,9 @@ def add_llm_questions(documents, out, questions, *, per_doc, types_text, model, 
                f"kept" + (f" (dropped: {dropped})" if dropped else "") + f"; {usage['requests']} requests, "
                f"{usage['cached']} from cache, {usage['prompt_tokens'] + usage['completion_tokens']} tokens"
                + (f", ${usage['cost']:.4f}" if usage["cost"] else ""), err=True)
+    check_failures([f["reason"] for f in result.failed], counts["documents"], "documents",
+                   f"nothing written; the finished documents are kept in {out}")
+    if result.failed:
+        click.echo(f"warning: {len(result.failed)} documents have no questions; build again (--force) to ask about "
+                   "them again (their failed answers are not cached)", err=True)
     return list(questions) + result.questions, info

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
-from ..atomic import atomic_writer
-from ..dataset import DatasetError, load_dataset, write_jsonl
-from ..external.agent_jsonl import export_record, import_questions
+from ..data.dataset import load_dataset, write_jsonl
+from ..data.importers.agent_jsonl import export_record, import_questions
+from ..io.atomic import atomic_writer
 
 
 @click.command("import-questions")
@@ -22,11 +22,8 @@ def import_command(file: Path, dataset_dir: Path, out: Path, force: bool) -> Non
     """Turn an agent-evaluation JSONL file (request, expected_retrieved_context) into a question set."""
     if out.exists() and not force:
         raise click.ClickException(f"{out}: already exists; pass --force to replace it")
-    try:
-        dataset = load_dataset(dataset_dir)
-        questions = import_questions(file, dataset.documents)
-    except DatasetError as error:
-        raise click.ClickException(str(error)) from None
+    dataset = load_dataset(dataset_dir)
+    questions = import_questions(file, dataset.documents)
     write_jsonl(out, questions)
     click.echo(f"{len(questions)} questions -> {out}; evaluate them with: "
                f"ragretrieval eval --dataset {dataset_dir} --questions {out}", err=True)
@@ -39,10 +36,7 @@ def import_command(file: Path, dataset_dir: Path, out: Path, force: bool) -> Non
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="File to write [default: stdout].")
 def export_command(dataset_dir: Path, questions: Path | None, format_: str, out: Path | None) -> None:
     """Write a question set as agent-evaluation JSONL (request_id, request, expected_retrieved_context)."""
-    try:
-        dataset = load_dataset(dataset_dir, questions)
-    except DatasetError as error:
-        raise click.ClickException(str(error)) from None
+    dataset = load_dataset(dataset_dir, questions)
     documents = {d.id: d for d in dataset.documents}
     lines = (export_record(q, documents).model_dump_json(exclude_none=True) + "\n" for q in dataset.questions)
     if out is None:

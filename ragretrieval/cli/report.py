@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
-from ..compare import CompareError
-from ..html_report import write_html_report
-from ..stats import CORRECTIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, TESTS, StatsError
+from ..analysis.compare import CompareError
+from ..analysis.html import write_html_report
+from ..analysis.stats import CORRECTIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, TESTS, StatsError
 from .compare import CompareFailed, load_runs, runs_options
 
 

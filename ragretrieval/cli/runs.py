@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
-from ..report import question_line, summary_table
-from ..runs import RunHistory, RunHistoryError
+from ..evaluation.render import question_line, summary_table
+from ..runs import RunHistory
 from ..runs.export import to_json, write_json, write_trec
 from ..runs.table import format_table, metric_value, number, parse_metric_column
 
@@ -20,20 +20,15 @@ runs_db_option = click.option(
 
 
 def open_history(url: str | None) -> RunHistory:
-    try:
-        return RunHistory(url)
-    except RunHistoryError as error:
-        raise click.ClickException(str(error)) from None
+    return RunHistory(url)
 
 
 @contextmanager
 def history_errors(url: str | None):
-    """Open the history; turn its errors (unknown id, bad URL) into a one-line message and exit status 1."""
+    """The history, closed when the block ends (its errors reach the user as one line: cli/__init__.py)."""
     history = open_history(url)
     try:
         yield history
-    except RunHistoryError as error:
-        raise click.ClickException(str(error)) from None
     finally:
         history.close()
 
@@ -72,7 +67,7 @@ def list_command(runs_db, tag, metrics, as_json) -> None:
         return
     headers = ["id", "name", "tags", "created", "retriever", "model", "store", "chunk", "questions", *metrics, "time"]
     rows = [[s.id, s.name or "", ",".join(s.tags), s.created_at.strftime("%Y-%m-%d %H:%M"), s.retriever,
-             s.model or "-", s.store if s.retriever == "dense" else "-", f"{s.chunk_size}/{s.chunk_overlap}",
+             s.model or "-", s.store if s.model else "-", f"{s.chunk_size}/{s.chunk_overlap}",
              str(s.n_questions), *(number(metric_value(s.means, m)) for m in metrics), f"{s.total_seconds:.1f}s"]
             for s in summaries]
     click.echo(format_table(headers, rows, right=set(range(8, len(headers)))))
@@ -170,10 +165,7 @@ def export_command(runs_db, run_id, fmt, level, out) -> None:
 
 def save_run(history: RunHistory, report, name: str | None = None, tags=()) -> str:
     """Store a finished evaluation (what `eval` does unless --no-save) and print its id."""
-    try:
-        run_id = history.save(report, name=name, tags=tags)
-    except RunHistoryError as error:
-        raise click.ClickException(str(error)) from None
+    run_id = history.save(report, name=name, tags=tags)
     click.echo(f"run {run_id} saved to {history.display_url}")
     return run_id
 

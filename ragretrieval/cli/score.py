@@ -1,7 +1,8 @@
 """``ragretrieval score QRELS RUN``: score a TREC run file against TREC qrels, like trec_eval, in one call.
 
 A thin layer over `read_qrels`, `read_run` and `score()`: every option maps to one argument of those functions, and
-every error they raise (bad metric name, malformed line, duplicate judgement, bad option) becomes one ``Error:`` line.
+every error they raise (bad metric name, malformed line, duplicate judgement, bad option) becomes one ``Error:`` line
+(cli/__init__.py).
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ from pathlib import Path
 
 import click
 
+from ..io.atomic import atomic_writer
 from ..scoring import parse_metric, score
-from ..atomic import atomic_writer
 from ..scoring.trec import read_qrels, read_run
 
 # A small RAG-retrieval view when no -m is given: ranking quality at the top, coverage at 10 and 100, first hit.
@@ -38,13 +39,10 @@ DEFAULT_METRICS = ("ndcg@10", "recall@10", "recall@100", "mrr@10", "precision@10
 def score_command(qrels, run, names, rel_level, ties, queries, depth, per_query_path, as_json) -> None:
     """Score RUN (qid Q0 docid rank score tag) against QRELS (qid 0 docid label)."""
     names = list(dict.fromkeys(names or DEFAULT_METRICS))  # keys as typed, each once
-    try:
-        metrics = {name: parse_metric(name) for name in names}
-        judged = read_qrels(qrels)
-        result = score(judged, read_run(run, doc_ids=judged.doc_ids), list(metrics.values()), rel_level=rel_level,
-                       ties=ties, queries=queries, depth=depth)
-    except ValueError as error:  # MetricError, TrecFormatError and ScoringError are all ValueErrors
-        raise click.ClickException(str(error)) from None
+    metrics = {name: parse_metric(name) for name in names}
+    judged = read_qrels(qrels)
+    result = score(judged, read_run(run, doc_ids=judged.doc_ids), list(metrics.values()), rel_level=rel_level,
+                   ties=ties, queries=queries, depth=depth)
     means = {name: result.means[metric.name] for name, metric in metrics.items()}
     missing = getattr(result, "missing_queries", [])
     if missing and queries == "all":

@@ -6,13 +6,10 @@ from pathlib import Path
 
 import click
 
-from ..chunking import ChunkingError
-from ..dataset import DatasetError
-from ..embedders.sentence_transformer import EmbedderError
-from ..evaluation import EvaluationError
-from ..stores import StoreError
-from ..sweep import SWEEP_RETRIEVERS, SweepError, read_grid, run_sweep, sweep_table
+from ..retrieval.registry import sweepable_retrievers
+from ..runs.sweep import read_grid, run_sweep, sweep_table
 from .evaluate import parse_ks, parse_options
+from .progress import no_progress_option, terminal_progress
 from .runs import history_errors, runs_db_option
 
 
@@ -22,8 +19,9 @@ from .runs import history_errors, runs_db_option
 @click.option("--dataset", "dataset_dir", type=click.Path(path_type=Path), help="Dataset folder.")
 @click.option("--questions", type=click.Path(path_type=Path), help="Another questions.jsonl for the same corpus.")
 @click.option("--model", "models", multiple=True, help="Embedding model (repeatable) [default: m3e-small].")
-@click.option("--retriever", "retrievers", multiple=True, type=click.Choice(SWEEP_RETRIEVERS),
-              help="Retriever (repeatable) [default: dense]; bm25 ignores --model and --store.")
+@click.option("--retriever", "retrievers", multiple=True, type=click.Choice(sweepable_retrievers()),
+              help="Retriever (repeatable) [default: dense]; those without a model (bm25) ignore --model and "
+                   "--store.")
 @click.option("--store", "stores", multiple=True, help="Vector store (repeatable) [default: faiss].")
 @click.option("--store-option", "store_options", multiple=True, help="key=value for every store.")
 @click.option("--chunk-size", "chunk_sizes", multiple=True, type=int, help="Chunk size (repeatable) [default: 300].")
@@ -36,15 +34,15 @@ from .runs import history_errors, runs_db_option
 @click.option("--sweep-id", default=None, help="Resume (or name) this sweep [default: derived from the cells, so "
                                                 "running the same sweep again resumes it].")
 @runs_db_option
-@click.option("--no-progress", is_flag=True, help="Hide progress bars.")
+@no_progress_option
 def sweep_command(grid_file, dataset_dir, questions, models, retrievers, stores, store_options, chunk_sizes,
                   chunk_overlaps, ks, granularity, primary, sweep_id, runs_db, no_progress) -> None:
     """Evaluate every combination of models x retrievers x stores x chunkings; each cell is a stored run."""
     overrides = dict(dataset=str(dataset_dir) if dataset_dir else None, questions=str(questions) if questions else None,
                      models=list(models), retrievers=list(retrievers), stores=list(stores),
                      store_options=parse_options(store_options) or None, chunk_sizes=list(chunk_sizes),
-                     chunk_overlaps=list(chunk_overlaps), ks=parse_ks(ks) if ks else None, granularity=granularity,
-                     primary=primary)
+                     chunk_overlaps=list(chunk_overlaps), ks=parse_ks(ks) if ks is not None else None,
+                     granularity=granularity, primary=primary)
     if grid_file is None and dataset_dir is None:
         raise click.UsageError("give --dataset or a --grid file")
 
@@ -57,9 +55,6 @@ def sweep_command(grid_file, dataset_dir, questions, models, retrievers, stores,
             click.echo(f"cell {cell.label}: finished earlier as {run_id}", err=True)
 
     with history_errors(runs_db) as history:
-        try:
-            grid = read_grid(grid_file, overrides)
-            result = run_sweep(grid, history, sweep_id=sweep_id, progress=not no_progress, on_cell=report)
-        except (SweepError, DatasetError, EvaluationError, ChunkingError, StoreError, EmbedderError) as error:
-            raise click.ClickException(str(error)) from None
+        grid = read_grid(grid_file, overrides)
+        result = run_sweep(grid, history, sweep_id=sweep_id, progress=terminal_progress(no_progress), on_cell=report)
     click.echo(sweep_table(result, grid.primary))

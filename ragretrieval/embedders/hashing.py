@@ -14,12 +14,13 @@ from typing import Sequence
 
 import numpy as np
 
-from .sentence_transformer import EmbedderError
+from ..text import tokenize
+from .base import EmbedderError, Symmetric
 
 DEFAULT_DIM = 256
 
 
-class HashingEmbedder:
+class HashingEmbedder(Symmetric):
     def __init__(self, dim: int = DEFAULT_DIM):
         if dim <= 0:
             raise EmbedderError(f"hashing embedder: dimension must be positive, got {dim}")
@@ -39,8 +40,6 @@ class HashingEmbedder:
         return value % self.dim, 1.0 if value >> 63 else -1.0
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        from ..retrieval import tokenize
-
         vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
             for token in tokenize(text):

@@ -11,13 +11,11 @@ from typing import Sequence
 
 import numpy as np
 
+from .base import EmbedderError, Symmetric
+
 DEFAULT_MODEL = "m3e-small"
 _ALIASES = ("m3e-small", "default")
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".json", ".txt", ".model")
-
-
-class EmbedderError(Exception):
-    """A model that cannot be found or loaded."""
 
 
 def bundled_model_path() -> Path:
@@ -55,8 +53,12 @@ def _hub_revision(model_id: str) -> str | None:
     return Path(found).parent.name if isinstance(found, str) else None
 
 
-class SentenceTransformerEmbedder:
-    """A sentence-transformers model by hub id or local folder, on the CPU unless `device` says otherwise."""
+class SentenceTransformerEmbedder(Symmetric):
+    """A sentence-transformers model by hub id or local folder, on the CPU unless `device` says otherwise.
+
+    A hub id must already be in the local Hugging Face cache: this fails in a second instead of retrying an
+    unreachable hub for a minute.
+    """
 
     def __init__(self, name_or_path: str, normalize: bool = True, batch_size: int = 32, device: str | None = None):
         self.name = name_or_path
@@ -72,7 +74,12 @@ class SentenceTransformerEmbedder:
         if self.path is not None:
             version = folder_hash(self.path)
         else:
-            version = _hub_revision(name_or_path) or "unresolved"
+            version = _hub_revision(name_or_path)
+            if version is None:
+                raise EmbedderError(
+                    f"model {name_or_path!r} is neither a folder nor a sentence-transformers model in the local "
+                    "Hugging Face cache; download it first (huggingface-cli download <id>) or give its folder. "
+                    "Built-in names: `ragretrieval plugins`")
         self.identity = f"sentence-transformers:{self.name}@{version}:normalize={normalize}"
         self._model = None
 
@@ -88,6 +95,11 @@ class SentenceTransformerEmbedder:
                 raise EmbedderError(f"cannot load sentence-transformers model {self.name!r}: {error}") from error
         return self._model
 
+    @classmethod
+    def from_name(cls, name: str, **options) -> "SentenceTransformerEmbedder":
+        """``st:<id-or-folder>``."""
+        return cls(name.removeprefix("st:"), **options)
+
     def __getstate__(self) -> dict:
         """Pickle the recipe, not the loaded weights: executors ship embedders to workers that load their own."""
         return {**self.__dict__, "_model": None}
@@ -101,12 +113,3 @@ class SentenceTransformerEmbedder:
             show_progress_bar=False,
         )
         return np.ascontiguousarray(vectors, dtype=np.float32)
-
-
-def get_embedder(name: str = DEFAULT_MODEL, **options):
-    """A sentence-transformers model, or the model-free ``hashing`` / ``hashing-<dim>`` embedder (embedders/hashing.py)."""
-    if name == "hashing" or name.startswith("hashing-"):
-        from .hashing import HashingEmbedder
-
-        return HashingEmbedder.from_name(name)
-    return SentenceTransformerEmbedder(name, **options)

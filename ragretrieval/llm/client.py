@@ -1,29 +1,51 @@
-"""A chat-completions client for any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, ...), with a local answer
-cache, bounded retries and a running bill.
+"""A client for any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, ...): chat completions (or, with
+``text_completion``, plain ``/completions``), with a local answer cache, bounded retries and a running bill.
 
 The API key is read from the environment when the client is made and handed only to the `openai` client; it is not a
 field of `LLMSettings`, so nothing that records settings (manifests, reports, caches, logs) can carry it, and error
 messages are scrubbed of it.
+
+What is retried (work/retry.py: backoff with jitter, ``Retry-After`` honoured): 429, 5xx, timeouts, lost
+connections, and a 200 answer that is not a completion (HTML from a proxy, a body that is not JSON, no choices).
+Other 4xx answers (a bad key, an unknown model) are not: they will not change. docs/troubleshooting.md says more.
 """
 
 from __future__ import annotations
 
+import json
 import os
-import random
 import threading
 import time
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
 
+from ..errors import RagretrievalError
+from ..io.http import RETRY_STATUS
+from ..work.retry import RetriesExhausted, parse_retry_after, with_retries
+from ..work.stop import StopToken
 from .cache import Answer, AnswerCache, request_key
 
 DEFAULT_MODEL = "gpt-4o-mini"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
-MAX_BACKOFF = 30.0  # seconds; also caps a server's Retry-After
+SHOWN = 200  # characters of a bad answer shown in an error
 
 
-class LLMError(RuntimeError):
+class LLMError(RagretrievalError, RuntimeError):
     """The endpoint could not answer: a bad key or model, or it kept failing after every retry."""
+
+
+class _NotACompletion(Exception):
+    """A 2xx answer that is not a completion: retried, like a 5xx."""
+
+
+def public_url(url: str | None) -> str | None:
+    """An endpoint as it may be written down: without user info or query string."""
+    if not url:
+        return None
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host
+    return urlunsplit((parts.scheme, f"{host}:{parts.port}" if parts.port else host, parts.path, "", ""))
 
 
 @dataclass(frozen=True)
@@ -37,18 +59,23 @@ class LLMSettings:
     max_retries: int = 4
     backoff: float = 1.0  # first wait; doubles on each retry, with jitter
     temperature: float = 0.0
+    max_tokens: int | None = None
+    text_completion: bool = False  # /completions with one prompt instead of /chat/completions
     price_in: float = 0.0
     price_out: float = 0.0
 
     def public(self) -> dict:
-        """What may be written down: the endpoint without user info or query string, and the model."""
-        url = None
-        if self.base_url:
-            parts = urlsplit(self.base_url)
-            host = parts.hostname or ""
-            host = f"[{host}]" if ":" in host else host
-            url = urlunsplit((parts.scheme, f"{host}:{parts.port}" if parts.port else host, parts.path, "", ""))
-        return {"model": self.model, "base_url": url, "temperature": self.temperature}
+        """What may be written down: the endpoint without credentials, the model and what changes answers."""
+        info = {"model": self.model, "base_url": public_url(self.base_url), "temperature": self.temperature}
+        if self.max_tokens is not None:
+            info["max_tokens"] = self.max_tokens
+        if self.text_completion:
+            info["api"] = "completions"
+        return info
+
+    @property
+    def endpoint(self) -> str:
+        return public_url(self.base_url) or "https://api.openai.com/v1"
 
 
 @dataclass
@@ -70,8 +97,7 @@ class Usage:
             self.requests += 1
             self.prompt_tokens += answer.prompt_tokens
             self.completion_tokens += answer.completion_tokens
-            paid = answer.prompt_tokens * settings.price_in + answer.completion_tokens * settings.price_out
-            self.cost += paid / 1e6
+            self.cost += price(answer, settings)
 
     @property
     def tokens(self) -> int:
@@ -81,15 +107,22 @@ class Usage:
         return {"requests": self.requests, "cached": self.cached, "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens, "cost": round(self.cost, 6)}
 
+    def status(self) -> str:
+        """One line for a progress bar."""
+        return f"tokens {self.tokens}" + (f", ${self.cost:.4f}" if self.cost else "")
+
+
+def price(answer: Answer, settings: LLMSettings) -> float:
+    """What an answer costs (or cost, when it was asked) at the settings' prices."""
+    return (answer.prompt_tokens * settings.price_in + answer.completion_tokens * settings.price_out) / 1e6
+
 
 class ChatClient:
     """``complete(messages) -> Answer``, from the cache when the identical request was answered before."""
 
-    def __init__(self, settings: LLMSettings, cache: AnswerCache | None = None):
-        try:
-            import openai
-        except ImportError:
-            raise LLMError("the LLM features need the openai package: pip install 'ragretrieval[llm]'") from None
+    def __init__(self, settings: LLMSettings, cache: AnswerCache | None = None, stop: StopToken | None = None):
+        import openai
+
         key = os.environ.get(settings.api_key_env, "")
         if not key:
             raise LLMError(f"no API key: set the environment variable {settings.api_key_env} (a local endpoint that "
@@ -99,63 +132,98 @@ class ChatClient:
         self._client = openai.OpenAI(api_key=key, base_url=settings.base_url, timeout=settings.timeout, max_retries=0)
         self.settings = settings
         self.cache = cache or AnswerCache()
+        self.stop = stop
         self.usage = Usage()
 
-    def complete(self, messages: list[dict]) -> Answer:
-        request = {"model": self.settings.model, "messages": messages, "temperature": self.settings.temperature}
-        key = request_key(request)
+    def request(self, messages: list[dict], temperature: float | None = None, max_tokens: int | None = None) -> dict:
+        """The request body sent for `messages` (and what the cache key covers, with the endpoint)."""
+        s = self.settings
+        body: dict = {"model": s.model, "temperature": s.temperature if temperature is None else temperature}
+        if (max_tokens or s.max_tokens) is not None:
+            body["max_tokens"] = max_tokens or s.max_tokens
+        if s.text_completion:
+            body["prompt"] = "\n\n".join(m["content"] for m in messages)
+        else:
+            body["messages"] = messages
+        return body
+
+    def complete(self, messages: list[dict], *, temperature: float | None = None, max_tokens: int | None = None,
+                 sample: int = 0) -> Answer:
+        """The answer to `messages`; `sample` tells repeated samples of one request apart (they are cached apart)."""
+        body = self.request(messages, temperature, max_tokens)
+        key = request_key({"endpoint": self.settings.endpoint, "body": body, "sample": sample})
         answer = self.cache.get(key)
         if answer is None:
-            answer = self._ask(request)
+            answer = self._ask(body)
+            answer = Answer(answer.text, answer.prompt_tokens, answer.completion_tokens, False, answer.latency, key)
             self.cache.put(key, self.settings.model, answer)
         self.usage.add(answer, self.settings)
         return answer
 
-    def _ask(self, request: dict) -> Answer:
-        oa = self._openai
-        for attempt in range(self.settings.max_retries + 1):
-            try:
-                response = self._client.chat.completions.create(**request)
-            except (oa.RateLimitError, oa.InternalServerError, oa.APITimeoutError, oa.APIConnectionError) as error:
-                problem, wait = self._describe(error), self._wait(attempt, error)
-            except oa.APIStatusError as error:
-                if error.status_code < 500:
-                    raise LLMError(f"{self._where()}: {self._describe(error)} (not retried)") from None
-                problem, wait = self._describe(error), self._wait(attempt, error)
-            else:
-                return _answer(response)
-            if attempt < self.settings.max_retries:
-                time.sleep(wait)
-        attempts = self.settings.max_retries + 1
-        raise LLMError(f"{self._where()}: gave up after {attempts} attempts; last error: {problem}")
+    def reject(self, answer: Answer, reason: str) -> None:
+        """The answer did not parse or validate: never serve it from the cache again."""
+        if answer.key:
+            self.cache.reject(answer.key, reason)
 
-    def _wait(self, attempt: int, error) -> float:
-        response = getattr(error, "response", None)
-        retry_after = response.headers.get("retry-after") if response is not None else None
+    def _ask(self, body: dict) -> Answer:
+        oa = self._openai
+        transient = (oa.RateLimitError, oa.InternalServerError, oa.APITimeoutError, oa.APIConnectionError,
+                     _NotACompletion)
+
+        def retryable(error) -> bool:
+            return isinstance(error, transient) or (isinstance(error, oa.APIStatusError)
+                                                    and (error.status_code >= 500 or error.status_code in RETRY_STATUS))
+
+        def attempt() -> Answer:
+            started = time.perf_counter()
+            try:
+                if self.settings.text_completion:
+                    response = self._client.completions.create(**body)
+                else:
+                    response = self._client.chat.completions.create(**body)
+            except (json.JSONDecodeError, UnicodeDecodeError) as error:
+                raise _NotACompletion(f"the answer is not JSON: {getattr(error, 'doc', '')[:SHOWN]!r}") from None
+            except oa.APIStatusError as error:
+                if error.status_code >= 500 or error.status_code in RETRY_STATUS:
+                    raise
+                raise LLMError(f"{self._where()}: {self._describe(error)} (not retried)") from None
+            return _answer(response, time.perf_counter() - started)
+
+        def retry_after(error) -> float | None:
+            response = getattr(error, "response", None)
+            return parse_retry_after(response.headers.get("retry-after")) if response is not None else None
+
         try:
-            if retry_after is not None:
-                return min(float(retry_after), MAX_BACKOFF)
-        except ValueError:
-            pass
-        return min(self.settings.backoff * 2**attempt, MAX_BACKOFF) * (0.5 + random.random() / 2)
+            return with_retries(attempt, retries=self.settings.max_retries, backoff=self.settings.backoff,
+                                retryable=retryable, retry_after=retry_after,
+                                stop=self.stop)
+        except RetriesExhausted as error:
+            raise LLMError(f"{self._where()}: gave up after {error.attempts} attempts; last error: "
+                           f"{self._describe(error.last)}") from None
 
     def _describe(self, error) -> str:
         status = getattr(error, "status_code", None)
-        kind = "timeout" if isinstance(error, self._openai.APITimeoutError) else type(error).__name__
+        kind = "timeout" if isinstance(error, self._openai.APITimeoutError) else type(error).__name__.lstrip("_")
         text = f"HTTP {status}: {error.message}" if status else f"{kind}: {error}"
         return text.replace(self._secret, "***")
 
     def _where(self) -> str:
-        public = self.settings.public()
-        return f"{public['base_url'] or 'api.openai.com'} (model {public['model']})"
+        return f"{self.settings.endpoint} (model {self.settings.model})"
 
 
-def _answer(response) -> Answer:
-    if not response.choices:
-        raise LLMError("the endpoint answered without any choice")
-    usage = response.usage
+def _answer(response, latency: float) -> Answer:
+    """The text and usage of a completion; anything else is `_NotACompletion` (retried)."""
+    choices = getattr(response, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        shown = response if isinstance(response, str) else repr(response)
+        raise _NotACompletion(f"the answer is not a completion: {shown[:SHOWN]!r}")
+    first = choices[0]
+    message = getattr(first, "message", None)
+    text = message.content if message is not None else getattr(first, "text", None)
+    usage = getattr(response, "usage", None)
     return Answer(
-        text=response.choices[0].message.content or "",
-        prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0 if usage else 0,
-        completion_tokens=getattr(usage, "completion_tokens", 0) or 0 if usage else 0,
+        text=text or "",
+        prompt_tokens=(getattr(usage, "prompt_tokens", 0) or 0) if usage else 0,
+        completion_tokens=(getattr(usage, "completion_tokens", 0) or 0) if usage else 0,
+        latency=latency,
     )

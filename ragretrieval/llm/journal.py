@@ -14,10 +14,12 @@ from typing import Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from ..errors import RagretrievalError
+
 Item = TypeVar("Item", bound=BaseModel)
 
 
-class JournalError(ValueError):
+class JournalError(RagretrievalError, ValueError):
     """A journal line that is not a valid item (other than a torn last line)."""
 
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from ..errors import RagretrievalError
+
 LANGUAGES = ("zh", "en")
 PLACEHOLDERS = {
     "questions": ("n", "types", "title", "document"),
@@ -23,7 +25,7 @@ REPAIR = {
 }
 
 
-class PromptError(ValueError):
+class PromptError(RagretrievalError, ValueError):
     """A prompt file that cannot be read or uses unknown placeholders."""
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..atomic import write_text_atomic
-from ..report import EvalReport
+from ..evaluation.report import EvalReport
+from ..io.atomic import write_text_atomic
 from ..scoring import PAD, Run
 from ..scoring.trec import write_run
 from .history import RunHistoryError, StoredRun

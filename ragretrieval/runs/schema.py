@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from sqlalchemy import Column, Float, ForeignKey, Integer, MetaData, String, Table, Text
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # migrations.py upgrades older stores in place
 
 metadata = MetaData()
 
@@ -36,7 +36,9 @@ runs = Table(
     Column("corpus_fingerprint", String(128), nullable=False),
     Column("questions_fingerprint", String(128), nullable=False),
     Column("chunks_fingerprint", String(128), nullable=False),
-    Column("config_key", String(64), nullable=False, index=True),  # configuration + corpus + questions
+    Column("config_key", String(64), nullable=False, index=True),  # configuration + corpus + labels
+    Column("labels_fingerprint", String(128)),  # since schema 2; NULL for runs stored before
+    Column("kind", String(20), nullable=False, server_default="retrieval"),  # since schema 2: retrieval | answer
     Column("n_questions", Integer, nullable=False),
     Column("n_documents", Integer, nullable=False),
     Column("n_chunks", Integer, nullable=False),

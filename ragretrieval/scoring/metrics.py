@@ -28,6 +28,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..errors import RagretrievalError
+
 # family -> (cutoff: "required" | "optional" | "none", one-line description)
 FAMILIES: dict[str, tuple[str, str]] = {
     "precision": ("required", "relevant docs in the top k, divided by k"),
@@ -44,7 +46,7 @@ FAMILIES: dict[str, tuple[str, str]] = {
 _NAME = re.compile(r"^(?P<family>[a-z_0-9]+?)(?:@(?P<k>[^@]*))?$")
 
 
-class MetricError(ValueError):
+class MetricError(RagretrievalError, ValueError):
     """A metric name that cannot be parsed or validated."""
 
 

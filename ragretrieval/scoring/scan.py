@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import RagretrievalError
+
 BLOCK_BYTES = 1 << 22  # small enough for every per-block temporary to be recycled by malloc instead of re-mapped
 SLACK = 256  # spare bytes after a block, so a fixed-width window may start at any token
 NEWLINE, SPACE = 10, 32
 
 
-class TrecFormatError(ValueError):
+class TrecFormatError(RagretrievalError, ValueError):
     """A malformed TREC file; the message starts with ``path:line:``."""
 
 

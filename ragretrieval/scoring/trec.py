@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..atomic import atomic_writer
+from ..errors import RagretrievalError
+from ..io.atomic import atomic_writer
 from .scan import NEWLINE, SPACE, LineError, TrecFormatError, blocks, fields, newlines_in, numbers, tokens
 from .types import PAD, Qrels, Run, as_id_array
 from .vocabulary import IdColumn
@@ -164,6 +165,12 @@ def read_run(path, doc_ids=None) -> Run:
 
 # ---------------------------------------------------------------------------------------------------------- writing
 _POW10 = 10 ** np.arange(20, dtype=np.uint64)
+
+
+class TrecWriteError(RagretrievalError, ValueError):
+    """An id or tag a TREC file cannot hold (empty, or with whitespace or control characters)."""
+
+
 _WRITE_ROWS = 1 << 18  # records formatted per step
 
 
@@ -177,7 +184,8 @@ def _id_matrix(ids, what: str) -> np.ndarray:
     starts = np.concatenate(([0], ends[:-1] + 1))
     if np.count_nonzero(joined <= SPACE) != len(texts) or np.any(ends == starts):
         bad = next(t for t in texts if not _writable(t))
-        raise ValueError(f"{what} id {bad!r} cannot be written to a TREC file: it is empty or contains whitespace")
+        raise TrecWriteError(f"{what} id {bad!r} cannot be written to a TREC file: it is empty or contains "
+                             "whitespace")
     return tokens(joined, starts, ends)
 
 
@@ -270,7 +278,7 @@ def write_run(run: Run, path, tag: str = "ragretrieval") -> None:
     (n, n-1, ..., 1 for a ranking of n docs), so ranking by score reproduces the row order.
     """
     if not _writable(tag):
-        raise ValueError(f"tag {tag!r} cannot be written to a TREC file: it is empty or contains whitespace")
+        raise TrecWriteError(f"tag {tag!r} cannot be written to a TREC file: it is empty or contains whitespace")
     query_text = _id_matrix(run.query_ids, "query")
     doc_text = _id_matrix(run.doc_ids, "document")
     rows_per_step = max(1, _WRITE_ROWS // max(run.depth, 1))

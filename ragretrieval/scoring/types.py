@@ -11,10 +11,12 @@ from typing import Mapping
 
 import numpy as np
 
+from ..errors import RagretrievalError
+
 PAD = -1  # code of an empty slot in a ranking shorter than the run's depth
 
 
-class ScoringError(ValueError):
+class ScoringError(RagretrievalError, ValueError):
     """Inputs or options the scorer cannot accept."""
 
 

@@ -44,5 +44,5 @@ def make_store(name: str = "faiss", **options) -> VectorStore:
         raise StoreError(f"bad option for store {name!r}: {error}") from None
 
 
-__all__ = ["ADAPTER_PACKAGES", "BUILT_IN", "ENTRY_POINT_GROUP", "FaissStore", "NumpyStore", "Records", "SearchResult", "StoreError",
-           "VectorStore", "available_stores", "make_store", "store_class"]
+__all__ = ["ADAPTER_PACKAGES", "BUILT_IN", "ENTRY_POINT_GROUP", "FaissStore", "NumpyStore", "Records", "SearchResult",
+           "StoreError", "VectorStore", "available_stores", "make_store", "store_class"]

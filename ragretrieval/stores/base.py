@@ -14,13 +14,14 @@ from typing import Literal, NamedTuple, Protocol, Sequence, runtime_checkable
 import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
-from ..atomic import write_text_atomic
-from ..validation import describe
+from ..errors import RagretrievalError
+from ..io.atomic import write_text_atomic
+from ..io.jsonfiles import describe
 
 META_FILE = "store.json"
 
 
-class StoreError(Exception):
+class StoreError(RagretrievalError):
     """A store that cannot be built, found, loaded or searched."""
 
 

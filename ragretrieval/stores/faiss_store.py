@@ -28,7 +28,8 @@ class FaissStore:
         if kind not in KINDS:
             raise StoreError(f"faiss kind must be one of {', '.join(KINDS)}; got {kind!r}")
         self.options = {"kind": kind, "m": int(m), "ef_construction": int(ef_construction),
-                        "ef_search": int(ef_search), "nlist": None if nlist is None else int(nlist), "nprobe": int(nprobe)}
+                        "ef_search": int(ef_search), "nlist": None if nlist is None else int(nlist),
+                        "nprobe": int(nprobe)}
         self.exact = kind == "flat"
         self.records = Records()
         self._index = None
@@ -60,7 +61,8 @@ class FaissStore:
     def search(self, queries, k: int) -> SearchResult:
         queries = check_queries(queries, self._index.d if self._index is not None else None, k)
         if self._index is None:
-            return SearchResult(np.full((len(queries), k), -1, np.int64), np.full((len(queries), k), -np.inf, np.float32))
+            empty = (len(queries), k)
+            return SearchResult(np.full(empty, -1, np.int64), np.full(empty, -np.inf, np.float32))
         scores, indices = self._index.search(queries, k)
         return SearchResult(indices.astype(np.int64), np.where(indices >= 0, scores, -np.inf).astype(np.float32))
 

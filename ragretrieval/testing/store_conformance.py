@@ -43,6 +43,7 @@ import pytest
 from ..stores import StoreError, VectorStore, make_store
 from ..stores.numpy_store import top_k
 from ..stores.persist import load_index, save_index
+from ..work.progress import RecordingProgress
 
 DIM = 24
 TOLERANCE = 1e-9  # metrics
@@ -57,7 +58,8 @@ def unit_vectors(n: int, dim: int = DIM, seed: int = 0) -> np.ndarray:
 
 def records_for(positions) -> tuple[list[str], list[str], list[str]]:
     ids = [f"chunk-{i}" for i in positions]
-    return ids, [f"doc-{i // 3}" for i in positions], [f"段落 {i}: text with \"quotes\" and\nnewlines" for i in positions]
+    texts = [f"段落 {i}: text with \"quotes\" and\nnewlines" for i in positions]
+    return ids, [f"doc-{i // 3}" for i in positions], texts
 
 
 def fill(store: VectorStore, vectors: np.ndarray, start: int = 0) -> None:
@@ -93,10 +95,10 @@ def demo_session(corpus: Path):
     from click.testing import CliRunner
 
     from ..cli import main
-    from ..dataset import load_dataset
+    from ..data.dataset import load_dataset
     from ..embedders import EmbeddingCache
-    from ..evaluation import evaluate
-    from ..report import EvalConfig
+    from ..evaluation.pipeline import evaluate
+    from ..evaluation.report import EvalConfig
 
     key = str(corpus.resolve())
     if key not in _SESSION:
@@ -320,17 +322,17 @@ class StoreConformance:
     # ---- end to end ----------------------------------------------------------------------------------------------
     def test_demo_metrics_match_exact_numpy(self, store_name, store_options, exact_on_demo, min_recall, demo_corpus,
                                             tmp_path, record_property):
-        from ..evaluation import evaluate
-        from ..report import EvalConfig
+        from ..evaluation.pipeline import evaluate
+        from ..evaluation.report import EvalConfig
 
         if not demo_corpus.is_dir():
             pytest.skip(f"demo corpus {demo_corpus} not found; override the demo_corpus fixture")
         dataset, cache, reference = demo_session(demo_corpus)
         config = EvalConfig(store=store_name, store_options=store_options)
-        stages: list[str] = []
-        runs = [evaluate(dataset, config, cache=cache, progress=False, index_dir=tmp_path / "index",
-                         on_stage=stages.append) for _ in range(2)]
-        assert any("index loaded from" in stage for stage in stages), stages  # the second run reused the index
+        progress = RecordingProgress()
+        runs = [evaluate(dataset, config, cache=cache, progress=progress, index_dir=tmp_path / "index")
+                for _ in range(2)]
+        assert any("index loaded from" in note for note in progress.notes), progress.notes  # the second run reused it
         for report in runs:
             if exact_on_demo:
                 for granularity, means in reference.means.items():

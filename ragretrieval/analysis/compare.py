@@ -1,0 +1,319 @@
+"""Paired comparison of runs, question by question: per metric, each mean, b - a with its bootstrap CI, the p-value of
+a paired test (corrected for multiple testing), Cohen's d_z and wins/ties/losses. See docs/compare.md.
+
+A run comes from the runs history (by id), from an ``eval --out`` report file, or from a TREC run file scored against
+``--qrels`` with the scorer's defaults. With more than two runs, each is compared against the first; the correction
+treats every (pair, metric) p-value of one comparison as one family.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from ..errors import RagretrievalError
+from ..evaluation.report import GRANULARITIES, EvalReport, ReportError
+from ..scoring import MetricError, Qrels, Run, parse_metric, score
+from .stats import CORRECTIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, TESTS, PairedStats, adjust, paired_stats
+
+SHOWN_IDS = 5  # question ids quoted in a "different question sets" message
+TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test",
+              "permutation": "sign-flip permutation test", "bootstrap": "paired bootstrap test"}
+
+
+class CompareError(RagretrievalError, ValueError):
+    """Runs that cannot be compared, or an input that cannot be read."""
+
+
+@dataclass
+class ComparedRun:
+    """One input run: a label, where it came from, its question ids and a way to get per-question metric values.
+
+    `report` is set for runs from the history or a report file (the HTML report needs it); TREC runs have none.
+    """
+
+    label: str
+    source: str
+    question_ids: list[str]
+    per_question: Callable[[str, str], np.ndarray]  # (metric name, granularity) -> values aligned with question_ids
+    report: EvalReport | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+# ------------------------------------------------------------------------------------------------------- loading
+def report_values(report: EvalReport, metric: str, granularity: str, label: str = "run") -> np.ndarray:
+    """Per-question values of `metric`: stored ones, else recomputed at document level from the stored rankings."""
+    if granularity not in GRANULARITIES:
+        raise CompareError(f"granularity must be one of {', '.join(GRANULARITIES)}; got {granularity!r}")
+    stored = [q.metrics.get(granularity, {}) for q in report.questions]
+    if stored and all(metric in values for values in stored):
+        return np.array([values[metric] for values in stored], dtype=np.float64)
+    available = sorted(set.intersection(*(set(v) for v in stored))) if stored else []
+    reason = recompute_obstacle(report, metric, granularity)
+    if reason:
+        listed = ", ".join(available) if available else "none"
+        raise CompareError(f"{label}: metric {metric} is not stored at {granularity} level and cannot be recomputed "
+                           f"({reason}); stored {granularity}-level metrics: {listed}")
+    return recompute_doc_metric(report, metric)
+
+
+def recompute_obstacle(report: EvalReport, metric: str, granularity: str) -> str | None:
+    """Why `metric` cannot be recomputed from the report's stored rankings, or None when it can."""
+    if granularity == "chunk":
+        return "chunk labels need every chunk of the relevant documents, which the report does not hold"
+    parsed = parse_metric(metric)
+    if parsed.k is None:
+        return f"the report holds rankings to depth {max(report.config.ks)} only; give a cutoff, e.g. {metric}@10"
+    if parsed.k > max(report.config.ks):
+        return f"the report holds rankings to depth {max(report.config.ks)} only"
+    if any(not q.relevant_grades for q in report.questions) and (report.config.rel_level != 1 or "ndcg" in metric):
+        return "the report holds relevant document ids without their grades (written by an older ragretrieval)"
+    return None
+
+
+def recompute_doc_metric(report: EvalReport, metric: str) -> np.ndarray:
+    """Score the stored document rankings against the stored relevant documents and grades, ties broken by rank."""
+    qrels = Qrels.from_dict({q.id: q.relevant_grades or {doc: 1 for doc in q.relevant} for q in report.questions})
+    run = Run.from_dict({q.id: list(q.retrieved_documents) for q in report.questions})
+    return score(qrels, run, [metric], ties="rank", rel_level=report.config.rel_level).per_query[metric]
+
+
+def from_report(report: EvalReport, label: str, source: str) -> ComparedRun:
+    return ComparedRun(label, source, [q.id for q in report.questions],
+                       lambda metric, granularity: report_values(report, metric, granularity, label), report)
+
+
+def read_report_file(path: Path) -> EvalReport:
+    try:
+        return EvalReport.load(path)
+    except ReportError as error:
+        raise CompareError(str(error)) from None
+
+
+def from_trec(path: Path, qrels_path: Path) -> ComparedRun:
+    """A TREC run scored against TREC qrels with the scorer's defaults; questions are the qrels' queries."""
+    from ..scoring.trec import read_qrels, read_run
+
+    qrels, run = read_qrels(qrels_path), read_run(path)
+    notes = []
+    missing = sorted(set(qrels.query_ids.tolist()) - set(run.query_ids.tolist()))
+    if missing:
+        notes.append(f"{path.name}: {len(missing)} judged question(s) have no ranking and score 0 "
+                     f"(e.g. {', '.join(missing[:SHOWN_IDS])})")
+
+    def values(metric: str, granularity: str) -> np.ndarray:
+        return score(qrels, run, [metric]).per_query[metric]
+
+    return ComparedRun(path.stem, str(path), qrels.query_ids.tolist(), values, notes=notes)
+
+
+def from_history(ref: str, runs_db: str | None) -> ComparedRun:
+    """A run of the history by id, id prefix or name (`RunHistory.get`)."""
+    from ..runs import RunHistory, RunHistoryError, RunNotFoundError
+
+    try:
+        history = RunHistory(url=runs_db)
+        try:
+            stored = history.get(ref)
+        finally:
+            history.close()
+    except RunNotFoundError as error:
+        raise CompareError(f"{ref!r} is neither a file nor a run in the history: {error}") from None
+    except RunHistoryError as error:
+        raise CompareError(str(error)) from None
+    return from_report(stored.report, stored.name or stored.id, f"run {stored.id}")
+
+
+def load_run(spec: str, qrels: Path | None = None, runs_db: str | None = None) -> ComparedRun:
+    """A report JSON file, a TREC run file (with `qrels`), or a run id or name from the history. An existing file
+    wins; otherwise the history is asked, so a run named ``bm25 300/50`` is found even though it looks like a path."""
+    path = Path(spec)
+    if not path.is_file():
+        return from_history(spec, runs_db)
+    with path.open("rb") as f:
+        head = f.read(64).lstrip()
+    if head.startswith(b"{"):
+        return from_report(read_report_file(path), path.stem, str(path))
+    if qrels is None:
+        raise CompareError(f"{path}: not a JSON report; to compare a TREC run file, pass --qrels FILE")
+    return from_trec(path, qrels)
+
+
+def unique_labels(runs: list[ComparedRun]) -> None:
+    """Make labels distinct (two files called report.json) by appending #2, #3, ..."""
+    seen: dict[str, int] = {}
+    for run in runs:
+        seen[run.label] = seen.get(run.label, 0) + 1
+        if seen[run.label] > 1:
+            run.label = f"{run.label}#{seen[run.label]}"
+
+
+# ---------------------------------------------------------------------------------------------------- comparing
+def check_same_questions(a: ComparedRun, b: ComparedRun) -> None:
+    """Refuse runs over different question sets, naming the first ids found in only one of them."""
+    only_a = sorted(set(a.question_ids) - set(b.question_ids))
+    only_b = sorted(set(b.question_ids) - set(a.question_ids))
+    if not only_a and not only_b:
+        return
+
+    def some(ids, side):
+        shown = ", ".join(ids[:SHOWN_IDS]) + (", ..." if len(ids) > SHOWN_IDS else "")
+        return f"{len(ids)} only in {side}" + (f" ({shown})" if ids else "")
+
+    raise CompareError(f"runs {a.label} (A) and {b.label} (B) cover different question sets, so they cannot be "
+                       f"paired: {some(only_a, 'A')}; {some(only_b, 'B')}")
+
+
+def aligned(run: ComparedRun, metric: str, granularity: str, order: list[str]) -> np.ndarray:
+    values = np.asarray(run.per_question(metric, granularity), dtype=np.float64)
+    position = {q: i for i, q in enumerate(run.question_ids)}
+    return values[[position[q] for q in order]]
+
+
+def _number(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
+
+
+@dataclass(frozen=True)
+class MetricComparison:
+    metric: str
+    stats: PairedStats
+    p_corrected: float
+    significant: bool
+
+    @property
+    def regression(self) -> bool:
+        return self.significant and self.stats.diff < 0
+
+    def to_json(self) -> dict:
+        s = self.stats
+        return {"a": _number(s.mean_a), "b": _number(s.mean_b), "diff": _number(s.diff),
+                "ci": [_number(s.ci[0]), _number(s.ci[1])], "p": _number(s.p), "p_corrected": _number(self.p_corrected),
+                "significant": self.significant, "effect_size": _number(s.effect_size), "wins": s.wins,
+                "ties": s.ties, "losses": s.losses, "n": s.n, "note": s.note}
+
+
+@dataclass(frozen=True)
+class PairComparison:
+    a: str
+    b: str
+    metrics: dict[str, MetricComparison]
+
+    def to_json(self) -> dict:
+        return {"a": self.a, "b": self.b, "metrics": {name: m.to_json() for name, m in self.metrics.items()}}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The result of `compare`: one `PairComparison` per run after the first, against the first."""
+
+    runs: list[str]
+    pairs: list[PairComparison]
+    test: str
+    correction: str
+    alpha: float
+    granularity: str
+    n_questions: int
+    n_resamples: int
+    seed: int
+    notes: list[str] = field(default_factory=list)
+
+    def regressions(self) -> list[tuple[str, str]]:
+        """(run label, metric) for every metric significantly worse than in the first run."""
+        return [(pair.b, name) for pair in self.pairs for name, m in pair.metrics.items() if m.regression]
+
+    def to_json(self) -> dict:
+        """Two runs: the pair's keys at the top level; more: ``"pairs": [...]`` each against the first run."""
+        head = {"test": self.test, "correction": self.correction, "alpha": self.alpha,
+                "granularity": self.granularity, "n_questions": self.n_questions, "n_resamples": self.n_resamples,
+                "seed": self.seed, "effect_size": "cohen_dz", "notes": self.notes}
+        if len(self.pairs) == 1:
+            return {**self.pairs[0].to_json(), **head}
+        return {"baseline": self.runs[0], "runs": self.runs, **head, "pairs": [p.to_json() for p in self.pairs]}
+
+    def to_json_text(self) -> str:
+        return json.dumps(self.to_json(), ensure_ascii=False, indent=1, allow_nan=False)
+
+    def table(self) -> str:
+        return render_table(self)
+
+
+def compare(runs: list[ComparedRun], metrics, test: str = "t", correction: str = "holm", alpha: float = 0.05,
+            granularity: str = "doc", n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> Comparison:
+    """Pair every run after the first with the first, question by question, and test each metric."""
+    if len(runs) < 2:
+        raise CompareError("compare needs at least two runs")
+    if test not in TESTS:
+        raise CompareError(f"test must be one of {', '.join(TESTS)}; got {test!r}")
+    if correction not in CORRECTIONS:
+        raise CompareError(f"correction must be one of {', '.join(CORRECTIONS)}; got {correction!r}")
+    if granularity not in GRANULARITIES:
+        raise CompareError(f"granularity must be one of {', '.join(GRANULARITIES)}; got {granularity!r}")
+    if not 0 < alpha < 1:
+        raise CompareError(f"alpha must lie between 0 and 1, got {alpha}")
+    try:
+        names = list(dict.fromkeys(parse_metric(m).name for m in metrics))
+    except MetricError as error:
+        raise CompareError(str(error)) from None
+    if not names:
+        raise CompareError("no metrics given")
+    base = runs[0]
+    if not base.question_ids:
+        raise CompareError(f"run {base.label} has no questions")
+    for other in runs[1:]:
+        check_same_questions(base, other)
+    order = base.question_ids
+    raw = []
+    for other in runs[1:]:
+        for name in names:
+            a, b = aligned(base, name, granularity, order), aligned(other, name, granularity, order)
+            raw.append(paired_stats(a, b, test, n_resamples, seed))
+    corrected = adjust([s.p for s in raw], correction)
+    pairs = []
+    for i, other in enumerate(runs[1:]):
+        chunk = range(i * len(names), (i + 1) * len(names))
+        pairs.append(PairComparison(base.label, other.label, {
+            names[j - i * len(names)]: MetricComparison(names[j - i * len(names)], raw[j], corrected[j],
+                                                         bool(corrected[j] < alpha)) for j in chunk}))
+    notes = [note for run in runs for note in run.notes]
+    return Comparison([r.label for r in runs], pairs, test, correction, alpha, granularity, len(order),
+                      n_resamples, seed, notes)
+
+
+# ---------------------------------------------------------------------------------------------------- rendering
+def _signed(x: float) -> str:
+    return "nan" if not math.isfinite(x) else f"{x:+.4f}"
+
+
+def _p(x: float) -> str:
+    return "-" if not math.isfinite(x) else ("<0.0001" if x < 1e-4 else f"{x:.4f}")
+
+
+def render_table(comparison: Comparison) -> str:
+    """One block per pair: a row per metric; ``*`` marks a corrected p below alpha, ``worse`` a regression."""
+    c = comparison
+    corrected_title = "p" if c.correction == "none" else f"p({c.correction})"
+    lines = [f"{c.n_questions} questions paired, {c.granularity} level; {TEST_NAMES[c.test]}, "
+             f"correction {c.correction}, alpha {c.alpha}; 95% CI by paired bootstrap; effect size Cohen's d_z"]
+    for pair in c.pairs:
+        lines += ["", f"A = {pair.a}", f"B = {pair.b}"]
+        width = max(len("metric"), *(len(name) for name in pair.metrics))
+        lines.append(f"{'metric':<{width}}  {'A':>7}  {'B':>7}  {'B-A':>8}  {'95% CI':>19}  {'p':>7}  "
+                     f"{corrected_title:>10}  {'d_z':>6}  {'W/T/L':>9}")
+        for name, m in pair.metrics.items():
+            s = m.stats
+            ci = f"[{_signed(s.ci[0])}, {_signed(s.ci[1])}]"
+            mark = " * worse" if m.regression else (" * better" if m.significant else "")
+            dz = f"{s.effect_size:.2f}" if math.isfinite(s.effect_size) else str(s.effect_size)
+            lines.append(f"{name:<{width}}  {s.mean_a:>7.4f}  {s.mean_b:>7.4f}  {_signed(s.diff):>8}  {ci:>19}  "
+                         f"{_p(s.p):>7}  {_p(m.p_corrected):>10}  {dz:>6}  "
+                         f"{f'{s.wins}/{s.ties}/{s.losses}':>9}{mark}")
+            if s.note:
+                lines.append(f"{'':<{width}}  note: {s.note}")
+    lines.extend(f"note: {note}" for note in c.notes)
+    return "\n".join(lines)

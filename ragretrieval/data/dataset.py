@@ -1,0 +1,228 @@
+"""Dataset files: ``corpus.jsonl``, ``questions.jsonl`` and ``manifest.json`` (format in docs/dataset-format.md).
+
+Every record is a pydantic model; reading validates each line and names the file, line and field of a bad record.
+Writing is atomic per file, and the manifest is written last, so a folder with a manifest is a complete dataset.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from ..errors import RagretrievalError
+from ..io.atomic import atomic_writer
+from ..io.jsonfiles import describe, load_json, save_json, supported_version
+from .corpus import Document, corpus_fingerprint
+
+FORMAT_VERSION = 1
+CORPUS_FILE, QUESTIONS_FILE, MANIFEST_FILE = "corpus.jsonl", "questions.jsonl", "manifest.json"
+
+
+class DatasetError(RagretrievalError):
+    """A dataset file that is missing, malformed or inconsistent."""
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DocumentRecord(_Record):
+    id: str = Field(min_length=1)
+    title: str
+    text: str
+
+
+class RelevantDocument(_Record):
+    """A relevant document: its id, a graded label (> 0 is relevant), and optional relevant character spans."""
+
+    doc_id: str = Field(min_length=1)
+    grade: int = Field(default=1, ge=0)  # 0: judged and not relevant (as in TREC qrels); never negative
+    spans: list[tuple[int, int]] = Field(default_factory=list)
+
+    @field_validator("spans")
+    @classmethod
+    def _spans_are_ranges(cls, spans):
+        for start, end in spans:
+            if not 0 <= start < end:
+                raise ValueError(f"span [{start}, {end}) must satisfy 0 <= start < end")
+        return spans
+
+
+class Provenance(_Record):
+    """How a question was made; generators may add fields of their own (model, prompt_hash, ...)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    generator: str = Field(min_length=1)
+    template: str | None = None
+
+
+class QuestionRecord(_Record):
+    id: str = Field(min_length=1)
+    text: str = Field(min_length=1)
+    relevant: list[RelevantDocument] = Field(min_length=1)
+    provenance: Provenance
+    metadata: dict = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _one_label_per_document(self):
+        seen = set()
+        for rel in self.relevant:
+            if rel.doc_id in seen:
+                raise ValueError(f"document {rel.doc_id!r} is listed twice in 'relevant'")
+            seen.add(rel.doc_id)
+        return self
+
+
+class SkippedRecord(_Record):
+    path: str
+    reason: str
+
+
+class Manifest(_Record):
+    format_version: int = FORMAT_VERSION
+    corpus_fingerprint: str
+    n_documents: int
+    n_questions: int
+    source: str | None = None
+    builder: dict = Field(default_factory=dict)
+    skipped: list[SkippedRecord] = Field(default_factory=list)
+    created_by: str = ""
+
+    @field_validator("format_version")
+    @classmethod
+    def _known_version(cls, version):
+        return supported_version("format_version", version, FORMAT_VERSION)
+
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def read_numbered_jsonl(path, model: type[Model]) -> list[tuple[int, Model]]:
+    """(line number, record) for each non-blank line of a JSON Lines file, validated."""
+    path = Path(path)
+    if not path.is_file():
+        raise DatasetError(f"{path}: file not found")
+    records = []
+    with path.open(encoding="utf-8") as f:
+        for number, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                records.append((number, model.model_validate_json(line.rstrip("\r\n"))))
+            except ValidationError as error:
+                if error.errors()[0]["type"] == "json_invalid":
+                    raise DatasetError(f"{path}:{number}: invalid JSON: {error.errors()[0]['ctx']['error']}") from None
+                raise DatasetError(f"{path}:{number}: {describe(error)}") from None
+    return records
+
+
+def read_jsonl(path, model: type[Model]) -> list[Model]:
+    """Read and validate a JSON Lines file; blank lines are allowed."""
+    return [record for _, record in read_numbered_jsonl(path, model)]
+
+
+def unique_documents(numbered: list[tuple[int, DocumentRecord]], path) -> tuple[Document, ...]:
+    first_line: dict[str, int] = {}
+    for number, record in numbered:
+        if record.id in first_line:
+            raise DatasetError(f"{path}:{number}: document id {record.id!r} is used twice (first on line "
+                               f"{first_line[record.id]})")
+        first_line[record.id] = number
+    return tuple(Document(r.id, r.title, r.text) for _, r in numbered)
+
+
+def write_jsonl(path, records: Iterable[BaseModel]) -> None:
+    with atomic_writer(path) as f:
+        for record in records:
+            f.write(record.model_dump_json(exclude_defaults=False) + "\n")
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A loaded, validated dataset."""
+
+    path: Path
+    documents: tuple[Document, ...]
+    questions: tuple[QuestionRecord, ...]
+    manifest: Manifest
+    questions_path: Path | None = None  # the file the questions came from
+
+    @property
+    def fingerprint(self) -> str:
+        return self.manifest.corpus_fingerprint
+
+
+def labels_fingerprint(questions: Iterable[QuestionRecord], chunk_labels=None) -> str:
+    """sha256 over every label of every question (id, text, relevant documents with grades and spans) and, when
+    chunk labels replace them, the labels' own fingerprint (a judgements file's content): part of a run's identity."""
+    labels = [[q.id, q.text, [[r.doc_id, r.grade, [list(s) for s in r.spans]] for r in q.relevant]]
+              for q in questions]
+    judged = getattr(chunk_labels, "fingerprint", None) if chunk_labels is not None else None
+    text = json.dumps({"questions": labels, "chunk_labels": judged}, sort_keys=True, ensure_ascii=False,
+                      separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def check_questions(questions: Iterable[QuestionRecord], documents: Iterable[Document], source: str) -> None:
+    """Unique question ids; every relevant document exists and every span lies inside it."""
+    length = {doc.id: len(doc.text) for doc in documents}
+    seen: set[str] = set()
+    for question in questions:
+        if question.id in seen:
+            raise DatasetError(f"{source}: question id {question.id!r} is used twice")
+        seen.add(question.id)
+        for rel in question.relevant:
+            if rel.doc_id not in length:
+                raise DatasetError(
+                    f"{source}: question {question.id!r} refers to document {rel.doc_id!r}, which is not in the corpus"
+                )
+            for start, end in rel.spans:
+                if end > length[rel.doc_id]:
+                    raise DatasetError(
+                        f"{source}: question {question.id!r}: span [{start}, {end}) lies past the end of "
+                        f"{rel.doc_id!r} ({length[rel.doc_id]} characters)"
+                    )
+
+
+def load_dataset(path, questions_file=None) -> Dataset:
+    """Load a dataset folder; `questions_file` replaces its ``questions.jsonl`` (another question set, same corpus)."""
+    path = Path(path)
+    manifest_path = path / MANIFEST_FILE
+    if not manifest_path.is_file():
+        raise DatasetError(f"{path}: not a dataset folder ({MANIFEST_FILE} not found); build one with build-dataset")
+    manifest = load_json(Manifest, manifest_path, DatasetError, "not a dataset manifest", "manifest")
+    documents = unique_documents(read_numbered_jsonl(path / CORPUS_FILE, DocumentRecord), path / CORPUS_FILE)
+    fingerprint = corpus_fingerprint(documents)
+    if fingerprint != manifest.corpus_fingerprint:
+        raise DatasetError(
+            f"{path / CORPUS_FILE}: contents do not match the fingerprint in {MANIFEST_FILE} "
+            "(was corpus.jsonl edited?); rebuild the dataset with build-dataset"
+        )
+    questions_path = Path(questions_file) if questions_file else path / QUESTIONS_FILE
+    questions = tuple(read_jsonl(questions_path, QuestionRecord))
+    check_questions(questions, documents, str(questions_path))
+    return Dataset(path, documents, questions, manifest, questions_path)
+
+
+def check_writable(path, force: bool) -> None:
+    """Refuse to replace an existing dataset unless `force`: a user's hand-edited question set is not ours to lose."""
+    existing = [name for name in (CORPUS_FILE, QUESTIONS_FILE, MANIFEST_FILE) if (Path(path) / name).exists()]
+    if existing and not force:
+        raise DatasetError(f"{path}: already holds a dataset ({', '.join(existing)}); pass --force to replace it")
+
+
+def write_dataset(path, documents, questions, manifest: Manifest, force: bool = False) -> None:
+    """Write the three files atomically, the manifest last; refuse to replace an existing dataset unless `force`."""
+    path = Path(path)
+    check_writable(path, force)
+    check_questions(questions, documents, str(path / QUESTIONS_FILE))
+    if force and (path / MANIFEST_FILE).exists():
+        (path / MANIFEST_FILE).unlink()  # a half-replaced folder must not look complete
+    write_jsonl(path / CORPUS_FILE, (DocumentRecord(id=d.id, title=d.title, text=d.text) for d in documents))
+    write_jsonl(path / QUESTIONS_FILE, questions)
+    save_json(manifest, path / MANIFEST_FILE)

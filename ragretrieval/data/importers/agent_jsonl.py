@@ -1,0 +1,193 @@
+"""The agent-evaluation JSONL format: one record per line, as agent evaluation tools take it.
+
+``request`` is a string, ``{"messages": [{"role", "content"}, ...]}`` or ``{"query": ..., "history": [...]}``;
+``retrieved_context`` (what a retriever found) and ``expected_retrieved_context`` (the relevance labels) are lists
+of ``{"doc_uri", "content"}``. Other columns (``expected_response``, ``trace``, ...) are allowed and ignored.
+
+The format has no version field of its own and is not ours to change, so what ragretrieval needs for an exact round
+trip (grades, character spans, provenance, metadata) travels in one optional ``ragretrieval`` object per record,
+which carries our version number; tools that do not know it ignore it.
+
+A ``doc_uri`` names a corpus document by its id (``meat_dish/红烧肉.md``) or by any path or URL that ends with it
+(``https://git.example.org/cookbook/blob/main/dishes/meat_dish/红烧肉.md``); the longest such id wins.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from pathlib import Path
+from typing import Annotated, Any, Iterable, Literal, Sequence, Union
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
+
+from ..corpus import Document
+from ..dataset import DatasetError, Provenance, QuestionRecord, RelevantDocument, check_questions, read_jsonl
+from ..filename_questions import question_id
+
+EXTENSION_VERSION = 1
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+    role: str
+    content: str
+
+
+class ChatRequest(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+    messages: list[Message] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _has_a_user_turn(self):
+        if not any(m.role == "user" for m in self.messages):
+            raise ValueError("messages hold no message with role 'user' (the question)")
+        return self
+
+
+class QueryRequest(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+    query: str = Field(min_length=1)
+    history: list[Message] = Field(default_factory=list)
+
+
+def _request_kind(value: Any) -> str | None:
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, dict):
+        return "messages" if "messages" in value else "query" if "query" in value else None
+    if isinstance(value, (ChatRequest, QueryRequest)):
+        return "messages" if isinstance(value, ChatRequest) else "query"
+    return None
+
+
+Request = Annotated[
+    Union[Annotated[str, Tag("text")], Annotated[ChatRequest, Tag("messages")], Annotated[QueryRequest, Tag("query")]],
+    Discriminator(_request_kind, custom_error_type="request_shape",
+                  custom_error_message='expected a string, {"messages": [...]} or {"query": ..., "history": [...]}'),
+]
+
+
+class ContextItem(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+    doc_uri: str = Field(min_length=1)
+    content: str | None = None
+
+
+class RagretrievalFields(BaseModel):
+    """What the agent format cannot say; written by export, read back by import."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    version: Literal[1] = EXTENSION_VERSION
+    relevant: list[RelevantDocument] = Field(min_length=1)
+    provenance: Provenance
+    metadata: dict = Field(default_factory=dict)
+
+
+class AgentRecord(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+    request_id: str | None = None
+    request: Request
+    retrieved_context: list[ContextItem] | None = None
+    expected_retrieved_context: list[ContextItem] | None = None
+    expected_response: str | None = None
+    ragretrieval: RagretrievalFields | None = None
+
+    @property
+    def question(self) -> str:
+        """The text retrieval is asked with: the string, the query, or the last user message."""
+        if isinstance(self.request, str):
+            return self.request
+        if isinstance(self.request, QueryRequest):
+            return self.request.query
+        return next(m.content for m in reversed(self.request.messages) if m.role == "user")
+
+    @property
+    def history(self) -> list[dict]:
+        """Earlier turns of a multi-turn request."""
+        if isinstance(self.request, QueryRequest):
+            return [m.model_dump() for m in self.request.history]
+        if isinstance(self.request, ChatRequest):
+            last = max(i for i, m in enumerate(self.request.messages) if m.role == "user")
+            return [m.model_dump() for m in self.request.messages[:last]]
+        return []
+
+
+def read_agent_jsonl(path) -> list[tuple[int, AgentRecord]]:
+    """(line number, record) pairs; a bad record is a `DatasetError` naming the file, line and field."""
+    records = read_jsonl(path, AgentRecord)  # validates first: a missing file or bad line is a clear error
+    with Path(path).open(encoding="utf-8") as f:
+        numbers = [number for number, line in enumerate(f, start=1) if line.strip()]
+    return list(zip(numbers, records))
+
+
+class DocumentUris:
+    """Corpus document ids found from doc_uris: the id itself, or a path/URL ending with it (the longest wins)."""
+
+    def __init__(self, doc_ids: Iterable[str]):
+        self.ids = set(doc_ids)
+
+    def resolve(self, uri: str) -> str | None:
+        if uri in self.ids:
+            return uri
+        parsed = urllib.parse.urlsplit(uri)
+        path = urllib.parse.unquote(parsed.path if parsed.scheme else uri).replace("\\", "/")
+        parts = [p for p in path.split("/") if p]
+        return next((suffix for i in range(len(parts)) if (suffix := "/".join(parts[i:])) in self.ids), None)
+
+
+def _relevant_from_uris(record: AgentRecord, uris: DocumentUris, where: str) -> list[RelevantDocument]:
+    relevant: dict[str, None] = {}
+    for i, item in enumerate(record.expected_retrieved_context or []):
+        doc_id = uris.resolve(item.doc_uri)
+        if doc_id is None:
+            raise DatasetError(f"{where}: field 'expected_retrieved_context.{i}.doc_uri': {item.doc_uri!r} is not a "
+                               "document of the corpus (nor a path or URL ending in one)")
+        relevant[doc_id] = None
+    return [RelevantDocument(doc_id=d) for d in relevant]
+
+
+def import_questions(path, documents: Sequence[Document]) -> list[QuestionRecord]:
+    """Questions from an agent-evaluation JSONL file; `expected_retrieved_context` becomes the labels."""
+    uris, questions, line_of = DocumentUris(d.id for d in documents), [], {}
+    for number, record in read_agent_jsonl(path):
+        where = f"{path}:{number}"
+        if not record.expected_retrieved_context:
+            raise DatasetError(f"{where}: field 'expected_retrieved_context': needed to import a question "
+                               "(the documents that answer it)")
+        relevant = _relevant_from_uris(record, uris, where)
+        if record.ragretrieval is not None:
+            extra = record.ragretrieval
+            if {r.doc_id for r in extra.relevant} != {r.doc_id for r in relevant}:
+                raise DatasetError(f"{where}: field 'ragretrieval.relevant': documents differ from "
+                                   "expected_retrieved_context")
+            relevant, provenance, metadata = extra.relevant, extra.provenance, extra.metadata
+        else:
+            provenance = Provenance(generator="agent-jsonl", source=Path(path).name)
+            metadata = {key: value for key, value in (("history", record.history),
+                                                       ("expected_response", record.expected_response)) if value}
+        try:
+            questions.append(QuestionRecord(id=record.request_id or question_id(record.question),
+                                            text=record.question, relevant=relevant, provenance=provenance,
+                                            metadata=metadata))
+        except ValueError as error:
+            raise DatasetError(f"{where}: {error}") from None
+        if questions[-1].id in line_of:
+            raise DatasetError(f"{where}: question id {questions[-1].id!r} was already used on line "
+                               f"{line_of[questions[-1].id]} (give each record its own request_id)")
+        line_of[questions[-1].id] = number
+    check_questions(questions, documents, str(path))
+    return questions
+
+
+def export_record(question: QuestionRecord, documents: dict[str, Document]) -> AgentRecord:
+    """One question as an agent record: relevant spans become `content`, everything else goes in `ragretrieval`."""
+    expected = []
+    for rel in question.relevant:
+        text = documents[rel.doc_id].text
+        expected.extend([ContextItem(doc_uri=rel.doc_id, content=text[s:e]) for s, e in rel.spans]
+                        or [ContextItem(doc_uri=rel.doc_id)])
+    history = question.metadata.get("history")
+    request = QueryRequest(query=question.text, history=history) if history else question.text
+    return AgentRecord(request_id=question.id, request=request, expected_retrieved_context=expected,
+                       ragretrieval=RagretrievalFields(relevant=question.relevant, provenance=question.provenance,
+                                                       metadata=question.metadata))

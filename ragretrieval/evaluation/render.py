@@ -1,0 +1,36 @@
+"""The plain-text rendering of an evaluation report: the summary table and the per-question lines."""
+
+from __future__ import annotations
+
+from .report import EvalReport, QuestionResult
+
+SUMMARY_COLUMNS = (("recall", "Recall"), ("precision", "Precision"), ("mrr", "MRR"), ("hit_rate", "Hit Rate"),
+                   ("f1", "F1"), ("ndcg", "nDCG"))
+
+
+def question_line(i: int, n: int, result: QuestionResult, granularity: str, k: int) -> str:
+    values = result.metrics[granularity]
+    return (f"[{i}/{n}] {result.text}... Recall={values[f'recall@{k}']:.2f}, "
+            f"Precision={values[f'precision@{k}']:.2f}, MRR={values[f'mrr@{k}']:.2f}")
+
+
+def summary_table(report: EvalReport) -> str:
+    """Plain-text summary: one row per k, one block per granularity, then sizes and timings."""
+    cfg, ds = report.config, report.dataset
+    names = {"doc": "document", "chunk": "chunk"}
+    lines = []
+    for granularity, means in report.means.items():
+        lines.append(f"{names[granularity]} level ({ds.n_questions} questions, {ds.n_documents} documents, "
+                     f"{ds.n_chunks} chunks)")
+        header = f"  {'k':>4}" + "".join(f"  {title + '@k':>12}" for _, title in SUMMARY_COLUMNS)
+        lines.append(header)
+        for k in cfg.ks:
+            cells = "".join(f"  {means[f'{family}@{k}']:>12.4f}" for family, _ in SUMMARY_COLUMNS)
+            lines.append(f"  {k:>4}{cells}")
+        lines.append("")
+    what = f"{cfg.retriever}" + (f" ({cfg.model}, {cfg.store})" if cfg.model else "")
+    lines.append(f"retriever: {what}; chunks: size {cfg.chunk_size}, overlap {cfg.chunk_overlap}")
+    timing = ", ".join(f"{name} {seconds:.2f}s" for name, seconds in report.timings.items())
+    lines.append(f"time: {timing}; texts embedded: {report.embedded_texts}")
+    lines.extend(f"note: {note}" for note in report.notes)
+    return "\n".join(lines)

@@ -1,0 +1,126 @@
+"""Reading the model's JSON replies: a bare value, or inside a Markdown code fence, possibly with chatter around it.
+
+`MalformedAnswer` carries a short reason that goes back to the model in the one repair request (`ask`); a reply
+still malformed after it is skipped and reported in this run, and asked again in the next (it is never cached as
+good).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ..errors import RagretrievalError
+from ..io.jsonfiles import describe
+from .prompts import REPAIR
+
+_FENCED = re.compile(r"```[A-Za-z]*[ \t]*\n?(.*?)```", re.S)
+QUESTION_TYPES = ("FACTUAL", "INFERENTIAL")
+
+
+class MalformedAnswer(ValueError):
+    """The model's text is not the JSON we asked for."""
+
+
+def extract_json(text: str):
+    """The first parseable JSON value among: fenced blocks, the whole text, the outermost [...] or {...}."""
+    candidates = [m.group(1) for m in _FENCED.finditer(text)] + [text]
+    for opening, closing in ("[]", "{}"):
+        start, end = text.find(opening), text.rfind(closing)
+        if 0 <= start < end:
+            candidates.append(text[start : end + 1])
+    error = "no JSON found"
+    for candidate in candidates:
+        try:
+            return json.loads(candidate.strip())
+        except json.JSONDecodeError as problem:
+            error = f"{problem.msg} at line {problem.lineno} column {problem.colno}"
+    raise MalformedAnswer(error)
+
+
+def ask(client, messages: list[dict], parse, language: str, **options):
+    """(parsed answer, None); or, when the answer and one repair request are both malformed, (None, reason).
+
+    A malformed answer is rejected from the cache (llm/cache.py), so a later run asks again instead of failing on
+    the same text forever. `options` go to `client.complete` (temperature, sample, ...)."""
+    answer = client.complete(messages, **options)
+    try:
+        return parse(answer.text), None
+    except MalformedAnswer as error:
+        client.reject(answer, str(error))
+        repair = messages + [{"role": "assistant", "content": answer.text},
+                             {"role": "user", "content": REPAIR[language].format(error=error)}]
+    answer = client.complete(repair, **options)
+    try:
+        return parse(answer.text), None
+    except MalformedAnswer as error:
+        client.reject(answer, str(error))
+        return None, f"malformed JSON after one repair request: {error}"
+
+
+class TooManyFailures(RagretrievalError):
+    """Most requests of a run got no usable answer: exit non-zero rather than write numbers from what is left."""
+
+
+def check_failures(reasons: list[str], total: int, noun: str, kept: str) -> None:
+    """Raise `TooManyFailures` when more than half of `total` items failed, with the count and the first reasons."""
+    if total and 2 * len(reasons) > total:
+        first = "; ".join(list(dict.fromkeys(reasons))[:3])
+        raise TooManyFailures(f"{len(reasons)} of {total} {noun} got no usable answer (first reasons: {first}); "
+                              f"{kept}. Failed answers are not cached as good: running the same command again asks "
+                              "for them again")
+
+
+class GeneratedQuestion(BaseModel):
+    """One question as the model writes it (field names of the ApeRAG question-set design, plus evidence)."""
+
+    model_config = ConfigDict(extra="ignore")
+    question_type: str
+    question_text: str = Field(min_length=1)
+    ground_truth: str = ""
+    evidence: list[str] = Field(default_factory=list)
+
+    @field_validator("question_type")
+    @classmethod
+    def _upper(cls, value: str) -> str:
+        return value.strip().upper()
+
+    @field_validator("evidence", mode="before")
+    @classmethod
+    def _one_quote_is_a_list(cls, value):
+        return [value] if isinstance(value, str) else value
+
+
+def parse_questions(text: str) -> list[GeneratedQuestion]:
+    data = extract_json(text)
+    if isinstance(data, dict):
+        data = data.get("questions", [data] if "question_text" in data else None)
+    if not isinstance(data, list):
+        raise MalformedAnswer('expected a JSON list of questions, or an object with a "questions" list')
+    questions = []
+    for number, item in enumerate(data, start=1):
+        try:
+            questions.append(GeneratedQuestion.model_validate(item))
+        except ValidationError as error:
+            raise MalformedAnswer(f"question {number}, {describe(error, 'item')}") from None
+    return questions
+
+
+class Judgement(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    score: int = Field(ge=0, le=3)
+    reasoning: str = ""
+
+
+def parse_judgement(text: str) -> Judgement:
+    data = extract_json(text)
+    if isinstance(data, list) and len(data) == 1:
+        data = data[0]
+    if not isinstance(data, dict):
+        raise MalformedAnswer('expected one JSON object {"score": 0-3, "reasoning": "..."}')
+    try:
+        return Judgement.model_validate(data)
+    except ValidationError as error:
+        raise MalformedAnswer(describe(error, "answer")) from None

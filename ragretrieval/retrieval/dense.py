@@ -1,0 +1,94 @@
+"""`dense`: chunks and questions embedded through the cache (each on its side), searched in a vector store.
+
+With an index folder (``--index-dir``) the store is saved there and reused by later runs over the same chunks and
+model (the chunks are then not even embedded); a saved index of anything else is refused unless ``--rebuild``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import ClassVar, Sequence
+
+import numpy as np
+
+from ..data.chunking import Chunk
+from ..stores import SearchResult, make_store
+from ..stores.persist import index_fingerprint, load_index, save_index
+from ..work.progress import as_progress
+from .base import Ranking, RetrieverInfo, RetrieverSpec, SimpleRetriever, question_texts
+
+
+class DenseRetriever(SimpleRetriever):
+    """Options: ``model`` (an embedder name, embedders/registry.py), ``store``, ``store_options``."""
+
+    sweepable: ClassVar[bool] = True
+    config_fields: ClassVar[tuple[str, ...]] = ("model", "store", "store_options")
+    keeps_index: ClassVar[bool] = True
+
+    def __init__(self, embedder, cache, store: str = "faiss", store_options: dict | None = None,
+                 progress=None, batch_size: int = 64, index_dir=None, rebuild: bool = False, executor=None,
+                 stop=None):
+        self.embedder, self.cache = embedder, cache
+        self.passage_embedder, self.query_embedder = embedder.for_side("passage"), embedder.for_side("query")
+        self.executor = executor  # where corpus embedding runs (embedders/executors); questions embed here
+        self.index_dir, self.rebuild = index_dir, rebuild
+        self.reloaded = False  # True when the store came from index_dir
+        self.store_name, self.store_options = store, dict(store_options or {})
+        make_store(store, **self.store_options)  # a missing store or a bad option fails now, before any embedding
+        self.progress, self.batch_size, self.stop = as_progress(progress), batch_size, stop
+        self.store = None
+        self.embedded = 0  # texts the model actually embedded (not found in the cache)
+        self.timings: dict[str, float] = {"embedding": 0.0, "indexing": 0.0}
+
+    @classmethod
+    def build(cls, spec: RetrieverSpec, context) -> "DenseRetriever":
+        options = dict(spec.options)
+        return cls(context.embedder(options.pop("model", None) or "m3e-small"), context.embedding_cache(),
+                   options.pop("store", "faiss"), options.pop("store_options", None), progress=context.progress,
+                   index_dir=context.index_dir, rebuild=context.rebuild, executor=context.executor,
+                   stop=context.stop, **options)
+
+    def _embed(self, embedder, texts: Sequence[str], description: str, executor=None) -> np.ndarray:
+        from ..embedders import embed_cached
+
+        started = time.perf_counter()
+        vectors, made = embed_cached(embedder, texts, self.cache, self.batch_size, self.progress, description,
+                                     executor, stop=self.stop)
+        self.embedded += made
+        self.timings["embedding"] += time.perf_counter() - started
+        return vectors
+
+    def index(self, chunks: Sequence[Chunk]) -> None:
+        ids, parent_ids, texts = [c.chunk_id for c in chunks], [c.parent_id for c in chunks], [c.text for c in chunks]
+        started = time.perf_counter()
+        if self.index_dir is not None:
+            fingerprint = index_fingerprint(ids, parent_ids, texts, self.passage_embedder.identity)
+            saved = None if self.rebuild else load_index(self.index_dir, self.store_name, self.store_options,
+                                                         fingerprint)
+            if saved is not None:
+                self.store, self.reloaded = saved, True
+                self.timings["indexing"] = time.perf_counter() - started
+                self.progress.note(f"index loaded from {self.index_dir}")
+                return
+        vectors = self._embed(self.passage_embedder, texts, "embedding chunks", self.executor)
+        started = time.perf_counter()
+        self.store = make_store(self.store_name, **self.store_options)
+        self.store.add(vectors, ids, parent_ids, texts)
+        if self.index_dir is not None:
+            save_index(self.store, self.index_dir, fingerprint)
+        self.timings["indexing"] = time.perf_counter() - started
+
+    def search_texts(self, texts: Sequence[str], depth: int):
+        if not texts:
+            return SearchResult(np.zeros((0, depth), np.int64), np.zeros((0, depth), np.float32))
+        return self.store.search(self._embed(self.query_embedder, texts, "embedding questions"), depth)
+
+    def search(self, questions, depth: int) -> Ranking:
+        return Ranking.from_search(self.search_texts(question_texts(questions), depth))
+
+    def info(self) -> RetrieverInfo:
+        embedders = {"dense": self.passage_embedder.identity}
+        if self.query_embedder.identity != self.passage_embedder.identity:
+            embedders["dense.query"] = self.query_embedder.identity
+        return RetrieverInfo(embedders=embedders, embedded_texts=self.embedded,
+                             details={"store": self.store_name, "index_reloaded": self.reloaded})

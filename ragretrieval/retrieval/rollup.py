@@ -1,0 +1,162 @@
+"""Document roll-up: retrieve deep enough for k distinct documents, then turn a `Ranking` into the scorer's runs.
+
+- Depth (`search_for_documents`): ask for 4k, and double until every question's ranking holds k distinct parent
+  documents, or the retriever has nothing more for the questions that lack them (a row shorter than asked), or the
+  depth covers every chunk.
+- Document level: each document is ranked at its best-ranked hit (its first appearance), gaps closed.
+- Chunk level: the first k hits. A foreign hit (hits.py) is a chunk of another chunking, or of no chunking when the
+  retriever named only documents; it is never relevant. Chunk level is scored only when some hit is one of our
+  chunks, otherwise its numbers would say nothing; a note says why it was skipped.
+- A document that is not in the corpus is unjudged, i.e. not relevant, and counted in a note.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from ..data.chunking import Chunk
+from ..scoring import PAD, Run
+from ..scoring.ranking import drop_duplicates
+from .base import Ranking, Retriever
+
+NO_CHUNK_ID = "(hit without a chunk id #{})"
+
+
+def distinct_per_row(codes: np.ndarray) -> np.ndarray:
+    """Number of distinct non-negative codes in each row."""
+    ordered = np.sort(np.where(codes < 0, -1, codes), axis=1)
+    new = np.concatenate([ordered[:, :1] >= 0, (ordered[:, 1:] != ordered[:, :-1]) & (ordered[:, 1:] >= 0)], axis=1)
+    return new.sum(axis=1)
+
+
+class HitTable:
+    """Codes for everything a ranking can name: our chunks first (positions), then its foreign hits.
+
+    Document codes follow `doc_ids` (the corpus, in the labels' order); documents the corpus lacks are appended.
+    Chunk codes follow our chunks; foreign chunk ids are appended (a foreign hit that names one of our chunk ids with
+    another parent keeps that chunk's code).
+    """
+
+    def __init__(self, chunks: Sequence[Chunk], doc_ids: Sequence[str]):
+        self.doc_ids = list(doc_ids)
+        self.n_docs = len(self.doc_ids)
+        self._doc_code = {d: i for i, d in enumerate(self.doc_ids)}
+        self.chunk_ids = [c.chunk_id for c in chunks]
+        self.n_chunks = len(self.chunk_ids)
+        self._chunk_code = {c: i for i, c in enumerate(self.chunk_ids)}
+        self.parent_codes = np.array([self._doc_code[c.parent_id] for c in chunks], dtype=np.int64)
+        self._parent_of = {c.chunk_id: c.parent_id for c in chunks}
+
+    def _code(self, table: dict, ids: list, item: str) -> int:
+        if item not in table:
+            table[item] = len(ids)
+            ids.append(item)
+        return table[item]
+
+    def parent_of(self, chunk_id: str) -> str:
+        """The document of one of our chunks; empty for a chunk id we do not know."""
+        return self._parent_of.get(chunk_id, "")
+
+    def foreign_parent(self, j: int, ranking: Ranking) -> str:
+        hit = ranking.foreign[j]
+        return hit.parent_id or self._parent_of.get(hit.chunk_id) or f"(no parent id: {hit.chunk_id})"
+
+    def codes(self, ranking: Ranking) -> tuple[np.ndarray, np.ndarray]:
+        """(document codes, chunk codes) of every position of the ranking; PAD where the row is padded."""
+        doc_of = np.concatenate([self.parent_codes, np.fromiter(
+            (self._code(self._doc_code, self.doc_ids, self.foreign_parent(j, ranking))
+             for j in range(len(ranking.foreign))), np.int64, len(ranking.foreign))])
+        chunk_of = np.concatenate([np.arange(self.n_chunks, dtype=np.int64), np.fromiter(
+            (self._code(self._chunk_code, self.chunk_ids, hit.chunk_id if hit.chunk_id is not None
+                        else NO_CHUNK_ID.format(j)) for j, hit in enumerate(ranking.foreign)),
+            np.int64, len(ranking.foreign))])
+        padded = ranking.positions < 0
+        safe = np.where(padded, 0, ranking.positions)
+        return np.where(padded, PAD, doc_of[safe]), np.where(padded, PAD, chunk_of[safe])
+
+
+def search_for_documents(retriever: Retriever, questions: Sequence, k: int, table: HitTable) -> Ranking:
+    """Search deep enough that every question's hits cover k distinct documents (see the module docstring)."""
+    n_chunks = table.n_chunks
+    depth = max(1, min(n_chunks, 4 * k)) if n_chunks else 4 * k
+    while True:
+        ranking = retriever.search(questions, depth)
+        docs, _ = table.codes(ranking)
+        full = (ranking.positions >= 0).sum(axis=1) >= depth
+        wanting = full & (distinct_per_row(docs) < k)
+        if depth >= n_chunks or not wanting.any():
+            return ranking
+        depth = min(n_chunks, depth * 2)
+
+
+def _width(rows: np.ndarray, k: int, pad: int) -> np.ndarray:
+    """`rows` padded on the right to k columns."""
+    return np.pad(rows, ((0, 0), (0, k - rows.shape[1])), constant_values=pad) if rows.shape[1] < k else rows
+
+
+@dataclass(frozen=True)
+class RolledUp:
+    doc_run: Run
+    chunk_run: Run | None  # None: no hit is one of our chunks
+    retrieved: list[list[tuple[str, str, float]]]  # per question, the first k hits: (chunk id, parent id, score)
+    notes: list[str]
+    empty_rankings: int  # questions for which the retriever found nothing
+    short_rankings: int  # questions with fewer than k distinct documents
+
+
+def roll_up(ranking: Ranking, question_ids, table: HitTable, k: int, chunk_policy: str) -> RolledUp:
+    """Document and chunk runs, k deep, from a ranking; notes only state what is true of this ranking."""
+    docs, chunk_codes = table.codes(ranking)
+    doc_rows = _width(drop_duplicates(docs)[:, :k], k, PAD)
+    top = _width(ranking.positions[:, :k], k, -1)
+    chunk_rows = _width(chunk_codes[:, :k], k, PAD)
+
+    notes = []
+    hits = top >= 0
+    n_hits, empty = int(hits.sum()), int((~hits.any(axis=1)).sum()) if len(top) else 0
+    n_doc_hits = int((doc_rows >= 0).sum())
+    n_unknown_docs = int((doc_rows >= table.n_docs).sum())
+    if n_unknown_docs:
+        notes.append(f"{n_unknown_docs} of {n_doc_hits} retrieved documents are not in the corpus; "
+                     "scored as non-relevant")
+    foreign = hits & (top >= table.n_chunks)
+    unnamed = np.zeros_like(foreign)
+    if ranking.foreign:
+        no_id = np.array([hit.chunk_id is None for hit in ranking.foreign])
+        unnamed[foreign] = no_id[top[foreign] - table.n_chunks]
+    n_unknown_chunks = int((hits & (chunk_rows >= table.n_chunks)).sum())
+    n_unnamed = int(unnamed.sum())
+    chunk_run = None
+    if n_hits and n_unnamed == n_hits:
+        notes.append("chunk level not scored: the retriever named documents, not chunks")
+    elif n_hits and n_unknown_chunks == n_hits:
+        notes.append(f"chunk level not scored: no retrieved chunk id is a chunk of this chunking ({chunk_policy}); "
+                     "pass the retriever's --chunk-size and --chunk-overlap to score chunks")
+    elif n_hits:
+        chunk_run = Run.from_arrays(question_ids, table.chunk_ids, chunk_rows, check_ids=False)
+        if n_unknown_chunks:
+            notes.append(f"{n_unknown_chunks} of {n_hits} retrieved chunks are not chunks of this chunking "
+                         f"({chunk_policy}); scored as non-relevant")
+    doc_run = Run.from_arrays(question_ids, table.doc_ids, doc_rows, check_ids=False)
+
+    retrieved = []
+    for i in range(len(top)):
+        row = []
+        for rank, position in enumerate(top[i]):
+            if position < 0:
+                continue
+            if position < table.n_chunks:
+                chunk_id, parent = table.chunk_ids[position], table.doc_ids[table.parent_codes[position]]
+            else:
+                hit = ranking.foreign[position - table.n_chunks]
+                if hit.chunk_id is None:
+                    continue
+                chunk_id, parent = hit.chunk_id, hit.parent_id or table.parent_of(hit.chunk_id)
+            value = ranking.scores[i, rank]
+            row.append((chunk_id, parent, 0.0 if np.isnan(value) else float(value)))
+        retrieved.append(row)
+    short = int(((doc_rows >= 0).sum(axis=1) < k).sum())
+    return RolledUp(doc_run, chunk_run, retrieved, notes, empty, short)

@@ -1,0 +1,65 @@
+"""The runs store's schema versions and how an older store is upgraded in place.
+
+`prepare` runs when a store is opened: in one transaction that no other process can enter at the same time (SQLite:
+``BEGIN IMMEDIATE``; PostgreSQL: a transaction-level advisory lock), it creates a new store at the current version,
+or applies each step from the store's version up to `SCHEMA_VERSION`, or refuses a store written by a newer
+ragretrieval. So six evaluations started at once on a store that does not exist yet all succeed, and a store made by
+ragretrieval 0.1 opens (and is upgraded) without losing a run.
+
+To change the schema: change the tables in schema.py, raise `SCHEMA_VERSION`, and add the step that brings a store of
+the version before up to it (new tables need no step: they are created after the steps run).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from sqlalchemy import insert, inspect, select, text, update
+from sqlalchemy.engine import Connection
+
+from .schema import SCHEMA_VERSION, meta, metadata
+
+ADVISORY_LOCK = 0x72725F6D6967  # "rr_mig": serialises schema work on PostgreSQL
+
+
+def _v2_kind_and_labels(conn: Connection) -> None:
+    """Schema 2: answer runs beside retrieval runs (``kind``), and the labels fingerprint of each run."""
+    columns = {c["name"] for c in inspect(conn).get_columns("rr_runs")}
+    if "labels_fingerprint" not in columns:
+        conn.execute(text("ALTER TABLE rr_runs ADD COLUMN labels_fingerprint VARCHAR(128)"))
+    if "kind" not in columns:
+        conn.execute(text("ALTER TABLE rr_runs ADD COLUMN kind VARCHAR(20) NOT NULL DEFAULT 'retrieval'"))
+
+
+STEPS: dict[int, Callable[[Connection], None]] = {2: _v2_kind_and_labels}
+
+
+class SchemaError(Exception):
+    """A store this version of ragretrieval cannot read."""
+
+
+def _lock(conn: Connection) -> None:
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": ADVISORY_LOCK})
+
+
+def prepare(conn: Connection) -> tuple[int, int]:
+    """Bring the store behind `conn` (inside an exclusive transaction) to `SCHEMA_VERSION`; (found, now)."""
+    _lock(conn)
+    if not inspect(conn).has_table(meta.name):
+        metadata.create_all(conn)
+        conn.execute(insert(meta).values(key="schema_version", value=str(SCHEMA_VERSION)))
+        return SCHEMA_VERSION, SCHEMA_VERSION
+    found = conn.execute(select(meta.c.value).where(meta.c.key == "schema_version")).scalar()
+    version = int(found) if found is not None else SCHEMA_VERSION
+    if version > SCHEMA_VERSION:
+        raise SchemaError(f"schema version {version} was written by a newer ragretrieval (this one reads up to "
+                          f"{SCHEMA_VERSION}); upgrade ragretrieval")
+    for step in range(version + 1, SCHEMA_VERSION + 1):
+        STEPS[step](conn)
+    metadata.create_all(conn)  # tables added since `version`
+    if found is None:
+        conn.execute(insert(meta).values(key="schema_version", value=str(SCHEMA_VERSION)))
+    elif version != SCHEMA_VERSION:
+        conn.execute(update(meta).where(meta.c.key == "schema_version").values(value=str(SCHEMA_VERSION)))
+    return version, SCHEMA_VERSION

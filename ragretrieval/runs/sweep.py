@@ -1,0 +1,241 @@
+"""Sweeps: evaluate every combination of models, retrievers, stores and chunkings, one stored run per cell.
+
+Why it is cheap: every cell embeds through one `EmbeddingCache`, so a text is embedded once per model whatever the
+chunking or store; each model is loaded once per sweep. Why it resumes: a cell is identified by its configuration
+key (configuration + corpus and question fingerprints, see runs/identity.py), each finished cell is committed to
+the runs history as a run tagged with the sweep id, and a sweep started again with the same id skips the cells whose
+run is already there. The default sweep id is derived from the cells, so re-running the same command resumes it.
+The grid file format (YAML or TOML) is `SweepGrid`; docs/runs.md has an example.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from ..data.dataset import Dataset, load_dataset
+from ..errors import RagretrievalError
+from ..evaluation.pipeline import check_config, evaluate
+from ..evaluation.report import EvalConfig
+from ..retrieval.registry import BuildContext, retriever_class, sweepable_retrievers
+from ..scoring import parse_metric
+from ..stores import store_class
+from ..work.progress import as_progress
+from ..work.stop import StopToken
+from .history import RunHistory, RunSummary
+from .identity import config_key, labels_fingerprint, questions_fingerprint
+from .table import format_table, metric_value, number, parse_metric_column
+
+_DEFAULTS = EvalConfig()
+
+
+class SweepError(RagretrievalError, ValueError):
+    """A grid that cannot run; the message names the file and field when there is one."""
+
+
+def _as_list(value):
+    return value if isinstance(value, list) else [value]
+
+
+class SweepGrid(BaseModel):
+    """A sweep: one dataset and lists of settings; every combination is a cell (bm25 ignores models and stores)."""
+
+    model_config = ConfigDict(extra="forbid")
+    grid_version: Literal[1] = 1
+    dataset: str
+    questions: str | None = None
+    models: list[str] = Field(default_factory=lambda: [_DEFAULTS.model])
+    retrievers: list[str] = Field(default_factory=lambda: ["dense"])
+    stores: list[str] = Field(default_factory=lambda: [_DEFAULTS.store])
+    store_options: dict = Field(default_factory=dict)
+    chunk_sizes: list[int] = Field(default_factory=lambda: [_DEFAULTS.chunk_size])
+    chunk_overlaps: list[int] = Field(default_factory=lambda: [_DEFAULTS.chunk_overlap])
+    ks: list[int] = Field(default_factory=lambda: list(_DEFAULTS.ks))
+    granularity: str = "both"
+    rel_level: int = 1
+    primary: str = "recall@5"
+
+    @field_validator("models", "retrievers", "stores", "chunk_sizes", "chunk_overlaps", mode="before")
+    @classmethod
+    def _scalar_is_a_list_of_one(cls, value):
+        return _as_list(value)
+
+    @field_validator("ks", mode="before")
+    @classmethod
+    def _ks_from_text(cls, value):
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return _as_list(value)
+
+    @field_validator("retrievers")
+    @classmethod
+    def _known_retrievers(cls, retrievers):
+        sweepable = sweepable_retrievers()
+        for name in retrievers:
+            if name not in sweepable:
+                raise ValueError(f"retriever {name!r} cannot be swept (it calls something outside ragretrieval); "
+                                 f"sweepable: {', '.join(sweepable)}")
+        return retrievers
+
+    @field_validator("primary")
+    @classmethod
+    def _known_metric(cls, primary):
+        parse_metric_column(primary)
+        return primary
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        for name in ("models", "retrievers", "stores", "chunk_sizes", "chunk_overlaps", "ks"):
+            if not getattr(self, name):
+                raise ValueError(f"{name} must not be empty")
+        self.ks = sorted(set(self.ks))
+        if self.ks[0] <= 0:
+            raise ValueError(f"every k must be a positive integer; got {self.ks}")
+        cutoff = parse_metric(parse_metric_column(self.primary)[1]).k
+        if cutoff is None or cutoff not in self.ks:
+            raise ValueError(f"primary metric {self.primary!r} needs its cutoff in ks {self.ks}")
+        return self
+
+
+@dataclass(frozen=True)
+class Cell:
+    config: EvalConfig
+    key: str  # `runs.identity.config_key`: what makes a cell finished
+
+    @property
+    def label(self) -> str:
+        c = self.config
+        what = " ".join(part for part in (c.retriever, c.model, c.store if c.model else None) if part)
+        return f"{what} {c.chunk_size}/{c.chunk_overlap}"
+
+
+@dataclass
+class SweepResult:
+    sweep_id: str
+    dataset: Dataset
+    cells: list[Cell]
+    ran: list[str] = field(default_factory=list)  # run ids stored by this call
+    skipped: list[str] = field(default_factory=list)  # run ids of cells finished before
+    runs: list[RunSummary] = field(default_factory=list)  # one per finished cell
+
+
+def read_grid(path, overrides: dict | None = None) -> SweepGrid:
+    """Read a YAML or TOML grid file; `overrides` (from the command line) replace its fields. A relative
+    ``dataset``/``questions`` path in the file is relative to the file's folder."""
+    data: dict = {}
+    if path is not None:
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as error:
+            raise SweepError(f"{path}: cannot read the grid file: {error.strerror}") from None
+        try:
+            if path.suffix in (".yaml", ".yml"):
+                import yaml
+
+                data = yaml.safe_load(text) or {}
+            elif path.suffix == ".toml":
+                try:
+                    import tomllib
+                except ImportError:  # Python 3.10
+                    import tomli as tomllib
+                data = tomllib.loads(text)
+            else:
+                raise SweepError(f"{path}: a grid file ends in .yaml, .yml or .toml")
+        except SweepError:
+            raise
+        except Exception as error:  # the YAML and TOML parsers raise their own kinds, with line numbers
+            raise SweepError(f"{path}: not valid {path.suffix[1:].upper()}: {error}") from None
+        if not isinstance(data, dict):
+            raise SweepError(f"{path}: a grid file holds a mapping of settings, not {type(data).__name__}")
+        for key in ("dataset", "questions"):
+            if isinstance(data.get(key), str) and not Path(data[key]).is_absolute():
+                data[key] = str(path.parent / data[key])
+    data.update({k: v for k, v in (overrides or {}).items() if v not in (None, (), [])})
+    try:
+        return SweepGrid.model_validate(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "grid"
+        source = f"{path}: " if path is not None else ""
+        message = first["msg"].removeprefix("Value error, ")
+        raise SweepError(f"{source}field '{where}': {message}" if first["loc"] else f"{source}{message}") from None
+
+
+def plan(grid: SweepGrid, dataset: Dataset) -> list[Cell]:
+    """The cells, grouped by model (so each model loads once); duplicates (bm25 x models x stores) collapse."""
+    uses = {name: retriever_class(name).config_fields for name in grid.retrievers}
+    if any("store" in fields for fields in uses.values()):
+        for store in grid.stores:
+            store_class(store)  # an unknown store fails now, not after the cells before it ran
+    questions_fp = questions_fingerprint((q.id, q.text, [r.doc_id for r in q.relevant]) for q in dataset.questions)
+    labels_fp = labels_fingerprint(dataset.questions)
+    cells: dict[str, Cell] = {}
+    for retriever, model, store, size, overlap in itertools.product(
+            grid.retrievers, grid.models, grid.stores, grid.chunk_sizes, grid.chunk_overlaps):
+        stored = "store" in uses[retriever]
+        config = EvalConfig(retriever=retriever, model=model, store=store if stored else _DEFAULTS.store,
+                            store_options=grid.store_options if stored else {}, chunk_size=size,
+                            chunk_overlap=overlap, ks=grid.ks, granularity=grid.granularity, rel_level=grid.rel_level)
+        try:
+            check_config(config)
+        except ValueError as error:
+            raise SweepError(f"cell {retriever} chunk {size}/{overlap}: {error}") from None
+        key = config_key(config, dataset.fingerprint, questions_fp, labels_fp)
+        cells.setdefault(key, Cell(config, key))
+    return list(cells.values())
+
+
+def default_sweep_id(cells: list[Cell]) -> str:
+    return "s-" + hashlib.sha256(json.dumps(sorted(c.key for c in cells)).encode()).hexdigest()[:10]
+
+
+def run_sweep(grid: SweepGrid, history: RunHistory, cache=None, sweep_id: str | None = None,
+              progress=None, on_cell: Callable[[str, Cell, str | None], None] | None = None,
+              stop: StopToken | None = None) -> SweepResult:
+    """Evaluate every unfinished cell and store it; `on_cell(event, cell, run_id)` hears "start", "done", "skip".
+    A `stop` request ends the sweep between cells (and inside a cell between batches); run it again to resume."""
+    dataset = load_dataset(grid.dataset, grid.questions)
+    cells = plan(grid, dataset)
+    result = SweepResult(sweep_id or default_sweep_id(cells), dataset, cells)
+    finished = {s.config_key: s.id for s in history.list(tag=result.sweep_id)}
+    context = BuildContext(cache=cache, progress=as_progress(progress), stop=stop)  # one model load per model
+    say = on_cell or (lambda event, cell, run_id: None)
+    for cell in cells:
+        if cell.key in finished:
+            result.skipped.append(finished[cell.key])
+            say("skip", cell, finished[cell.key])
+            continue
+        if stop is not None:
+            stop.check()
+        say("start", cell, None)
+        report = evaluate(dataset, cell.config, progress=context.progress, context=context)
+        run_id = history.save(report, name=f"{result.sweep_id} {cell.label}", tags=[result.sweep_id])
+        result.ran.append(run_id)
+        say("done", cell, run_id)
+    keys = {c.key for c in cells}
+    result.runs = [s for s in history.list(tag=result.sweep_id) if s.config_key in keys]
+    return result
+
+
+def sweep_table(result: SweepResult, primary: str) -> str:
+    """Cells ranked by the primary metric (best first), with their time and the texts they had to embed."""
+    level, name = parse_metric_column(primary)
+    k = parse_metric(name).k
+    others = [f"{level}:{m}" if level else m for m in (f"mrr@{k}", f"ndcg@{k}") if m != name]
+    ranked = sorted(result.runs, key=lambda s: -(metric_value(s.means, primary) or float("-inf")))
+    rows = [[str(i), s.id, s.retriever, s.model or "-", s.store if s.model else "-",
+             f"{s.chunk_size}/{s.chunk_overlap}", *(number(metric_value(s.means, m)) for m in (primary, *others)),
+             f"{s.total_seconds:.1f}s", str(s.embedded_texts), "now" if s.id in result.ran else "earlier"]
+            for i, s in enumerate(ranked, start=1)]
+    headers = ["#", "run", "retriever", "model", "store", "chunk", primary, *others, "time", "embedded", "when"]
+    title = (f"sweep {result.sweep_id}: {len(result.cells)} cells on {result.dataset.path} "
+             f"({len(result.dataset.questions)} questions); ran {len(result.ran)}, "
+             f"{len(result.skipped)} finished earlier")
+    return title + "\n" + format_table(headers, rows, right={0, *range(6, len(headers) - 1)})
