@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
 import pytest
 
-from ragretrieval.chunking import ChunkPolicy, chunk_corpus
-from ragretrieval.dataset import load_dataset
+from ragretrieval.data.chunking import ChunkPolicy, chunk_corpus
+from ragretrieval.data.dataset import load_dataset
 from ragretrieval.retrieval import BM25Retriever
+
 
 @pytest.fixture(scope="session")
 def demo(demo_dataset):
@@ -19,7 +21,8 @@ def demo(demo_dataset):
 
 class _Service(BaseHTTPRequestHandler):
     """POST /search {"query", "k"} -> {"results": [{"id", "score", "text", "metadata": {"parent_id"}}]};
-    /documents answers with document URIs only; /flaky fails each question's first request with 503."""
+    /documents answers with document URIs only; /flaky fails each question's first request with 503; /empty finds
+    nothing, /half nothing for questions of even length (an index that lost documents); /html answers a 200 page."""
 
     def log_message(self, *args):  # keep pytest output clean
         pass
@@ -32,12 +35,24 @@ class _Service(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def _page(self) -> None:
+        body = b"<!DOCTYPE html><html><body>Sign in to continue</body></html>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
     def do_POST(self):
         server = self.server
         request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         server.seen.append((self.path, request, self.headers.get("Authorization")))
         if self.path == "/missing":
             return self._reply(404, {"error": "no such index"})
+        if self.path == "/html":
+            return self._page()
+        if self.path == "/empty" or (self.path == "/half" and len(request["query"]) % 2 == 0):
+            return self._reply(200, {"results": []})
         if self.path == "/flaky":
             with server.lock:
                 first = request["query"] not in server.failed
@@ -45,7 +60,7 @@ class _Service(BaseHTTPRequestHandler):
             if first:
                 return self._reply(503, {"error": "warming up"})
         with server.lock:
-            found = server.bm25.search([request["query"]], int(request["k"]))
+            found = server.bm25.search_texts([request["query"]], int(request["k"]))
         hits = [(server.chunks[i], float(s)) for i, s in zip(found.indices[0], found.scores[0]) if i >= 0]
         if self.path == "/documents":
             seen = list(dict.fromkeys(c.parent_id for c, _ in hits))

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from ragretrieval.chunking import ChunkPolicy, chunk_corpus
 from ragretrieval.cli import main
+from ragretrieval.data.chunking import ChunkPolicy, chunk_corpus
 from ragretrieval.embedders import EmbeddingCache, embed_cached
+from ragretrieval.embedders.executors import ExecutorError, LocalExecutor, make_executor
+from ragretrieval.embedders.executors.dask_executor import DaskExecutor, loaded_identities
 from ragretrieval.embedders.hashing import HashingEmbedder
-from ragretrieval.executors import ExecutorError, LocalExecutor, make_executor
-from ragretrieval.executors.dask_executor import DaskExecutor, loaded_identities
 
 
 @pytest.fixture(scope="module")
@@ -102,4 +102,4 @@ def test_executor_specs():
     with pytest.raises(ExecutorError, match="unknown executor 'ray'; use local, dask or dask://HOST:PORT"):
         make_executor("ray")
     with pytest.raises(ExecutorError, match=r"cannot reach the Dask scheduler at tcp://127\.0\.0\.1:9"):
-        DaskExecutor("tcp://127.0.0.1:9", timeout=1).client
+        DaskExecutor("tcp://127.0.0.1:9", timeout=1).client  # noqa: B018 (connecting is the property's work)

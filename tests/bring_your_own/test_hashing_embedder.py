@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ragretrieval.embedders import get_embedder
+from ragretrieval.embedders import EmbedderError, get_embedder
 from ragretrieval.embedders.hashing import HashingEmbedder
-from ragretrieval.embedders.sentence_transformer import EmbedderError
 
 
 def test_vectors_are_deterministic_unit_rows_and_lexical():

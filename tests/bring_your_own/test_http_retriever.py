@@ -8,10 +8,10 @@ import pytest
 from click.testing import CliRunner
 
 from ragretrieval.cli import main
-from ragretrieval.evaluation import evaluate
-from ragretrieval.external import ExternalRetrieverError
-from ragretrieval.external.http import HttpRetriever, load_mapping
-from ragretrieval.report import EvalConfig
+from ragretrieval.evaluation.pipeline import evaluate
+from ragretrieval.evaluation.report import EvalConfig
+from ragretrieval.retrieval.external import ExternalRetrieverError
+from ragretrieval.retrieval.external.http import HttpRetriever, load_mapping
 
 MAPPING = {"chunk_id": "results[].id", "parent_id": "results[].metadata.parent_id", "score": "results[].score",
            "text": "results[].text", "body": {"query": "{question}", "k": "{k}"}}
@@ -117,3 +117,40 @@ def test_missing_environment_variable_is_named(demo, bm25_service, monkeypatch):
                                             "headers": {"X-Key": "${NOT_SET_TOKEN}"}}), progress=False)
     with pytest.raises(ExternalRetrieverError, match=r"\$\{NOT_SET_TOKEN\}, which is not set"):
         retriever.search_ids(demo.questions[:1], 3)
+
+
+def test_a_retriever_that_finds_nothing_is_an_error_not_a_zero_table(demo, bm25_service, tmp_path):
+    from ragretrieval.evaluation.pipeline import EvaluationError
+
+    with pytest.raises(EvaluationError, match=r"the http retriever returned nothing for any of the \d+ questions; "
+                                              r"check its index, URL or field mapping"):
+        evaluate(demo, http_config(bm25_service, "/empty"), progress=False)
+    mapping = tmp_path / "mapping.json"
+    mapping.write_text(json.dumps({"version": 1, "url": url(bm25_service, "/empty"), **MAPPING}), encoding="utf-8")
+    out = tmp_path / "report.json"
+    result = CliRunner().invoke(main, ["eval", "--dataset", str(demo.path), "--retriever", "http",
+                                       "--retriever-option", f"mapping={mapping}", "--out", str(out), "--no-save",
+                                       "--no-progress"])
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[-1].startswith("Error: the http retriever returned nothing")
+    assert not out.exists()
+
+
+def test_some_empty_rankings_are_counted_and_no_false_note_is_printed(demo, bm25_service):
+    report = evaluate(demo, http_config(bm25_service, "/half"), progress=False)
+    empty = sum(len(q.text) % 2 == 0 for q in demo.questions)
+    assert 0 < empty < len(demo.questions)
+    assert any(note.startswith(f"{empty} of {len(demo.questions)} questions got an empty ranking")
+               for note in report.notes), report.notes
+    (roll_up,) = [note for note in report.notes if note.startswith("document level")]
+    assert roll_up.endswith(f"or the retriever had no more ({empty} questions have fewer than k documents)")
+    assert not any("named documents, not chunks" in note for note in report.notes)
+
+
+def test_a_200_page_that_is_not_json_is_retried_then_named(demo, bm25_service):
+    before = sum(path == "/html" for path, _, _ in bm25_service.seen)
+    retriever = HttpRetriever(load_mapping({"url": url(bm25_service, "/html"), "backoff": 0, "retries": 1,
+                                            **MAPPING}), progress=False)
+    with pytest.raises(ExternalRetrieverError, match=r"/html \(question q-\w+\): .*not JSON.*<!DOCTYPE html>"):
+        retriever.search_ids(demo.questions[:1], 5)
+    assert sum(path == "/html" for path, _, _ in bm25_service.seen) - before == 2

@@ -7,13 +7,13 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from ragretrieval.chunking import ChunkPolicy, chunk_corpus
 from ragretrieval.cli import main
-from ragretrieval.dataset import DatasetError, QuestionRecord, read_jsonl
-from ragretrieval.evaluation import evaluate
-from ragretrieval.external import ExternalRetrieverError
-from ragretrieval.external.agent_jsonl import import_questions
-from ragretrieval.report import EvalConfig
+from ragretrieval.data.chunking import ChunkPolicy, chunk_corpus
+from ragretrieval.data.dataset import DatasetError, QuestionRecord, read_jsonl
+from ragretrieval.data.importers.agent_jsonl import import_questions
+from ragretrieval.evaluation.pipeline import evaluate
+from ragretrieval.evaluation.report import EvalConfig
+from ragretrieval.retrieval.external import ExternalRetrieverError
 
 
 @pytest.fixture(scope="module")
@@ -125,8 +125,8 @@ def test_export_then_import_gives_identical_questions(demo, demo_dataset, tmp_pa
 
 
 def test_spans_grades_and_history_round_trip(demo, tmp_path):
-    from ragretrieval.dataset import Provenance, RelevantDocument
-    from ragretrieval.external.agent_jsonl import export_record
+    from ragretrieval.data.dataset import Provenance, RelevantDocument
+    from ragretrieval.data.importers.agent_jsonl import export_record
 
     doc = demo.documents[3]
     question = QuestionRecord(id="q-span", text="what goes in first?", provenance=Provenance(generator="llm"),

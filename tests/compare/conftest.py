@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from ragretrieval.corpus import load_corpus
-from ragretrieval.dataset import (Manifest, Provenance, QuestionRecord, RelevantDocument, load_dataset,
-                                  write_dataset)
-from ragretrieval.evaluation import evaluate
-from ragretrieval.report import EvalConfig
+from ragretrieval.data.corpus import load_corpus
+from ragretrieval.data.dataset import (
+    Manifest,
+    Provenance,
+    QuestionRecord,
+    RelevantDocument,
+    load_dataset,
+    write_dataset,
+)
+from ragretrieval.evaluation.pipeline import evaluate
+from ragretrieval.evaluation.report import EvalConfig
 
 RECIPES = {
     "meat_dish/红烧肉.md": "# 红烧肉的做法\n\n五花肉切块，焯水。锅中放冰糖炒糖色，下肉翻炒上色，加生抽老抽和热水，小火炖一小时，大火收汁。",

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from ragretrieval.analysis.compare import CompareError, compare, from_report, recompute_doc_metric, report_values
 from ragretrieval.cli import main
-from ragretrieval.compare import CompareError, compare, from_report, recompute_doc_metric, report_values
-from ragretrieval.evaluation import evaluate
-from ragretrieval.report import EvalConfig, QuestionResult
+from ragretrieval.evaluation.pipeline import evaluate
+from ragretrieval.evaluation.report import EvalConfig, QuestionResult
 
 
 def run_cli(*args):
@@ -136,7 +136,7 @@ def test_trec_run_files_with_qrels(reports, tmp_path):
 
 def test_bad_inputs_exit_2_with_a_message(report_files, tmp_path):
     missing = run_cli("compare", report_files[0], tmp_path / "nope.json")
-    assert missing.exit_code == 2 and "nope.json: file not found" in missing.output
+    assert missing.exit_code == 2 and "nope.json' is neither a file nor a run in the history" in missing.output
     (tmp_path / "bad.json").write_text('{"report_version": 1}', encoding="utf-8")
     bad = run_cli("compare", report_files[0], tmp_path / "bad.json")
     assert bad.exit_code == 2 and "bad.json: not an eval report (--out of `ragretrieval eval`): field 'ragretrieval_version'" in bad.output

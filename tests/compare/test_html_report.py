@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from ragretrieval.analysis.diagnostics import confusable_pairs, random_baseline, saturation_warnings
 from ragretrieval.cli import main
-from ragretrieval.diagnostics import confusable_pairs, random_baseline, saturation_warnings
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -130,7 +130,7 @@ def test_report_renders_in_headless_chromium(html_file, tmp_path):
 
 
 def test_histogram_puts_ties_in_the_grey_centre_bin():
-    from ragretrieval.html_report import histogram
+    from ragretrieval.analysis.html import histogram
 
     svg = histogram("d", np.array([0.0, 0.0, 1e-13, 0.5, -1.0]))
     assert svg.count("<rect") == 21

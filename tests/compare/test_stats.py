@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from ragretrieval import stats
+from ragretrieval.analysis import stats
 
 
 def metric_like(rng, n, levels=(0, 0.25, 0.5, 1.0)):

@@ -10,10 +10,10 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from ragretrieval.chunking import Chunk
 from ragretrieval.cli import main
-from ragretrieval.dataset import load_dataset
-from ragretrieval.report import EvalReport
+from ragretrieval.data.chunking import Chunk
+from ragretrieval.data.dataset import load_dataset
+from ragretrieval.evaluation.report import EvalReport
 from ragretrieval.retrieval import BM25Retriever, tokenize
 
 QUESTION_LINE = re.compile(r"^\[(\d+)/30\] (如何做.+？)\.\.\. Recall=(\d\.\d\d), Precision=(\d\.\d\d), MRR=(\d\.\d\d)$")
@@ -32,9 +32,9 @@ def test_bm25_ranks_the_chunk_that_shares_the_most_terms_first():
     retriever = BM25Retriever()
     retriever.index(chunks)
     result = retriever.search(["如何做红烧排骨？", "鸡蛋"], depth=6)
-    assert result.indices[0, :2].tolist() == [1, 0]
-    assert result.indices[1, 0] == 2
-    assert result.indices.shape == (2, 6) and result.indices[:, 4:].tolist() == [[-1, -1], [-1, -1]]
+    assert result.positions[0, :2].tolist() == [1, 0]
+    assert result.positions[1, 0] == 2
+    assert result.positions.shape == (2, 6) and result.positions[:, 4:].tolist() == [[-1, -1], [-1, -1]]
     assert result.scores[0, 0] > result.scores[0, 1] > 0
 
 

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragretrieval.chunking import ChunkingError, ChunkPolicy, chunk_corpus, chunk_document, chunks_fingerprint
-from ragretrieval.corpus import Document, load_corpus
+from ragretrieval.data.chunking import ChunkingError, ChunkPolicy, chunk_corpus, chunk_document, chunks_fingerprint
+from ragretrieval.data.corpus import Document, load_corpus
 
 RECIPE = ("# 红烧肉的做法\n\n简介。\n\n## 必备原料和工具\n\n- 五花肉\n- 冰糖\n\n## 操作\n\n" + "切块焯水炒糖色" * 20
           + "\n\n### 收汁\n\n大火收汁。\n")

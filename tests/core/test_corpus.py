@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from ragretrieval.cli import main
-from ragretrieval.corpus import CorpusError, SkippedFile, load_corpus
+from ragretrieval.data.corpus import CorpusError, SkippedFile, load_corpus
 
 NOBODY = 65534
 

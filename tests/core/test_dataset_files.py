@@ -7,11 +7,18 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from ragretrieval.atomic import atomic_writer
 from ragretrieval.cli import main
-from ragretrieval.corpus import Document, corpus_fingerprint
-from ragretrieval.dataset import (DatasetError, Manifest, Provenance, QuestionRecord, RelevantDocument,
-                                  load_dataset, read_jsonl, write_dataset)
+from ragretrieval.data.corpus import Document, corpus_fingerprint
+from ragretrieval.data.dataset import (
+    DatasetError,
+    Manifest,
+    Provenance,
+    QuestionRecord,
+    RelevantDocument,
+    load_dataset,
+    write_dataset,
+)
+from ragretrieval.io.atomic import atomic_writer
 
 DOCS = (
     Document("soup/紫菜蛋花汤.md", "紫菜蛋花汤的做法", "# 紫菜蛋花汤的做法\n\n紫菜泡开，淋入蛋液。\n"),
@@ -54,7 +61,7 @@ def test_round_trip(dataset):
 
 
 def test_cli_build_round_trips_the_demo_corpus(demo_dataset, demo_corpus):
-    from ragretrieval.corpus import load_corpus
+    from ragretrieval.data.corpus import load_corpus
 
     loaded = load_dataset(demo_dataset)
     assert loaded.documents == load_corpus(demo_corpus).documents
@@ -152,7 +159,8 @@ def test_an_unknown_format_version_is_refused(dataset):
     path.write_text(json.dumps({**manifest, "format_version": 2}), encoding="utf-8")
     with pytest.raises(DatasetError) as error:
         load_dataset(dataset)
-    assert str(error.value) == (f"{path}: field 'format_version': format_version 2 is not supported "
+    assert str(error.value) == (f"{path}: not a dataset manifest: field 'format_version': format_version 2 is not "
+                                "supported "
                                 "(this ragretrieval reads 1)")
 
 

@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from ragretrieval.cli import main
-from ragretrieval.dataset import load_dataset
-from ragretrieval.report import EvalReport
+from ragretrieval.data.dataset import load_dataset
+from ragretrieval.evaluation.report import EvalReport
 
 
 def run_eval(dataset, out, *options) -> tuple[str, EvalReport]:

@@ -15,12 +15,19 @@ import textwrap
 import numpy as np
 import pytest
 
-from ragretrieval.chunking import ChunkPolicy, chunk_corpus
-from ragretrieval.corpus import load_corpus
-from ragretrieval.embedders import Embedder, EmbeddingCache, SentenceTransformerEmbedder, default_cache_dir, embed_cached
+from ragretrieval.data.chunking import ChunkPolicy, chunk_corpus
+from ragretrieval.data.corpus import load_corpus
+from ragretrieval.embedders import (
+    Embedder,
+    EmbeddingCache,
+    SentenceTransformerEmbedder,
+    default_cache_dir,
+    embed_cached,
+)
+from ragretrieval.embedders.base import Symmetric
 
 
-class CharacterEmbedder:
+class CharacterEmbedder(Symmetric):
     """Hashed character unigrams and bigrams in `dim` buckets, unit length."""
 
     def __init__(self, dim: int = 64, salt: str = ""):

@@ -8,9 +8,9 @@ import pytest
 from click.testing import CliRunner
 
 from ragretrieval.cli import main
-from ragretrieval.corpus import Document, load_corpus
-from ragretrieval.dataset import QuestionRecord, read_jsonl
-from ragretrieval.questions import DEFAULT_TEMPLATE, TemplateError, filename_questions
+from ragretrieval.data.corpus import Document, load_corpus
+from ragretrieval.data.dataset import QuestionRecord, read_jsonl
+from ragretrieval.data.filename_questions import DEFAULT_TEMPLATE, TemplateError, filename_questions
 
 DOCS = [
     Document("meat_dish/红烧肉/简易红烧肉.md", "简易红烧肉的做法", "..."),

@@ -9,10 +9,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ragretrieval.dataset import load_dataset
+from ragretrieval.data.dataset import load_dataset
 from ragretrieval.embedders import EmbeddingCache
-from ragretrieval.evaluation import evaluate
-from ragretrieval.report import EvalConfig
+from ragretrieval.evaluation.pipeline import evaluate
+from ragretrieval.evaluation.report import EvalConfig
 from ragretrieval.retrieval import DenseRetriever
 from ragretrieval.stores import FaissStore, NumpyStore, StoreError, make_store
 

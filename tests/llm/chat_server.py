@@ -24,6 +24,8 @@ class Reply:
     status: int = 200
     delay: float = 0.0
     headers: dict = field(default_factory=dict)
+    raw: bytes | None = None  # sent as the body of a 200 instead of a completion (HTML, broken JSON, ...)
+    content_type: str = "application/json"
 
 
 def document_in(request: dict) -> str:
@@ -62,6 +64,8 @@ class ChatServer:
                     time.sleep(reply.delay)
                 if reply.status != 200:
                     return self._send(reply.status, {"error": {"message": f"status {reply.status}"}}, reply.headers)
+                if reply.raw is not None:
+                    return self._send_bytes(200, reply.raw, reply.content_type, reply.headers)
                 prompt_tokens = sum(len(m["content"]) for m in body["messages"]) // 2
                 self._send(200, {
                     "id": f"chatcmpl-{number}", "object": "chat.completion", "created": 0, "model": body["model"],
@@ -72,10 +76,13 @@ class ChatServer:
                 }, reply.headers)
 
             def _send(self, status, payload, headers=None):
-                data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+                self._send_bytes(status, json.dumps(payload, ensure_ascii=False).encode("utf-8"), "application/json",
+                                 headers)
+
+            def _send_bytes(self, status, data, content_type, headers=None):
                 try:
                     self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Type", content_type)
                     self.send_header("Content-Length", str(len(data)))
                     for name, value in (headers or {}).items():
                         self.send_header(name, value)

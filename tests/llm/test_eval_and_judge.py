@@ -7,9 +7,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from ragretrieval.chunking import ChunkPolicy, chunk_corpus
 from ragretrieval.cli import main
-from ragretrieval.dataset import load_dataset
+from ragretrieval.data.chunking import ChunkPolicy, chunk_corpus
+from ragretrieval.data.dataset import load_dataset
 from ragretrieval.scoring.trec import read_qrels
 
 from .chat_server import ChatServer, Reply, document_in
@@ -133,7 +133,7 @@ def test_judgements_for_other_chunks_are_refused(tmp_path, llm_dataset):
 
 
 def test_a_bad_judgements_file_is_named_with_its_problem(tmp_path):
-    from ragretrieval.llm.judgements import Judgements, JudgementsError
+    from ragretrieval.llm.judge.judgements import Judgements, JudgementsError
 
     (tmp_path / "latin1.json").write_bytes(b'{"format_version": 1, "judge": "caf\xe9"}')
     (tmp_path / "old.json").write_text('{"format_version": 99}')
@@ -144,3 +144,24 @@ def test_a_bad_judgements_file_is_named_with_its_problem(tmp_path):
         Judgements.load(tmp_path / "old.json")
     with pytest.raises(JudgementsError, match=r"missing.json: cannot read"):
         Judgements.load(tmp_path / "missing.json")
+
+
+def test_a_judged_and_an_unjudged_run_are_different_runs(tmp_path, llm_dataset):
+    from ragretrieval.runs import RunHistory
+
+    out, _ = llm_dataset
+    run, store = tmp_path / "run.json", f"sqlite:///{tmp_path / 'runs.sqlite'}"
+    invoke("eval", "--dataset", out, "--retriever", "bm25", "--k", "3", "--out", run, "--no-save", "--no-progress")
+    with ChatServer(judge_reply) as server:
+        invoke("judge", "--dataset", out, "--runs", run, "--depth", "2", "--out", tmp_path / "j.json",
+               "--base-url", server.url, "--model", "fake-judge", "--no-progress")
+    common = ("eval", "--dataset", out, "--retriever", "bm25", "--k", "3,5", "--runs-db", store, "--no-progress")
+    invoke(*common, "--name", "plain")
+    invoke(*common, "--name", "plain-top-3", "--top-k", "3")  # what is shown changes no number: the same run
+    invoke(*common, "--name", "judged", "--judgements", tmp_path / "j.json")
+    with RunHistory(store) as history:
+        keys = {summary.name: history.get(summary.id).config_key for summary in history.list()}
+        fingerprints = {summary.name: history.get(summary.id).report.dataset.labels_fingerprint
+                        for summary in history.list()}
+    assert keys["plain"] == keys["plain-top-3"] != keys["judged"]
+    assert fingerprints["plain"] != fingerprints["judged"]

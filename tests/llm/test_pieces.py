@@ -6,14 +6,14 @@ import json
 
 import pytest
 
-from ragretrieval.corpus import Document
-from ragretrieval.llm.answers import MalformedAnswer, parse_judgement, parse_questions
+from ragretrieval.data.corpus import Document
+from ragretrieval.data.evidence import Locator
 from ragretrieval.llm.client import ChatClient, LLMError, LLMSettings
-from ragretrieval.llm.evidence import Locator
-from ragretrieval.llm.filters import names_document_only
 from ragretrieval.llm.journal import Journal, JournalError
 from ragretrieval.llm.prompts import PromptError, guess_language, load_prompt
-from ragretrieval.llm.questions import DocumentResult
+from ragretrieval.llm.questions.filters import names_document_only
+from ragretrieval.llm.questions.generate import DocumentResult
+from ragretrieval.llm.replies import MalformedAnswer, parse_judgement, parse_questions
 
 from .chat_server import ChatServer, Reply
 from .conftest import API_KEY
@@ -134,7 +134,7 @@ def test_client_errors_are_bounded_clear_and_without_the_key(llm_env):
 
 def test_the_same_question_twice_is_kept_once_in_corpus_order():
     from ragretrieval.llm.prompts import load_prompt
-    from ragretrieval.llm.questions import SAME_TEXT, GenerationPlan, KeptQuestion, exact_key, to_records
+    from ragretrieval.llm.questions.generate import SAME_TEXT, GenerationPlan, KeptQuestion, exact_key, to_records
 
     plan = GenerationPlan(load_prompt("questions", "zh"), "zh", "m", per_doc=2)
     docs = [Document(f"{name}.md", name, "盐 5 克，糖 10 克") for name in ("a", "b")]

@@ -11,8 +11,8 @@ import time
 from click.testing import CliRunner
 
 from ragretrieval.cli import main
-from ragretrieval.dataset import load_dataset
-from ragretrieval.llm.evidence import fold
+from ragretrieval.data.dataset import load_dataset
+from ragretrieval.data.evidence import fold
 
 from .chat_server import ChatServer, Reply
 from .conftest import good_reply

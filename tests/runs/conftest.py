@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from ragretrieval.dataset import load_dataset
-from ragretrieval.evaluation import evaluate
-from ragretrieval.report import EvalConfig
+from ragretrieval.data.dataset import load_dataset
+from ragretrieval.evaluation.pipeline import evaluate
+from ragretrieval.evaluation.report import EvalConfig
 from ragretrieval.runs import RunHistory
 
 

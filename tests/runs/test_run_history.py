@@ -7,7 +7,8 @@ import json
 import pytest
 from sqlalchemy import func, select
 
-from ragretrieval.runs import RunHistory, RunHistoryError, RunNotFoundError, history as history_module
+from ragretrieval.runs import RunHistory, RunHistoryError, RunNotFoundError
+from ragretrieval.runs import history as history_module
 from ragretrieval.runs.identity import config_key, report_questions_fingerprint
 from ragretrieval.runs.schema import run_reports, run_tags, runs
 
@@ -21,7 +22,7 @@ def test_save_get_round_trip(history, bm25_reports):
     assert (stored.id, stored.name, stored.tags) == (run_id, "bm25 300", ["baseline", "bm25"])
     assert stored.questions_fingerprint == report_questions_fingerprint(report)
     assert stored.config_key == config_key(report.config, report.dataset.corpus_fingerprint,
-                                           stored.questions_fingerprint)
+                                           stored.questions_fingerprint, report.dataset.labels_fingerprint)
     assert stored.packages["ragretrieval"] == report.ragretrieval_version
     assert {"numpy", "python", "sqlalchemy"} <= set(stored.packages)
     assert run_id.startswith("r-") and len(run_id) == len("r-20261122-103512-ab12")
@@ -111,7 +112,7 @@ def test_a_newer_schema_is_refused(tmp_path):
     url = f"sqlite:///{tmp_path / 'runs.sqlite'}"
     with RunHistory(url) as history, history.engine.begin() as conn:
         conn.exec_driver_sql("UPDATE rr_meta SET value = '99' WHERE key = 'schema_version'")
-    with pytest.raises(RunHistoryError, match="schema version 99; this ragretrieval reads version 1"):
+    with pytest.raises(RunHistoryError, match="schema version 99 was written by a newer ragretrieval \\(this one reads up to 2\\)"):
         RunHistory(url)
 
 

@@ -8,16 +8,24 @@ import pytest
 from click.testing import CliRunner
 
 from ragretrieval.cli import main
-from ragretrieval.dataset import load_dataset
+from ragretrieval.data.dataset import load_dataset
 from ragretrieval.embedders import EmbeddingCache
 from ragretrieval.runs import RunHistory
-from ragretrieval.sweep import SweepError, SweepGrid, default_sweep_id, plan, read_grid, run_sweep, sweep_table
+from ragretrieval.runs.sweep import (
+    SweepError,
+    SweepGrid,
+    default_sweep_id,
+    plan,
+    read_grid,
+    run_sweep,
+    sweep_table,
+)
 
 
 def run_cli(*args, code: int = 0) -> str:
     result = CliRunner().invoke(main, [str(a) for a in args])
     assert result.exit_code == code, result.output
-    return result.output
+    return result.stdout if code == 0 else result.output  # the table alone; or the error message
 
 
 def test_plan_collapses_bm25_and_groups_by_model(dataset_dir):

@@ -178,7 +178,7 @@ def test_ranx_with_distinct_scores(case):
 
 
 def ir_measures_values(labels, lines, level):
-    from ir_measures import AP, RR, R, P, Rprec, Success, nDCG
+    from ir_measures import AP, RR, P, R, Rprec, Success, nDCG
 
     measures = {"mrr": RR(rel=level), "ndcg": nDCG, "map": AP(rel=level), "r_precision": Rprec(rel=level)}
     for k in CUTOFFS:

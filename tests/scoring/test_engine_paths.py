@@ -11,8 +11,7 @@ import re
 import numpy as np
 import pytest
 
-from ragretrieval.scoring import PAD, Qrels, Run, score
-from ragretrieval.scoring import ranking, scan, trec, vocabulary
+from ragretrieval.scoring import PAD, Qrels, Run, ranking, scan, score, trec, vocabulary
 from ragretrieval.scoring.trec import TrecFormatError, read_qrels, read_run
 
 METRICS = ["precision@1", "precision@5", "recall@3", "hit_rate@2", "mrr", "mrr@3", "f1@4", "ndcg@3", "ndcg",

@@ -12,9 +12,9 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragretrieval.cli.score import DEFAULT_METRICS, score_command
-from ragretrieval.scoring import Qrels, Run, score
-from ragretrieval.scoring import scan, trec, vocabulary
+from ragretrieval.cli import main
+from ragretrieval.cli.score import DEFAULT_METRICS
+from ragretrieval.scoring import Qrels, Run, scan, score, trec, vocabulary
 from ragretrieval.scoring.trec import TrecFormatError, read_qrels, read_run, write_qrels, write_run
 
 
@@ -231,7 +231,7 @@ def files(tmp_path):
 
 
 def invoke(*args):
-    return CliRunner().invoke(score_command, [str(a) for a in args])
+    return CliRunner().invoke(main, ["score", *map(str, args)])
 
 
 def test_cli_table(files):

@@ -1,0 +1,145 @@
+"""A retriever and an embedder installed as plugins (entry points of a distribution on sys.path), used by `eval`,
+`sweep` and `plugins` without touching ragretrieval's code, and passing the conformance suites."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ragretrieval.retrieval import RetrieverSpec
+from ragretrieval.testing.embedder_conformance import EmbedderConformance
+from ragretrieval.testing.retriever_conformance import RetrieverConformance
+
+TOY_MODULE = '''
+"""A toy plugin: ranks chunks by how many of the question's characters they hold; embeds by character counts."""
+import time
+import numpy as np
+from ragretrieval.embedders.base import Symmetric
+from ragretrieval.retrieval.base import Ranking, RetrieverInfo, SimpleRetriever
+
+
+class OverlapRetriever(SimpleRetriever):
+    sweepable = True
+
+    def __init__(self, boost: float = 1.0):
+        self.boost = float(boost)
+        self.timings = {}
+
+    @classmethod
+    def build(cls, spec, context):
+        return cls(**spec.options)
+
+    def index(self, chunks):
+        started = time.perf_counter()
+        self.sets = [set(c.text) for c in chunks]
+        self.timings["indexing"] = time.perf_counter() - started
+
+    def search(self, questions, depth):
+        positions = np.full((len(questions), depth), -1, np.int64)
+        scores = np.full((len(questions), depth), np.nan, np.float32)
+        for i, q in enumerate(questions):
+            wanted = set(q.text)
+            values = np.array([len(wanted & s) * self.boost for s in self.sets], np.float32)
+            order = np.argsort(-values, kind="stable")[:depth]
+            positions[i, :len(order)], scores[i, :len(order)] = order, values[order]
+        return Ranking(positions, scores)
+
+    def info(self):
+        return RetrieverInfo(details={"boost": self.boost})
+
+
+class CharacterCounts(Symmetric):
+    def __init__(self, name, dim=97):
+        self.dim, self.identity = dim, f"toy:{name}:v1"
+
+    def embed(self, texts):
+        out = np.zeros((len(texts), self.dim), np.float32)
+        for row, text in enumerate(texts):
+            for ch in text:
+                out[row, ord(ch) % self.dim] += 1
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return np.divide(out, norms, out=out, where=norms > 0)
+'''
+
+
+def install_toy(folder: Path) -> Path:
+    """A distribution `toy-plugin` with one retriever and one embedder family, as pip would leave it."""
+    (folder / "toy_plugin.py").write_text(textwrap.dedent(TOY_MODULE), encoding="utf-8")
+    info = folder / "toy_plugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-plugin\nVersion: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text(
+        "[ragretrieval.retrievers]\noverlap = toy_plugin:OverlapRetriever\n\n"
+        "[ragretrieval.embedders]\ntoy: = toy_plugin:CharacterCounts\n", encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def toy_path(tmp_path_factory):
+    folder = install_toy(tmp_path_factory.mktemp("toy-site"))
+    sys.path.insert(0, str(folder))
+    importlib.invalidate_caches()
+    yield folder
+    sys.path.remove(str(folder))
+    sys.modules.pop("toy_plugin", None)
+
+
+def cli(toy_path: Path, *args, cwd=None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(toy_path), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run([sys.executable, "-m", "ragretrieval", *map(str, args)], capture_output=True, text=True,
+                          env=env, cwd=cwd, timeout=600)
+
+
+def test_plugins_are_listed(toy_path):
+    done = cli(toy_path, "plugins")
+    assert done.returncode == 0, done.stderr
+    assert "overlap          toy-plugin sweepable" in done.stdout
+    assert "toy:NAME" in done.stdout
+
+
+def test_eval_and_sweep_run_the_plugin_retriever_with_a_plugin_embedder(toy_path, demo_dataset, tmp_path):
+    out = tmp_path / "overlap.json"
+    done = cli(toy_path, "eval", "--dataset", demo_dataset, "--retriever", "overlap", "--retriever-option",
+               "boost=2", "--no-progress", "--no-save", "--out", out)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["retriever"]["spec"] == {"name": "overlap", "options": {"boost": 2}, "children": []}
+    assert report["retriever"]["details"] == {"boost": 2.0}
+    assert 0.5 < report["means"]["doc"]["recall@10"] <= 1.0
+
+    runs = tmp_path / "runs.sqlite"
+    done = cli(toy_path, "sweep", "--dataset", demo_dataset, "--retriever", "overlap", "--retriever", "dense",
+               "--model", "toy:counts", "--store", "numpy", "--runs-db", runs, "--no-progress")
+    assert done.returncode == 0, done.stderr
+    table = done.stdout.splitlines()
+    assert "2 cells" in table[0] and "ran 2" in table[0]
+    assert any(" overlap " in line for line in table) and any(" toy:counts " in line for line in table)
+    again = cli(toy_path, "sweep", "--dataset", demo_dataset, "--retriever", "overlap", "--retriever", "dense",
+                "--model", "toy:counts", "--store", "numpy", "--runs-db", runs, "--no-progress")
+    assert "ran 0, 2 finished earlier" in again.stdout.splitlines()[0]
+
+
+def test_an_unknown_retriever_names_the_known_ones(toy_path, demo_dataset):
+    done = cli(toy_path, "eval", "--dataset", demo_dataset, "--retriever", "nope", "--no-save")
+    assert done.returncode == 2 and "'nope' is not one of" in done.stderr and "overlap" in done.stderr
+
+
+@pytest.mark.usefixtures("toy_path")
+class TestOverlapPlugin(RetrieverConformance):
+    @pytest.fixture
+    def spec(self):
+        return RetrieverSpec(name="overlap", options={"boost": 1.5})
+
+
+@pytest.mark.usefixtures("toy_path")
+class TestToyEmbedder(EmbedderConformance):
+    @pytest.fixture
+    def model_name(self):
+        return "toy:chars"
