@@ -37,6 +37,7 @@ demo: $(VENV)/.core
 	$(VENV)/bin/ragretrieval eval --dataset .demo/dataset --top-k 5
 
 test: $(VENV)/.test system-deps
+	$(VENV)/bin/ruff check .
 	$(PY) -m pytest -q
 
 clean:

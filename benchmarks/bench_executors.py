@@ -15,11 +15,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ragretrieval.chunking import ChunkPolicy, chunk_corpus
-from ragretrieval.corpus import load_corpus
+from ragretrieval.data.chunking import ChunkPolicy, chunk_corpus
+from ragretrieval.data.corpus import load_corpus
 from ragretrieval.embedders import EmbeddingCache, embed_cached, get_embedder
-from ragretrieval.executors import LocalExecutor
-from ragretrieval.executors.dask_executor import DaskExecutor
+from ragretrieval.embedders.executors import LocalExecutor
+from ragretrieval.embedders.executors.dask_executor import DaskExecutor
 
 DEMO = Path(__file__).resolve().parents[1] / "datasets" / "demo" / "dishes"
 
@@ -52,7 +52,8 @@ def main() -> None:
         start_up = time.perf_counter() - started
         cold, vectors, _ = timed(embedder, texts, executor, args.batch_size)  # workers load the model here
         warm, vectors, _ = timed(embedder, texts, executor, args.batch_size)
-        rows += [(f"dask, cold ({args.workers} workers, model loads)", cold, float(np.abs(vectors - local_vectors).max())),
+        rows += [(f"dask, cold ({args.workers} workers, model loads)", cold,
+                  float(np.abs(vectors - local_vectors).max())),
                  (f"dask, warm ({args.workers} workers)", warm, float(np.abs(vectors - local_vectors).max()))]
     print(f"dask cluster start-up: {start_up:.2f}s (not counted below)")
     print(f"{'executor':<40} {'seconds':>8} {'texts/s':>8} {'x baseline':>10} {'max |dv|':>9}")

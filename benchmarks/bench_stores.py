@@ -137,7 +137,7 @@ def table(results: list[dict], n: int, n_queries: int) -> str:
             lines.append(f"| {r['store']} | | {r['error']} | | | | | | | |")
             continue
 
-        def ratio(key):
+        def ratio(key, r=r):
             return f"{r[key] / base[key]:.2f}" if base and base[key] else "-"
 
         lines.append(f"| {r['store']} | {'yes' if r['exact'] else 'ANN'} | {r['build_s']:.1f} | {ratio('build_s')} | "

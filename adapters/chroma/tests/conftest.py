@@ -36,7 +36,8 @@ def chroma_server(tmp_path_factory):
                 break
             except OSError:
                 if time.monotonic() > deadline:
-                    raise RuntimeError(f"chroma run did not listen on 127.0.0.1:{port} within 60 s; see {log.name}")
+                    raise RuntimeError(
+                        f"chroma run did not listen on 127.0.0.1:{port} within 60 s; see {log.name}") from None
                 time.sleep(0.2)
         yield "127.0.0.1", port
     finally:

@@ -6,7 +6,8 @@ read from the environment variable named by ``token_env``, default ``MILVUS_TOKE
 ``ef_construction``, ``ef`` (HNSW), ``nlist``, ``nprobe`` (IVF_FLAT).
 
 Milvus Lite 3.x keeps a database in a folder, locks it for one process, and needs ``load_collection`` after a
-reopen; it serves each path from an in-process gRPC server that outlives the client, so `close` stops it too. Every collection is created with Strong consistency, so a search sees every insert before it.
+reopen; it serves each path from an in-process gRPC server that outlives the client, so `close` stops it too.
+Every collection is created with Strong consistency, so a search sees every insert before it.
 """
 
 from __future__ import annotations
