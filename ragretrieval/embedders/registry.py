@@ -62,15 +62,30 @@ def plugin_families() -> list[EmbedderFamily]:
     return families
 
 
+def _takes_quantize(base: str) -> bool:
+    family = next((f for f in families() if f.matches(base)), None)
+    return family is None or "sentence_transformer" in family.factory
+
+
 def families() -> list[EmbedderFamily]:
     """Every family, in matching order: built in, then installed plugins."""
     return [*BUILT_IN, *plugin_families()]
 
 
+VARIANTS = ("int8",)  # `<name>@int8`: a quantised variant of a sentence-transformers model
+
+
 def get_embedder(name: str = DEFAULT_MODEL, **options) -> Embedder:
-    """The embedder a model name stands for; nothing loads until it must embed."""
+    """The embedder a model name stands for; nothing loads until it must embed. ``<name>@int8`` is the dynamic int8
+    variant of a sentence-transformers model (``m3e-small@int8``, ``st:<id>@int8``)."""
     if not name or not name.strip():
         raise EmbedderError("the model name is empty")
+    base, at, variant = name.rpartition("@")
+    if at and variant in VARIANTS:
+        embedder = get_embedder(base, **options, quantize=variant) if _takes_quantize(base) else None
+        if embedder is None:
+            raise EmbedderError(f"{name}: @{variant} is available for sentence-transformers models only")
+        return embedder
     family = next((f for f in families() if f.matches(name)), None)
     if family is None:
         from .sentence_transformer import SentenceTransformerEmbedder

@@ -16,6 +16,17 @@ from .base import EmbedderError, Symmetric
 DEFAULT_MODEL = "m3e-small"
 _ALIASES = ("m3e-small", "default")
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".json", ".txt", ".model")
+# variant name -> what it does to the model, as written into the cache identity
+QUANTIZATIONS = {None: "", "int8": "int8=dynamic-qint8-linear"}
+
+
+def quantize_int8(model):
+    """Dynamic int8 quantisation of every linear layer (weights int8, activations quantised on the fly), on the CPU:
+    about three times faster on a 2-core CPU for m3e-small, with the same retrieval quality (docs/embedders.md)."""
+    import torch
+
+    model = model.to("cpu")
+    return torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
 
 
 def bundled_model_path() -> Path:
@@ -60,7 +71,12 @@ class SentenceTransformerEmbedder(Symmetric):
     unreachable hub for a minute.
     """
 
-    def __init__(self, name_or_path: str, normalize: bool = True, batch_size: int = 32, device: str | None = None):
+    def __init__(self, name_or_path: str, normalize: bool = True, batch_size: int = 32, device: str | None = None,
+                 quantize: str | None = None):
+        if quantize not in QUANTIZATIONS:
+            known = ", ".join(q for q in QUANTIZATIONS if q)
+            raise EmbedderError(f"unknown quantisation {quantize!r} (known: {known})")
+        self.quantize = quantize
         self.name = name_or_path
         self.normalize = normalize
         self.batch_size = batch_size
@@ -81,6 +97,8 @@ class SentenceTransformerEmbedder(Symmetric):
                     "Hugging Face cache; download it first (huggingface-cli download <id>) or give its folder. "
                     "Built-in names: `ragretrieval plugins`")
         self.identity = f"sentence-transformers:{self.name}@{version}:normalize={normalize}"
+        if quantize:
+            self.identity += f":{QUANTIZATIONS[quantize]}"  # int8 and fp32 vectors never share a cache key
         self._model = None
 
     def _load(self):
@@ -93,6 +111,8 @@ class SentenceTransformerEmbedder(Symmetric):
                 self._model = SentenceTransformer(str(self.path or self.name), device=self.device)
             except Exception as error:  # the library raises many kinds; the user needs the name and the cause
                 raise EmbedderError(f"cannot load sentence-transformers model {self.name!r}: {error}") from error
+            if self.quantize == "int8":
+                self._model = quantize_int8(self._model)
         return self._model
 
     @classmethod

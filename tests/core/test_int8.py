@@ -1,0 +1,41 @@
+"""`<model>@int8`: dynamic int8 quantisation of a sentence-transformers model, its own cache identity, the same
+retrieval quality on the demo data, and a warm run that neither embeds nor loads the model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ragretrieval.data.dataset import load_dataset
+from ragretrieval.embedders import EmbedderError, EmbeddingCache, get_embedder
+from ragretrieval.evaluation.pipeline import evaluate
+from ragretrieval.evaluation.report import EvalConfig
+from ragretrieval.retrieval import BuildContext
+
+TEXTS = ["如何做红烧肉？", "五花肉切块焯水，冰糖炒出糖色后下肉翻炒，加生抽老抽和热水，小火炖一小时。", "清蒸鲈鱼要蒸八分钟"]
+
+
+def test_the_int8_variant_has_its_own_identity_and_close_vectors():
+    fp32, int8 = get_embedder("m3e-small"), get_embedder("m3e-small@int8")
+    assert int8.identity == fp32.identity + ":int8=dynamic-qint8-linear"
+    a, b = fp32.embed(TEXTS), int8.embed(TEXTS)
+    assert b.dtype == np.float32 and np.allclose(np.linalg.norm(b, axis=1), 1, atol=1e-5)
+    assert (a * b).sum(axis=1).min() > 0.95  # the same direction, within quantisation error
+    assert not np.array_equal(a, b)  # and really quantised
+
+
+def test_only_sentence_transformers_models_have_it():
+    with pytest.raises(EmbedderError, match="hashing@int8: @int8 is available for sentence-transformers models only"):
+        get_embedder("hashing@int8")
+
+
+def test_demo_quality_and_a_warm_run_that_loads_nothing(demo_dataset, tmp_path):
+    dataset = load_dataset(demo_dataset)
+    config = EvalConfig(model="m3e-small@int8", ks=[1, 5])
+    cold = evaluate(dataset, config, cache=EmbeddingCache(tmp_path), progress=False)
+    assert cold.means["doc"]["hit_rate@5"] == 1.0 and cold.embedded_texts > 0
+    assert cold.retriever["embedders"]["dense"].endswith(":int8=dynamic-qint8-linear")
+    context = BuildContext(cache=EmbeddingCache(tmp_path))
+    warm = evaluate(dataset, config, context=context, progress=False)
+    assert warm.embedded_texts == 0 and warm.means == cold.means
+    assert context.embedders["m3e-small@int8"]._model is None  # every vector came from the cache
