@@ -53,7 +53,8 @@ def synthetic(n_queries: int, depth: int, seed: int):
     doc_ids = np.array([f"doc{i}" for i in range(pool + len(rows))], dtype=object)
     query_ids = np.array([f"q{i}" for i in range(n_queries)], dtype=object)
     indptr = np.concatenate(([0], np.cumsum(n_relevant)))
-    return Qrels.from_arrays(query_ids, doc_ids, indptr, judged, labels), Run.from_arrays(query_ids, doc_ids, codes, scores)
+    qrels = Qrels.from_arrays(query_ids, doc_ids, indptr, judged, labels)
+    return qrels, Run.from_arrays(query_ids, doc_ids, codes, scores)
 
 
 def best_of(repeat: int, function):
@@ -151,8 +152,8 @@ def main() -> None:
         gc.collect()
         qrels_time, qrels_read = best_of(args.repeat, lambda: read_qrels(qrels_path))
         read_time, run_read = best_of(args.repeat, lambda: read_run(run_path, doc_ids=qrels_read.doc_ids))
-        score_time, _ = best_of(args.repeat, lambda: score(qrels_read, run_read, METRICS))
-        del run_read
+        score_time, _ = best_of(args.repeat, lambda read=run_read: score(qrels_read, read, METRICS))
+        run_read = None
         gc.collect()
 
     ours_time, ours = best_of(args.repeat, lambda: score(qrels, run, METRICS))
