@@ -66,3 +66,14 @@ def demo_dataset(demo_corpus, tmp_path_factory) -> Path:
     result = CliRunner().invoke(main, ["build-dataset", str(demo_corpus), "--out", str(out)])
     assert result.exit_code == 0, result.output
     return out
+
+
+@pytest.fixture
+def llm_env(tmp_path, monkeypatch) -> Path:
+    """An empty cache folder (answers and embeddings) and the API key in OPENAI_API_KEY."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("RAGRETRIEVAL_CACHE_DIR", str(cache))
+    from ragretrieval.testing.chat_server import TEST_API_KEY
+
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_API_KEY)
+    return cache

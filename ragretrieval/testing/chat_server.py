@@ -1,8 +1,15 @@
-"""A real HTTP server on 127.0.0.1 that speaks the chat-completions protocol, for the `openai` client to talk to.
+"""A real HTTP server on 127.0.0.1 that speaks the OpenAI chat-completions protocol (``/chat/completions``, and
+``/completions`` for text completion), for the `openai` client to talk to: the test suite, the benchmarks and the web
+app's browser tests start it instead of reaching a real model.
 
-Answers come from a `responder(request) -> Reply` the test supplies (fixtures keyed by the request). The server counts
-every request it receives, keeps the Authorization headers it saw, and can be told to fail hard (HTTP 500) after a
-number of requests, like an endpoint that goes down mid-run.
+Answers come from a `responder(request) -> Reply` the caller supplies (fixtures keyed by the request). The server
+counts every request it receives, keeps the Authorization headers it saw, and can be told to fail hard (HTTP 500)
+after a number of requests, like an endpoint that goes down mid-run. Usage is reported as the API does (prompt tokens
+= characters of the prompt / 2, completion tokens = characters of the answer).
+
+In a process of its own (so that a benchmark measures only its client's CPU time)::
+
+    python -m ragretrieval.testing.chat_server --reply "An answer [0]."   # prints its URL, serves until killed
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable
 
 DOCUMENT = re.compile(r"<<<\n(.*)\n>>>", re.S)
+TEST_API_KEY = "sk-test-NEVER-WRITE-ME-7f3a9c"  # what tests put in OPENAI_API_KEY, to check it is written nowhere
 
 
 @dataclass
@@ -37,7 +45,7 @@ def document_in(request: dict) -> str:
 
 
 class ChatServer:
-    def __init__(self, responder: Callable[[dict], Reply]):
+    def __init__(self, responder: Callable[[dict], Reply], port: int = 0):
         self.responder = responder
         self.requests: list[dict] = []
         self.authorizations: list[str] = []
@@ -46,6 +54,8 @@ class ChatServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as real endpoints do: clients reuse their connections
+
             def log_message(self, *args):  # keep test output quiet
                 pass
 
@@ -55,7 +65,8 @@ class ChatServer:
                     server.requests.append(body)
                     server.authorizations.append(self.headers.get("Authorization", ""))
                     number = len(server.requests)
-                if not self.path.endswith("/chat/completions"):
+                chat = self.path.endswith("/chat/completions")
+                if not chat and not self.path.endswith("/completions"):
                     return self._send(404, {"error": {"message": f"no route {self.path}"}})
                 if server.fail_after is not None and number > server.fail_after:
                     return self._send(500, {"error": {"message": "server down"}})
@@ -66,11 +77,14 @@ class ChatServer:
                     return self._send(reply.status, {"error": {"message": f"status {reply.status}"}}, reply.headers)
                 if reply.raw is not None:
                     return self._send_bytes(200, reply.raw, reply.content_type, reply.headers)
-                prompt_tokens = sum(len(m["content"]) for m in body["messages"]) // 2
+                prompt = "".join(m["content"] for m in body["messages"]) if chat else body.get("prompt", "")
+                prompt_tokens = len(prompt) // 2
+                choice = ({"message": {"role": "assistant", "content": reply.content}} if chat else
+                          {"text": reply.content})
                 self._send(200, {
-                    "id": f"chatcmpl-{number}", "object": "chat.completion", "created": 0, "model": body["model"],
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": reply.content}}],
+                    "id": f"chatcmpl-{number}", "object": "chat.completion" if chat else "text_completion",
+                    "created": 0, "model": body["model"],
+                    "choices": [{"index": 0, "finish_reason": "stop", **choice}],
                     "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(reply.content),
                               "total_tokens": prompt_tokens + len(reply.content)},
                 }, reply.headers)
@@ -91,7 +105,7 @@ class ChatServer:
                 except (BrokenPipeError, ConnectionResetError):  # the client timed out and went away
                     pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
@@ -107,3 +121,23 @@ class ChatServer:
     def count(self, predicate=lambda request: True) -> int:
         with self._lock:
             return sum(1 for r in self.requests if predicate(r))
+
+
+def main(argv=None) -> None:
+    """Serve one fixed reply to every request until killed; print the base URL first."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reply", default="An answer [0].", help="the content of every answer")
+    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 [default: a free one]")
+    args = parser.parse_args(argv)
+    server = ChatServer(lambda request: Reply(args.reply), port=args.port)
+    print(server.url, flush=True)
+    try:
+        server.httpd.serve_forever()
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()
