@@ -96,7 +96,7 @@ def run_answers(session: AnswerSession, threads: int = 4, journal_path=None, pro
             on_answer(answered)
         progress.advance(1, usage.status() if usage is not None else None)
     answering = time.perf_counter() - started
-    return build_report(session, [done[q.id] for q in questions], {"answering": answering})
+    return build_report(session, [done[q.id] for q in questions], {**session.timings, "answering": answering})
 
 
 def build_report(session: AnswerSession, answered: list[AnsweredQuestion], timings: dict[str, float]

@@ -108,10 +108,12 @@ class AnswerSession:
         self.mode = settings.contexts
         if self.mode == "retrieved" and not type(self.generator).needs_contexts:
             self.mode = "generator"
-        self.retrieval = None
+        self.retrieval, self.timings = None, {}
         if self.mode == "retrieved":
+            started = time.perf_counter()
             context = context or BuildContext(progress=progress, stop=stop)
             self.retrieval = RetrievedContexts(dataset, settings.retrieval, settings.context_k, context, retriever)
+            self.timings["indexing"] = time.perf_counter() - started  # chunking, embedding, indexing
         self.scorers: list[QuestionScorer] = [CheckScorer(self.check_settings, settings.cite_relevant)]
         self._check_config = check_config
 

@@ -12,6 +12,8 @@ import re
 import unicodedata
 
 MIN_FOLDED = 2  # a quote that folds to fewer characters matches too much to mean anything
+# markup OCR leaves in Markdown transcripts: LaTeX commands (their braces and $ fold away anyway) and HTML tags
+OCR_MARKUP = re.compile(r"\\[A-Za-z]+|<[^<>\n]{1,80}>")
 _ELLIPSIS = re.compile(r"\.{3,}|…+|⋯+")
 
 

@@ -71,7 +71,7 @@ class _RagService(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="session")
 def rag_service():
-    """A RAG service over the conformance corpus; yields its base URL (the server keeps `seen` requests)."""
+    """A RAG service over the conformance corpus; yields the server (`url`, and the requests it has `seen`)."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _RagService)
     server.daemon_threads = True
     server.chunks = chunk_corpus(DOCUMENTS, ChunkPolicy(80, 10))
@@ -81,6 +81,7 @@ def rag_service():
     server.lock, server.seen = threading.Lock(), []
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.url = f"http://127.0.0.1:{server.server_address[1]}"
+    yield server
     server.shutdown()
     server.server_close()

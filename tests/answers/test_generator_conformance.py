@@ -79,4 +79,4 @@ class TestFile(GeneratorConformance):
 class TestHttp(GeneratorConformance):
     @pytest.fixture
     def generator_spec(self, rag_service):
-        return f"http:{rag_service}/answer"
+        return f"http:{rag_service.url}/answer"

@@ -12,8 +12,8 @@ formulas; every part is reported beside the score (docs/answers.md has each rule
   that is absent from its contexts and the question] + 0.2 x [``required_quote`` or an ``additional_quotes`` entry
   in the answer].
 
-Text is compared folded (data/evidence.py: NFKC, case, whitespace, punctuation and symbols ignored); numbers and
-dates by value (values.py).
+Text is compared folded (data/evidence.py: NFKC, case, whitespace, punctuation and symbols ignored, OCR markup
+such as LaTeX commands and HTML tags left out); numbers and dates by value (values.py).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from ...data.evidence import fold
+from ...data.evidence import OCR_MARKUP, fold
 from ..citations import cited_positions
 from ..values import dates_in, has_number, numbers_in
 from .rules import CheckError
@@ -76,7 +76,8 @@ class LegalQuestion:
 
 
 def folded(text: str) -> str:
-    return fold(text)[0]
+    """Folded text without OCR markup (LaTeX commands, HTML tags), as the importer locates evidence."""
+    return fold(text, OCR_MARKUP)[0]
 
 
 def contains(text: str, phrase: str) -> bool:

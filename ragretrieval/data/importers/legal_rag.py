@@ -20,15 +20,13 @@ transcripts given as ``--source``.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 from ..corpus import Document
 from ..dataset import DatasetError, Provenance, QuestionRecord, RelevantDocument
-from ..evidence import Locator, merge_spans
+from ..evidence import OCR_MARKUP, Locator, merge_spans
 from .common import ExpectCheck, Imported, Problems, title_of
 
-MARKUP = re.compile(r"\\[A-Za-z]+|<[^<>\n]{1,80}>")  # LaTeX commands, HTML tags
 TYPES = ("fact_exact", "evidence_set", "conflict_gap")
 SPEC_FIELDS = ("expected", "required_evidence", "scoring", "should_abstain", "required_quote", "additional_quotes")
 METADATA_FIELDS = ("metadata", "evidence_location", "expected_behavior", "hallucination_penalty")
@@ -94,7 +92,7 @@ def import_legal_rag(benchmark_dir, sources, strict: bool = False,
     if not files:
         raise DatasetError(f"{benchmark_dir}: no benchmark .json files found")
     documents = read_sources(sources)
-    locators = {d.id: Locator(d.text, MARKUP) for d in documents}
+    locators = {d.id: Locator(d.text, OCR_MARKUP) for d in documents}
     problems, questions, warnings, unlocated, seen = Problems(strict), [], [], [], {}
     for path in files:
         data = read_benchmark(path)
@@ -113,7 +111,7 @@ def import_legal_rag(benchmark_dir, sources, strict: bool = False,
                 try:
                     check_expect({kind: spec}, "")
                 except ValueError as error:
-                    problem = str(error).lstrip(": ")
+                    problem = str(error)
             if problem:
                 problems.add(f"{where}: {problem}")
                 continue
