@@ -9,6 +9,9 @@ removed by the caller once the report is safely written.
 
 `--log FILE`: one JSON line per question as it finishes (id, question, answer, scores, error), appended and flushed,
 so a long run can be watched with ``tail -f``.
+
+Retrieval runs for blocks of questions at once (`AnswerSession.retrieve_many`: one search, roll-up and scoring per
+block, the same numbers as one question at a time); the questions of a block are then answered on the thread pool.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from .session import AnswerSession
 from .summary import summarize
 
 JOURNAL_VERSION = 1
+RETRIEVAL_BLOCK = 256  # questions retrieved for at once: one search and one scoring per block, memory bounded
 
 
 class JournalEntry(BaseModel):
@@ -88,13 +92,17 @@ def run_answers(session: AnswerSession, threads: int = 4, journal_path=None, pro
     progress.stage(f"answering with {session.generator.spec}", total=len(questions), unit="question")
     progress.advance(len(done))
     usage = getattr(session.generator, "usage", None)
-    for _, answered in parallel_map(session.answer_one, todo, threads, stop=stop, name="ragretrieval-answer"):
-        if journal is not None and answered.error is None:
-            journal.append(JournalEntry(run_key=key, answered=answered))
-        done[answered.id] = answered
-        if on_answer is not None:
-            on_answer(answered)
-        progress.advance(1, usage.status() if usage is not None else None)
+    for start in range(0, len(todo), RETRIEVAL_BLOCK):
+        block = todo[start:start + RETRIEVAL_BLOCK]
+        pairs = list(zip(block, session.retrieve_many(block)))
+        for _, answered in parallel_map(lambda pair: session.answer_one(*pair), pairs, threads, stop=stop,
+                                        name="ragretrieval-answer"):
+            if journal is not None and answered.error is None:
+                journal.append(JournalEntry(run_key=key, answered=answered))
+            done[answered.id] = answered
+            if on_answer is not None:
+                on_answer(answered)
+            progress.advance(1, usage.status() if usage is not None else None)
     answering = time.perf_counter() - started
     return build_report(session, [done[q.id] for q in questions], {**session.timings, "answering": answering})
 

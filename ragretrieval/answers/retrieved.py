@@ -3,8 +3,9 @@
 The corpus is chunked and indexed once (`RetrievedContexts.__init__`); `find(question)` then retrieves for one
 question as `evaluate` does for all of them (retrieval/rollup.py: deep enough for k distinct documents, documents
 ranked at their best chunk) and scores that ranking at document and chunk level against the question's labels, at
-every cutoff of the retrieval configuration. The generator is shown the first ``context_k`` hits. A retriever need
-not be thread-safe: searches are serialised by a lock, everything else runs in the caller's thread.
+every cutoff of the retrieval configuration. The generator is shown the first ``context_k`` hits. `find_many` does
+the same for a batch at once (the batch runner's path; the numbers are the same). A retriever need not be
+thread-safe: searches are serialised by a lock, everything else runs in the caller's thread.
 """
 
 from __future__ import annotations
@@ -33,10 +34,12 @@ class Retrieved:
     metrics: dict[str, dict[str, float]]  # "doc" / "chunk" -> metric -> value; empty without relevant documents
 
 
-def _one_row(qrels: Qrels, row: int) -> Qrels:
-    start, end = qrels.indptr[row], qrels.indptr[row + 1]
-    return Qrels.from_arrays(qrels.query_ids[row: row + 1], qrels.doc_ids, [0, end - start],
-                             qrels.doc_codes[start:end], qrels.labels[start:end], check_ids=False)
+def _rows(qrels: Qrels, rows: list[int]) -> Qrels:
+    """The labels of some questions (rows of `qrels`), over the same document vocabulary."""
+    starts, ends = qrels.indptr[rows], qrels.indptr[np.asarray(rows, dtype=np.int64) + 1]
+    take = np.concatenate([np.arange(s, e) for s, e in zip(starts, ends)]) if rows else np.zeros(0, np.int64)
+    return Qrels.from_arrays(qrels.query_ids[rows], qrels.doc_ids, np.concatenate([[0], np.cumsum(ends - starts)]),
+                             qrels.doc_codes[take], qrels.labels[take], check_ids=False)
 
 
 class RetrievedContexts:
@@ -68,12 +71,32 @@ class RetrievedContexts:
         return chunks_fingerprint(self.chunks)
 
     def find(self, question: QuestionRecord) -> Retrieved:
+        return self.find_many([question])[0]
+
+    def find_many(self, questions) -> list[Retrieved]:
+        """Retrieval for a batch of questions at once (one search, one roll-up, one scoring per level): the same
+        result as `find` on each, for a fraction of the work per question."""
+        if not questions:
+            return []
         with self._lock:  # the retriever and the hit table's codes for foreign hits are shared
-            ranking = search_for_documents(self.retriever, [question], self.depth, self.table)
-            found = roll_up(ranking, np.array([question.id], dtype=object), self.table, self.depth, self.policy.key)
-            foreign = ranking.foreign
+            ranking = search_for_documents(self.retriever, questions, self.depth, self.table)
+            found = roll_up(ranking, np.array([q.id for q in questions], dtype=object), self.table, self.depth,
+                            self.policy.key)
+        metrics = self._metrics(questions, found)
+        results = []
+        for i, question in enumerate(questions):
+            scores = {chunk_id: value for chunk_id, _, value in found.retrieved[i]}
+            contexts = [c.model_copy(update={"score": scores.get(c.chunk_id)})
+                        for c in self._contexts(ranking.positions[i], ranking.foreign)]
+            documents = [found.doc_run.doc_ids[c] for c in found.doc_run.codes[i] if c >= 0]
+            chunks = [RetrievedChunk(chunk_id=c, parent_id=p, score=v) for c, p, v in found.retrieved[i]]
+            results.append(Retrieved(contexts, chunks, documents, metrics.get(question.id, {})))
+        return results
+
+    def _contexts(self, positions, foreign) -> list[ContextUsed]:
+        """The first `context_k` hits that have a text: our chunks, or an outside retriever's hits with text."""
         contexts = []
-        for position in ranking.positions[0]:
+        for position in positions:
             if len(contexts) == self.context_k:
                 break
             if 0 <= position < len(self.chunks):
@@ -84,26 +107,23 @@ class RetrievedContexts:
                 hit = foreign[position - len(self.chunks)]
                 contexts.append(ContextUsed(doc_id=hit.parent_id, chunk_id=hit.chunk_id,
                                             title=self.titles.get(hit.parent_id or "", ""), text=hit.text))
-        scores = {chunk_id: value for chunk_id, _, value in found.retrieved[0]}
-        contexts = [c.model_copy(update={"score": scores.get(c.chunk_id)}) for c in contexts]
-        doc_codes = found.doc_run.codes[0]
-        documents = [found.doc_run.doc_ids[c] for c in doc_codes if c >= 0]
-        chunks = [RetrievedChunk(chunk_id=c, parent_id=p, score=s) for c, p, s in found.retrieved[0]]
-        return Retrieved(contexts, chunks, documents, self._metrics(question, found))
+        return contexts
 
-    def _metrics(self, question: QuestionRecord, found) -> dict[str, dict[str, float]]:
-        row = self.row.get(question.id)
-        if row is None:
+    def _metrics(self, questions, found) -> dict[str, dict[str, dict[str, float]]]:
+        """Question id -> level -> metric -> value, for the questions that have relevant documents."""
+        labelled = [q.id for q in questions if q.id in self.row]
+        if not labelled:
             return {}
-        values = {}
-        if "doc" in self.levels:
-            result = score(_one_row(self.doc_qrels, row), found.doc_run, self.metrics,
-                           rel_level=self.config.rel_level, ties="rank")
-            values["doc"] = {name: float(v[0]) for name, v in result.per_query.items()}
-        if "chunk" in self.levels and found.chunk_run is not None:
-            result = score(_one_row(self.chunk_qrels, row), found.chunk_run, self.metrics,
-                           rel_level=self.config.rel_level, ties="rank")
-            values["chunk"] = {name: float(v[0]) for name, v in result.per_query.items()}
+        rows = [self.row[qid] for qid in labelled]
+        values: dict[str, dict[str, dict[str, float]]] = {qid: {} for qid in labelled}
+        runs = {"doc": found.doc_run, "chunk": found.chunk_run}
+        for level, qrels in (("doc", self.doc_qrels), ("chunk", self.chunk_qrels)):
+            if level not in self.levels or runs[level] is None:
+                continue
+            result = score(_rows(qrels, rows), runs[level], self.metrics, rel_level=self.config.rel_level,
+                           ties="rank")
+            for i, qid in enumerate(labelled):
+                values[qid][level] = {name: float(v[i]) for name, v in result.per_query.items()}
         return values
 
     def info(self):

@@ -162,9 +162,15 @@ class AnswerSession:
             random.Random(f"{self.settings.seed}:{question.id}").shuffle(ids)
         return [ContextUsed(doc_id=d, title=self.documents[d].title, text=self.documents[d].text) for d in ids]
 
-    def answer_one(self, question: QuestionRecord) -> AnsweredQuestion:
-        """Contexts, answer, citations, every scorer and the retrieval metrics for one question."""
-        retrieved = self.retrieval.find(question) if self.retrieval is not None else None
+    def retrieve_many(self, questions) -> list:
+        """Retrieval for a batch of questions at once, to hand to `answer_one` (None each without retrieval)."""
+        return self.retrieval.find_many(questions) if self.retrieval is not None else [None] * len(questions)
+
+    def answer_one(self, question: QuestionRecord, retrieved=None) -> AnsweredQuestion:
+        """Contexts, answer, citations, every scorer and the retrieval metrics for one question; `retrieved` is this
+        question's item of `retrieve_many` when the caller retrieved for a batch."""
+        if retrieved is None and self.retrieval is not None:
+            retrieved = self.retrieval.find(question)
         contexts = (retrieved.contexts if retrieved else
                     self.given_contexts(question) if self.mode == "given" else [])
         answered = AnsweredQuestion(id=question.id, text=question.text, question_type=question.question_type,
