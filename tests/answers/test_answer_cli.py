@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -111,3 +112,17 @@ def test_bad_settings_fail_with_one_line(demo_dataset, tmp_path):
     missing = run("answer", "--dataset", demo_dataset, "--generator", f"file:{tmp_path / 'none.jsonl'}",
                   "--no-save", code=1)
     assert "none.jsonl: cannot read the answers file" in missing.output
+
+
+
+def test_the_documented_demo_question_set(demo_dataset, tmp_path):
+    """docs/answers.md's worked example: five hand-written questions about the demo corpus, one unanswerable."""
+    questions = Path(__file__).resolve().parents[2] / "datasets" / "demo" / "answer_questions.jsonl"
+    result = run("answer", "--dataset", demo_dataset, "--questions", questions, "--generator", "extractive",
+                 "--retriever", "bm25", "--no-save", "--out", tmp_path / "a.json", "-v", "--no-progress")
+    report = AnswerReport.load(tmp_path / "a.json")
+    assert len(report.questions) == 5 and set(report.by_type) == {"FACTUAL", "USER_DEFINED"}
+    assert report.questions[0].ground_truth.startswith("大火蒸 8 分钟")
+    assert report.means["answer"]["refuse"] == 0.0  # the extractive floor never refuses
+    assert report.counts["doc"]["recall@5"] == 4  # the unanswerable question has no relevant document
+    assert "note: 1 question(s) without relevant documents have no retrieval metrics" in result.output

@@ -2,7 +2,9 @@
 
 ``request`` is a string, ``{"messages": [{"role", "content"}, ...]}`` or ``{"query": ..., "history": [...]}``;
 ``retrieved_context`` (what a retriever found) and ``expected_retrieved_context`` (the relevance labels) are lists
-of ``{"doc_uri", "content"}``. Other columns (``expected_response``, ``trace``, ...) are allowed and ignored.
+of ``{"doc_uri", "content"}``; ``expected_response`` is the reference answer (a question's ``ground_truth``). Other
+columns (``response``, ``trace``, ...) are allowed and ignored here (``answer --generator file:`` reads
+``response``).
 
 The format has no version field of its own and is not ours to change, so what ragretrieval needs for an exact round
 trip (grades, character spans, provenance, metadata) travels in one optional ``ragretrieval`` object per record,
