@@ -17,7 +17,7 @@ from ..llm.replies import check_failures
 from .evaluate import DEFAULT_KS, parse_ks, parse_options, retrieval_options, retrieval_settings
 from .llm_options import llm_options
 from .progress import no_progress_option, terminal_progress
-from .runs import open_history, save_options, save_run
+from .runs import keep_report, open_history, save_options
 
 SHOWN_FAILURES = 10
 
@@ -132,9 +132,5 @@ def answer_command(dataset_dir, questions, generator, generator_options, context
     if len(failed) > SHOWN_FAILURES:
         click.echo(f"warning: ... and {len(failed) - SHOWN_FAILURES} more questions without an answer", err=True)
     click.echo(metric_table(report))
-    if out:
-        report.save(out)  # before the run is stored: a store that fails never loses the result
-        click.echo(f"report written to {out}", err=True)
-    if history is not None:
-        save_run(history, report, name, tags)
+    keep_report(report, out, history, name, tags)
     journal.unlink(missing_ok=True)

@@ -180,6 +180,15 @@ def save_run(history: RunHistory, report, name: str | None = None, tags=()) -> s
     return run_id
 
 
+def keep_report(report, out, history: RunHistory | None, name: str | None, tags) -> None:
+    """Write ``--out`` first (a store that fails never loses the result), then store the run unless --no-save."""
+    if out:
+        report.save(out)
+        click.echo(f"report written to {out}", err=True)
+    if history is not None:
+        save_run(history, report, name, tags)
+
+
 def save_options(command):
     """--runs-db, --name, --tag, --no-save: where and how `eval` stores its run."""
     for option in reversed([

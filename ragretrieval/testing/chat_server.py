@@ -44,6 +44,26 @@ def document_in(request: dict) -> str:
     return match.group(1)
 
 
+def send_bytes(handler: BaseHTTPRequestHandler, status: int, data: bytes, content_type: str,
+               headers: dict | None = None) -> None:
+    """One HTTP answer with a Content-Length (so connections stay alive); a client that went away is ignored."""
+    try:
+        handler.send_response(status)
+        handler.send_header("Content-Type", content_type)
+        handler.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            handler.send_header(name, value)
+        handler.end_headers()
+        handler.wfile.write(data)
+    except (BrokenPipeError, ConnectionResetError):  # the client timed out and went away
+        pass
+
+
+def send_json(handler: BaseHTTPRequestHandler, status: int, payload, headers: dict | None = None) -> None:
+    """`payload` as a UTF-8 JSON answer: what every test server here replies with."""
+    send_bytes(handler, status, json.dumps(payload, ensure_ascii=False).encode("utf-8"), "application/json", headers)
+
+
 class ChatServer:
     def __init__(self, responder: Callable[[dict], Reply], port: int = 0):
         self.responder = responder
@@ -90,20 +110,10 @@ class ChatServer:
                 }, reply.headers)
 
             def _send(self, status, payload, headers=None):
-                self._send_bytes(status, json.dumps(payload, ensure_ascii=False).encode("utf-8"), "application/json",
-                                 headers)
+                send_json(self, status, payload, headers)
 
             def _send_bytes(self, status, data, content_type, headers=None):
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", content_type)
-                    self.send_header("Content-Length", str(len(data)))
-                    for name, value in (headers or {}).items():
-                        self.send_header(name, value)
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):  # the client timed out and went away
-                    pass
+                send_bytes(self, status, data, content_type, headers)
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.httpd.daemon_threads = True

@@ -15,6 +15,7 @@ from ragretrieval.answers.report import ContextUsed
 from ragretrieval.data.chunking import ChunkPolicy, chunk_corpus
 from ragretrieval.data.dataset import Provenance, QuestionRecord
 from ragretrieval.retrieval import BM25Retriever
+from ragretrieval.testing.chat_server import send_json
 from ragretrieval.testing.generator_conformance import DOCUMENTS
 
 
@@ -29,12 +30,7 @@ class _RagService(BaseHTTPRequestHandler):
         pass
 
     def _reply(self, status: int, payload) -> None:
-        body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        send_json(self, status, payload)
 
     def question(self, request) -> str:
         if self.path == "/wrapped":

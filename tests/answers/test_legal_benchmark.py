@@ -14,6 +14,8 @@ from ragretrieval.answers.report import AnswerReport
 from ragretrieval.cli import main
 from ragretrieval.data.dataset import load_dataset
 
+from .shared_data import import_dataset
+
 FIXTURE = Path(__file__).parent / "legal_fixture"
 # question id -> (answer, the values the formulas give, by hand)
 ANSWERS = {
@@ -117,15 +119,12 @@ def test_bad_items_are_named_and_strict_stops(tmp_path):
                                                             {"id": "f3", "question": "x", "type": "essay"},
                                                             {"id": "f4", "question": "y", "expected": []}]},
                                              ensure_ascii=False), encoding="utf-8")
-    args = ["import-dataset", "--format", "legal-rag", str(bench), "--source", str(FIXTURE / "transcript.md"),
-            "--out", str(tmp_path / "out")]
-    result = CliRunner().invoke(main, args)
-    assert result.exit_code == 0, result.output
-    skipped = [line for line in result.stderr.splitlines() if line.startswith("skipped:")]
+    args = ["--format", "legal-rag", bench, "--source", FIXTURE / "transcript.md", "--out", tmp_path / "out"]
+    _, skipped = import_dataset(*args)
     assert skipped == [
         f"skipped: {bench / 'b.json'}: question 1 (id 'f2'): field 'question': missing",
         f"skipped: {bench / 'b.json'}: question 2 (id 'f3'): field 'type': 'essay' is not one of fact_exact, "
         "evidence_set, conflict_gap",
         f"skipped: {bench / 'b.json'}: question 3 (id 'f4'): fact_exact: field 'expected' has the wrong type (list)"]
-    strict = CliRunner().invoke(main, [*args, "--force", "--strict"])
+    strict = CliRunner().invoke(main, ["import-dataset", *map(str, args), "--force", "--strict"])
     assert strict.exit_code == 1 and "question 1 (id 'f2'): field 'question': missing (--strict" in strict.output

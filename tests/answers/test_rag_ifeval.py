@@ -12,7 +12,7 @@ from ragretrieval.answers.report import AnswerReport
 from ragretrieval.cli import main
 from ragretrieval.data.dataset import load_dataset
 
-from .shared_data import RAG_IFEVAL
+from .shared_data import RAG_IFEVAL, import_dataset
 
 LEMMATIZER = f"fst:{RAG_IFEVAL / 'pl_lemmatizer_lower'}"
 CONTEXT = ["d1", "d2", "d3"]
@@ -139,9 +139,7 @@ def test_bad_samples_are_named_and_counted(tmp_path):
     (tmp_path / "samples.json").write_text(json.dumps(samples), encoding="utf-8")
     args = ["import-dataset", "--format", "rag-ifeval", "--documents", str(tmp_path / "documents.jsonl"),
             "--samples", str(tmp_path / "samples.json"), "--out", str(tmp_path / "ds")]
-    result = CliRunner().invoke(main, args)
-    assert result.exit_code == 0, result.output
-    lines = [line for line in result.stderr.splitlines() if line.startswith("skipped: ")]
+    result, lines = import_dataset(*args[1:])
     assert lines == [
         f"skipped: {tmp_path / 'documents.jsonl'}:2: field 'id': document 'd1' is listed twice (first on line 1)",
         f"skipped: {tmp_path / 'samples.json'}: record 1 (id '2'): field 'context': document 'd9' is not in "

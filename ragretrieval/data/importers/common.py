@@ -3,7 +3,9 @@ problem), counted; with ``strict`` the first one stops the import."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
 
 from ..corpus import Document
@@ -42,3 +44,14 @@ def title_of(text: str, fallback: str) -> str:
         if line:
             return line[:100]
     return fallback
+
+
+def read_json_file(path: Path, hint_for_extra_data: str = ""):
+    """One JSON document from a file; every problem names the file (and the line of a syntax error)."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise DatasetError(f"{path}: cannot read ({error})") from None
+    except json.JSONDecodeError as error:
+        hint = hint_for_extra_data if "Extra data" in error.msg else ""
+        raise DatasetError(f"{path}: invalid JSON at line {error.lineno}: {error.msg}{hint}") from None

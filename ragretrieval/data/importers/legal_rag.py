@@ -25,7 +25,7 @@ from pathlib import Path
 from ..corpus import Document
 from ..dataset import DatasetError, Provenance, QuestionRecord, RelevantDocument
 from ..evidence import OCR_MARKUP, Locator, merge_spans
-from .common import ExpectCheck, Imported, Problems, title_of
+from .common import ExpectCheck, Imported, Problems, read_json_file, title_of
 
 TYPES = ("fact_exact", "evidence_set", "conflict_gap")
 SPEC_FIELDS = ("expected", "required_evidence", "scoring", "should_abstain", "required_quote", "additional_quotes")
@@ -74,12 +74,7 @@ def evidence_strings(item: dict) -> list[str]:
 
 
 def read_benchmark(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError) as error:
-        raise DatasetError(f"{path}: cannot read ({error})") from None
-    except json.JSONDecodeError as error:
-        raise DatasetError(f"{path}: invalid JSON at line {error.lineno}: {error.msg}") from None
+    data = read_json_file(path)
     if not isinstance(data, dict) or not isinstance(data.get("questions"), list):
         raise DatasetError(f"{path}: expected an object with a 'questions' list (the benchmark file layout)")
     return data

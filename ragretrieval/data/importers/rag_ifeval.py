@@ -9,7 +9,6 @@ left out of retrieval scoring). A document's title is the first line of its cont
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -17,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ...io.jsonfiles import describe
 from ..corpus import Document
 from ..dataset import DatasetError, Provenance, QuestionRecord, RelevantDocument
-from .common import ExpectCheck, Imported, Problems, title_of
+from .common import ExpectCheck, Imported, Problems, read_json_file, title_of
 
 
 class SourceDocument(BaseModel):
@@ -71,13 +70,7 @@ def read_documents(path: Path, problems: Problems) -> list[Document]:
 
 
 def read_samples(path: Path) -> list:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError) as error:
-        raise DatasetError(f"{path}: cannot read ({error})") from None
-    except json.JSONDecodeError as error:
-        hint = " (samples.json is one JSON array, not JSON Lines)" if "Extra data" in error.msg else ""
-        raise DatasetError(f"{path}: invalid JSON at line {error.lineno}: {error.msg}{hint}") from None
+    data = read_json_file(path, " (samples.json is one JSON array, not JSON Lines)")
     if not isinstance(data, list):
         raise DatasetError(f"{path}: expected one JSON array of samples, found a {type(data).__name__}")
     return data
