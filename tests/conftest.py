@@ -13,7 +13,10 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEMO_CORPUS = REPO_ROOT / "datasets" / "demo" / "dishes"
-HOWTOCOOK_CORPUS = (REPO_ROOT / ".." / "shared" / "data" / "howtocook" / "dishes").resolve()
+# the read-only shared data: beside the repository (/work/main), or beside the folder of worktrees (/work/wt/NAME)
+SHARED = next((p / "shared" for p in (REPO_ROOT.parent, REPO_ROOT.parent.parent) if (p / "shared").is_dir()),
+              REPO_ROOT.parent / "shared")
+HOWTOCOOK_CORPUS = (SHARED / "data" / "howtocook" / "dishes").resolve()
 
 
 def pytest_configure(config) -> None:

@@ -24,6 +24,7 @@ from typing import Callable, Literal
 
 from pydantic import BaseModel
 
+from ..data.dataset import questions_fingerprint
 from ..llm.journal import Journal
 from ..work.pool import parallel_map
 from ..work.progress import as_progress
@@ -43,8 +44,6 @@ class JournalEntry(BaseModel):
 
 def run_key(session: AnswerSession) -> str:
     """The configuration key of the run `session` makes (the journal's and the runs store's)."""
-    from ..data.dataset import questions_fingerprint
-
     ds = session.dataset_info()
     questions = questions_fingerprint((q.id, q.text, [r.doc_id for r in q.relevant])
                                       for q in session.dataset.questions)

@@ -18,7 +18,9 @@ at document level.
 
 from __future__ import annotations
 
+import hashlib
 import random
+import re
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -51,7 +53,7 @@ class AnswerSettings:
     context_k: int = 5
     shuffle_context: bool = False
     seed: int = 0
-    retrieval: EvalConfig = field(default_factory=lambda: EvalConfig(retriever="bm25"))
+    retrieval: EvalConfig = field(default_factory=lambda: EvalConfig(retriever="bm25"))  # library default: no model
     language: str = "auto"  # of the default prompt, messages and simplemma
     lemmatizer: str = "none"
     match: str = "substring"
@@ -63,9 +65,7 @@ class AnswerSettings:
 
 
 def resolve_checks(settings: AnswerSettings, language: str, refusal: str) -> tuple[CheckSettings, CheckConfig]:
-    import hashlib
-    import re
-
+    """The checks' working settings (lemmatiser loaded, unsafe words read) and what the run records of them."""
     if settings.match not in ("substring", "words"):
         raise AnswerSettingsError(f"match must be substring or words; got {settings.match!r}")
     if settings.citation_pattern is not None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SHARED = next((p / "shared" for p in (REPO_ROOT.parent, REPO_ROOT.parent.parent) if (p / "shared").is_dir()),
-              REPO_ROOT.parent / "shared")
+              REPO_ROOT.parent / "shared")  # the same rule as tests/conftest.py
 RAG_IFEVAL = SHARED / "data" / "rag-ifeval"
 
 

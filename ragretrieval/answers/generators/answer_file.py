@@ -15,6 +15,7 @@ as failed ("no answer in FILE"); a record for a question that is not in the ques
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,8 +68,6 @@ class FileGenerator:
 
     @classmethod
     def build(cls, spec: str, argument: str, options: GeneratorOptions) -> "FileGenerator":
-        import hashlib
-
         if options.options:
             raise GeneratorError(f"{spec}: takes no --generator-option")
         path = Path(argument)
