@@ -10,10 +10,18 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEMO_CORPUS = REPO_ROOT / "datasets" / "demo" / "dishes"
 HOWTOCOOK_CORPUS = (REPO_ROOT / ".." / "shared" / "data" / "howtocook" / "dishes").resolve()
+
+
+# Property tests draw the same examples on every run (a fixed seed per test), so CI and `make mutation` judge a change
+# or a mutant the same way each time; RAGRETRIEVAL_HYPOTHESIS=explore draws new ones (docs/testing.md).
+settings.register_profile("fixed", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("RAGRETRIEVAL_HYPOTHESIS", "fixed"))
 
 
 def pytest_configure(config) -> None:
