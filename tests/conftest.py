@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
+from hypothesis import Phase, settings
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEMO_CORPUS = REPO_ROOT / "datasets" / "demo" / "dishes"
@@ -18,9 +18,11 @@ HOWTOCOOK_CORPUS = (REPO_ROOT / ".." / "shared" / "data" / "howtocook" / "dishes
 
 
 # Property tests draw the same examples on every run (a fixed seed per test), so CI and `make mutation` judge a change
-# or a mutant the same way each time; RAGRETRIEVAL_HYPOTHESIS=explore draws new ones (docs/testing.md).
+# or a mutant the same way each time; RAGRETRIEVAL_HYPOTHESIS=explore draws new ones, and `make mutation` uses
+# "mutation": the same examples, no shrinking (a mutant needs one failure, not the smallest) (docs/testing.md).
 settings.register_profile("fixed", derandomize=True)
 settings.register_profile("explore", derandomize=False)
+settings.register_profile("mutation", derandomize=True, phases=[Phase.explicit, Phase.generate])
 settings.load_profile(os.environ.get("RAGRETRIEVAL_HYPOTHESIS", "fixed"))
 
 
