@@ -3,10 +3,11 @@ rate per module, the equivalent survivors (with the reason from groups.toml) and
 
 Each group runs in its own folder, ``.mutation/<group>/`` (a copy of the package, the tests, the demo data and
 pyproject.toml with the group's ``[tool.mutmut]`` section), so a group's mutants only ever run its own tests. A run
-starts fresh unless ``--keep`` (mutmut then re-checks only what changed). ``--update-doc`` writes the table into
-docs/testing.md between its markers. Not part of `make test`: the whole run takes a long time (docs/testing.md).
+starts fresh unless ``--keep`` (mutmut then re-checks only what changed); ``--retest`` runs again only the survivors
+nobody explained, with the tests as they are now. ``--update-doc`` writes the table into docs/testing.md between its
+markers. Not part of `make test`: the whole run takes a long time (docs/testing.md).
 
-    python tests/mutation/run.py [GROUP ...] [--jobs N] [--keep] [--report-only] [--update-doc]
+    python tests/mutation/run.py [GROUP ...] [--jobs N] [--keep | --retest | --report-only] [--update-doc]
 """
 
 from __future__ import annotations
@@ -110,15 +111,22 @@ def mutmut(folder: Path, *args: str, log=None) -> str:
     return subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, check=True).stdout
 
 
-def run_group(name: str, group: dict, jobs: int, keep: bool) -> None:
-    folder = prepare(name, group, keep)
-    print(f"[{name}] mutmut run in {folder.relative_to(ROOT)} ({', '.join(group['mutate'])})", flush=True)
+def run_group(name: str, group: dict, jobs: int, keep: bool, mutants: list[str] = ()) -> None:
+    """One mutmut run; with `mutants`, only those (after new tests: mutmut finds them and records what they call)."""
+    folder = prepare(name, group, keep or bool(mutants))
+    print(f"[{name}] mutmut run in {folder.relative_to(ROOT)} ({', '.join(group['mutate'])})"
+          + (f", {len(mutants)} survivors again" if mutants else ""), flush=True)
     started = time.monotonic()
-    with open(folder / "run.log", "w", encoding="utf-8") as log:
-        code = mutmut(folder, "run", "--max-children", str(jobs), log=log)
+    with open(folder / ("retest.log" if mutants else "run.log"), "w", encoding="utf-8") as log:
+        code = mutmut(folder, "run", "--max-children", str(jobs), *mutants, log=log)
     seconds = time.monotonic() - started
-    (folder / "timing.json").write_text(json.dumps({"seconds": seconds, "jobs": jobs, "exit_code": code}))
-    print(f"[{name}] done in {seconds / 60:.1f} min (exit code {code}; log: {folder / 'run.log'})", flush=True)
+    timing = folder / "timing.json"
+    if mutants and timing.exists():
+        record = json.loads(timing.read_text()) | {"retest_seconds": seconds}
+    else:
+        record = {"seconds": seconds, "jobs": jobs, "exit_code": code}
+    timing.write_text(json.dumps(record))
+    print(f"[{name}] done in {seconds / 60:.1f} min (exit code {code}; log in {folder})", flush=True)
 
 
 class MutatedFile:
@@ -175,7 +183,8 @@ def minutes(name: str) -> str:
     if not timing.exists():
         return "?"
     data = json.loads(timing.read_text())
-    return f"{data['seconds'] / 60:.0f} min ({data['jobs']} jobs)"
+    again = f" + {data['retest_seconds'] / 60:.0f} min retest" if "retest_seconds" in data else ""
+    return f"{data['seconds'] / 60:.0f} min{again}, {data['jobs']} jobs"
 
 
 def table(results: list[tuple[str, Module]]) -> str:
@@ -209,6 +218,8 @@ def main(argv=None) -> int:
     parser.add_argument("groups", nargs="*", help=f"groups to run (default: all of {', '.join(groups)})")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="mutants tested at once")
     parser.add_argument("--keep", action="store_true", help="reuse the previous run's results where still valid")
+    parser.add_argument("--retest", action="store_true",
+                        help="run again only the survivors not listed as equivalent (after writing tests for them)")
     parser.add_argument("--report-only", action="store_true", help="print the table of the last run, run nothing")
     parser.add_argument("--update-doc", action="store_true", help=f"write the table into {DOC.relative_to(ROOT)}")
     args = parser.parse_args(argv)
@@ -216,7 +227,13 @@ def main(argv=None) -> int:
     if unknown:
         parser.error(f"unknown group(s) {', '.join(unknown)}; known: {', '.join(groups)}")
     chosen = args.groups or list(groups)
-    if not args.report_only:
+    if args.retest:
+        for name in chosen:
+            survivors = [mutant for module in collect(name, groups[name], config.get("equivalent", []))
+                         for mutant, _, _ in module.unexplained]
+            if survivors:
+                run_group(name, groups[name], args.jobs, True, survivors)
+    elif not args.report_only:
         for name in chosen:
             run_group(name, groups[name], args.jobs, args.keep)
     reported = [name for name in (args.groups or groups) if (WORK / name / "mutants").exists()]

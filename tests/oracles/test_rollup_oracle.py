@@ -22,6 +22,7 @@ from ragretrieval.data.dataset import Dataset, Manifest, Provenance, QuestionRec
 from ragretrieval.evaluation.pipeline import ROLL_UP_NOTE, EvaluationError, evaluate
 from ragretrieval.evaluation.report import EvalConfig
 from ragretrieval.retrieval.base import Hit, Ranking, RetrieverInfo
+from ragretrieval.retrieval.rollup import distinct_per_row
 
 from .reference import first_appearances, intervals_share_a_character, metrics_at
 
@@ -269,3 +270,9 @@ def test_the_search_asks_no_deeper_than_it_must(case):
     assert all(len(first_appearances(map(oracle.document, row))) >= k or len(row) < retriever.depths[-1]
                or (retriever.depths[-1] == n_chunks and not any(p >= n_chunks for r in last for p in r))
                for row in last), "stopped while a question lacked k documents and the retriever had more"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.integers(-1, 5), min_size=4, max_size=4), min_size=1, max_size=4))
+def test_distinct_per_row_counts_each_document_once_and_never_a_pad(rows):
+    assert distinct_per_row(np.array(rows)).tolist() == [len({c for c in row if c >= 0}) for row in rows]
