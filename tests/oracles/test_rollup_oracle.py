@@ -17,6 +17,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from ragretrieval.data.chunking import ChunkPolicy, chunk_corpus
 from ragretrieval.data.corpus import Document, corpus_fingerprint
 from ragretrieval.data.dataset import Dataset, Manifest, Provenance, QuestionRecord, RelevantDocument
 from ragretrieval.evaluation.pipeline import ROLL_UP_NOTE, EvaluationError, evaluate
@@ -206,11 +207,16 @@ LONGER_THAN_OUR_CHUNKING = Case(lines=(1,), ks=(2,), rel_level=1, foreign=(Hit(U
                                                                               Hit(doc_id(0), "other#1")),
                                 rows=((1, 2, 0),), scores=((2.0, 1.0, 1.0),), labels=(((0, 1, ((0, 3),)),),))
 
+# Two hits without a chunk id are two unjudged items at chunk level, not one: the relevant chunk after them is third.
+TWO_UNNAMED_HITS = Case(lines=(2,), ks=(3,), rel_level=1, foreign=(Hit(doc_id(0)), Hit(UNKNOWN_DOC)),
+                        rows=((2, 3, 0),), scores=((1.0, 1.0, 1.0),), labels=(((0, 2, ((0, 2),)),),))
+
 
 @settings(max_examples=150, deadline=None)
 @given(case=cases())
 @example(case=LATE_SECOND_DOCUMENT)
 @example(case=LONGER_THAN_OUR_CHUNKING)
+@example(case=TWO_UNNAMED_HITS)
 def test_every_reported_number_matches_a_walk_to_the_end_of_each_ranking(case):
     retriever = ScriptedRetriever(case)
     config = EvalConfig(retriever="bm25", chunk_size=LINE, chunk_overlap=0, ks=list(case.ks), rel_level=case.rel_level)
@@ -276,3 +282,23 @@ def test_the_search_asks_no_deeper_than_it_must(case):
 @given(st.lists(st.lists(st.integers(-1, 5), min_size=4, max_size=4), min_size=1, max_size=4))
 def test_distinct_per_row_counts_each_document_once_and_never_a_pad(rows):
     assert distinct_per_row(np.array(rows)).tolist() == [len({c for c in row if c >= 0}) for row in rows]
+
+
+def test_a_retriever_that_never_runs_out_is_asked_at_most_the_foreign_depth_limit():
+    """Every row full of one foreign document, however deep: the search doubles up to the limit, then stops."""
+    from ragretrieval.retrieval.rollup import FOREIGN_DEPTH_LIMIT, HitTable, search_for_documents
+
+    class Endless:
+        def __init__(self):
+            self.depths = []
+
+        def search(self, questions, depth):
+            self.depths.append(depth)
+            return Ranking(np.full((len(questions), depth), 1), np.zeros((len(questions), depth)),
+                           (Hit(UNKNOWN_DOC),))
+
+    chunks = chunk_corpus([Document("d0.md", "d0", doc_text(0, 1))], ChunkPolicy(LINE, 0))
+    retriever = Endless()
+    ranking = search_for_documents(retriever, ["q"], 3, HitTable(chunks, ["d0.md"]))
+    assert retriever.depths[0] == 1 and retriever.depths[-1] == FOREIGN_DEPTH_LIMIT == 1 << 16
+    assert retriever.depths == [1 << i for i in range(17)] and ranking.depth == FOREIGN_DEPTH_LIMIT
