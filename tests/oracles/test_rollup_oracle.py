@@ -145,10 +145,6 @@ class Oracle:
         """Walk the whole ranking, keep each document at its best rank."""
         return first_appearances(self.document(p) for p in self.case.rows[i])
 
-    def chunk_items(self, i: int, k: int) -> list:
-        """The first k hits as chunk-level items: a chunk id, or a position for a hit without one."""
-        return [self.hit(p).chunk_id or ("unnamed", p) for p in self.case.rows[i][:k]]
-
     def doc_labels(self, i: int) -> dict[str, int]:
         return {doc_id(d): g for d, g, _ in self.case.labels[i]}
 
@@ -165,10 +161,10 @@ class Oracle:
         return labels
 
 
-def expected_notes(case: Case, oracle: Oracle) -> tuple[list[str], bool]:
-    """The report's notes, in order, and whether chunk level is scored."""
+def expected_notes(case: Case, oracle: Oracle, rows) -> tuple[list[str], bool]:
+    """The report's notes, in order, and whether chunk level is scored, from the hits the search looked at."""
     k, n_questions = max(case.ks), len(case.rows)
-    docs = [oracle.documents(i)[:k] for i in range(n_questions)]
+    docs = [first_appearances(map(oracle.document, row))[:k] for row in rows]
     short = sum(len(d) < k for d in docs)
     notes = [ROLL_UP_NOTE if not short else
              f"{ROLL_UP_NOTE}, or the retriever had no more ({short} questions have fewer than k documents)"]
@@ -176,7 +172,7 @@ def expected_notes(case: Case, oracle: Oracle) -> tuple[list[str], bool]:
     if unknown_docs:
         notes.append(f"{unknown_docs} of {sum(map(len, docs))} retrieved documents are not in the corpus; "
                      "scored as non-relevant")
-    top = [oracle.hit(p) for i in range(n_questions) for p in case.rows[i][:k]]
+    top = [oracle.hit(p) for row in rows for p in row[:k]]
     unnamed = sum(h.chunk_id is None for h in top)
     not_ours = sum(h.chunk_id not in oracle.parent_of_chunk for h in top)
     policy = f"markdown:size={LINE}:overlap=0"
@@ -189,7 +185,7 @@ def expected_notes(case: Case, oracle: Oracle) -> tuple[list[str], bool]:
         notes.append(f"{not_ours} of {len(top)} retrieved chunks are not chunks of this chunking ({policy}); "
                      "scored as non-relevant")
     chunk_scored = bool(top) and unnamed < len(top) and not_ours < len(top)
-    empty = sum(not row for row in case.rows)
+    empty = sum(not row for row in rows)
     if empty:
         notes.append(f"{empty} of {n_questions} questions got an empty ranking (scored 0)")
     top_grade = max(g for labels in case.labels for _, g, _ in labels)
@@ -227,13 +223,18 @@ def test_every_reported_number_matches_a_walk_to_the_end_of_each_ranking(case):
         return
     report = evaluate(dataset_of(case), config, retriever=retriever, progress=False)
     k = max(case.ks)
-    notes, chunk_scored = expected_notes(case, oracle)
+    # Metrics come from the whole ranking. The lists and notes come from the hits the search looked at, which are
+    # all of them except where every hit so far was one of our chunks and the depth reached our chunk count (then
+    # all our chunks have been seen: later hits could only be documents outside the corpus, which change no metric;
+    # test_the_search_asks_no_deeper_than_it_must checks where the search stops).
+    seen = [row[: retriever.depths[-1]] for row in case.rows]
+    notes, chunk_scored = expected_notes(case, oracle, seen)
     assert report.notes == notes
     assert set(report.means) == ({"doc", "chunk"} if chunk_scored else {"doc"})
     for i, result in enumerate(report.questions):
         documents = oracle.documents(i)
-        assert result.retrieved_documents == documents[:k]
-        hits = [(p, oracle.hit(p)) for p in case.rows[i][:k]]
+        assert result.retrieved_documents == first_appearances(map(oracle.document, seen[i]))[:k]
+        hits = [(p, oracle.hit(p)) for p in seen[i][:k]]
         assert [(c.chunk_id, c.parent_id, c.score) for c in result.retrieved_chunks] == [
             (h.chunk_id, h.parent_id or oracle.parent_of_chunk.get(h.chunk_id, ""),
              0.0 if np.isnan(case.scores[i][rank]) else case.scores[i][rank])
@@ -243,7 +244,7 @@ def test_every_reported_number_matches_a_walk_to_the_end_of_each_ranking(case):
             expected.update(metrics_at(documents, oracle.doc_labels(i), cutoff, case.rel_level))
         assert result.metrics["doc"] == pytest.approx(expected, abs=1e-12)
         if chunk_scored:
-            ranked = first_appearances(oracle.chunk_items(i, k))
+            ranked = first_appearances(oracle.hit(p).chunk_id or ("unnamed", p) for p in seen[i][:k])
             expected = {}
             for cutoff in case.ks:
                 expected.update(metrics_at(ranked, oracle.chunk_labels(i), cutoff, case.rel_level))

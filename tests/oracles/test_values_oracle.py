@@ -57,7 +57,8 @@ def test_arabic_forms_read_as_the_same_value(n):
     wide = "".join(chr(ord(c) + 0xFEE0) for c in str(n))  # full-width digits
     assert numbers_in(f"共{n}元") == numbers_in(f"共{n:,}元") == numbers_in(f"共{wide}元") == {n}
     if n >= 10_000 and n % 1000 == 0:
-        assert numbers_in(f"{n / 10_000:g}万") == {n}  # 4.2万
+        tenths = n % 10_000 // 1000
+        assert numbers_in(f"{n // 10_000}{f'.{tenths}' if tenths else ''}万") == {n}  # 4.2万
         wan, rest = divmod(n, 10_000)
         if rest >= 1000:
             assert numbers_in(f"{wan}万{rest // 1000}千") == {wan * 10_000 + rest // 1000 * 1000}  # 4万2千
