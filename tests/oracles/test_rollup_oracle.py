@@ -303,3 +303,36 @@ def test_a_retriever_that_never_runs_out_is_asked_at_most_the_foreign_depth_limi
     ranking = search_for_documents(retriever, ["q"], 3, HitTable(chunks, ["d0.md"]))
     assert retriever.depths[0] == 1 and retriever.depths[-1] == FOREIGN_DEPTH_LIMIT == 1 << 16
     assert retriever.depths == [1 << i for i in range(17)] and ranking.depth == FOREIGN_DEPTH_LIMIT
+
+
+def test_a_chunking_without_chunks_starts_at_4k_and_rolls_up_no_question():
+    """A corpus of blank documents has no chunk: the search starts at 4k (there is no chunk count to stop at), and a
+    roll-up of no question reports no empty ranking."""
+    from ragretrieval.retrieval.rollup import HitTable, roll_up, search_for_documents
+
+    class DocumentsOnly:
+        def __init__(self):
+            self.depths = []
+
+        def search(self, questions, depth):
+            self.depths.append(depth)
+            row = [0, 1][:depth]
+            return Ranking(np.array([row + [-1] * (depth - len(row))]), np.zeros((1, depth)),
+                           (Hit("d0.md"), Hit(UNKNOWN_DOC)))
+
+    retriever, table = DocumentsOnly(), HitTable([], ["d0.md"])
+    ranking = search_for_documents(retriever, ["q"], 3, table)
+    assert retriever.depths == [12]
+    found = roll_up(ranking, ["q"], table, 3, "markdown:size=8:overlap=0")
+    assert found.doc_run.doc_ids.tolist()[:2] == ["d0.md", UNKNOWN_DOC] and found.short_rankings == 1
+    nothing = roll_up(Ranking(np.zeros((0, 3), np.int64), np.zeros((0, 3))), [], table, 3, "p")
+    assert (nothing.empty_rankings, nothing.short_rankings, nothing.retrieved) == (0, 0, [])
+
+
+def test_an_empty_slot_inside_a_row_is_skipped_not_the_end_of_the_row():
+    from ragretrieval.retrieval.rollup import HitTable, roll_up
+
+    chunks = chunk_corpus([Document("d0.md", "d0", doc_text(0, 2))], ChunkPolicy(LINE, 0))
+    found = roll_up(Ranking(np.array([[0, -1, 1]]), np.array([[3.0, np.nan, 1.0]])), ["q"],
+                    HitTable(chunks, ["d0.md"]), 3, "p")
+    assert found.retrieved == [[("d0.md#0", "d0.md", 3.0), ("d0.md#1", "d0.md", 1.0)]]
