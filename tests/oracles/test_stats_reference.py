@@ -66,15 +66,16 @@ def test_bootstrap_p_and_ci_equal_the_reference_draw_for_draw():
 
 
 def test_the_entry_points_pass_the_seed_and_resamples_on():
-    d = np.array(D)
-    a = np.zeros(len(D))
+    d = np.random.default_rng(1).normal(0.1, 0.3, 15)  # continuous: two seeds never give the same CI by chance
+    a = np.zeros(len(d))
     for test, direct in (("permutation", stats.permutation_p), ("bootstrap", stats.bootstrap_p)):
         assert stats.test_p(d, test, 300, seed=7) == direct(d, 300, seed=7)
         result = stats.paired_stats(a, d, test, n_resamples=300, seed=7, confidence=0.8)
         assert result.p == direct(d, 300, seed=7)
         assert result.ci == stats.bootstrap_ci(d, 0.8, 300, seed=7)
-        assert (result.n, result.test, result.note) == (len(D), test, None)
-        assert result.effect_size == stats.cohens_dz(d) and (result.mean_a, result.mean_b) == (0.0, np.mean(D))
+        assert result.ci != stats.bootstrap_ci(d, 0.8, 300, seed=0)
+        assert (result.n, result.test, result.note) == (len(d), test, None)
+        assert result.effect_size == stats.cohens_dz(d) and (result.mean_a, result.mean_b) == (0.0, np.mean(d))
     assert stats.paired_stats(a[:2], d[:2], "t", n_resamples=1).ci == stats.bootstrap_ci(d[:2], 0.95, 1, 0)
 
 
