@@ -177,3 +177,36 @@ def test_a_date_is_not_pieced_together_from_two_texts():
     assert score_legal(gap, split)["no_invention"] == 0.0
     whole = LegalSample(question="什么时候？", answer="在2020年8月1日。", contexts=("2020年8月1日付的款。",))
     assert score_legal(gap, whole)["no_invention"] == 1.0
+
+
+def test_citations_in_every_form_and_order():
+    context = ("d1", "d2", "d3")
+    from ragretrieval.answers.citations import cited_positions
+
+    assert cited_positions("[d1] i [2]", context) == {0, 2}  # an id, then a number: both read
+    assert cited_positions("[uwaga] [0]", context) == {0}  # prose before a citation does not end the reading
+    assert cited_positions("(zob. [strona 5, 2])", context) == set()  # prose with numbers in it is not a citation
+    assert cited_positions("[d3, 1]", context) == set()  # ids and numbers mixed: prose, in the default syntax
+    assert cited_positions("see {d1, d3}", context, pattern=r"\{([^}]*)\}") == {0, 2}  # ids in a custom syntax
+    settings = CheckSettings(citation_pattern=r"\(source (\d+)\)")
+    values = run_checks(AnswerSample("q", "yes (source 2)", context), {"cite": ["d3"]}, settings)
+    assert values["cite_f1"] == 1.0
+
+
+def test_unknown_conditions_list_the_known_ones():
+    with pytest.raises(CheckError, match=re.escape("unknown condition 'tone' (known: include, exclude, cite, refuse, "
+                                                   "safe)")):
+        run_checks(AnswerSample("q", "x"), {"tone": "calm"}, CheckSettings())
+
+
+def test_simplemma_lemmatises_lower_cased_words_and_says_so():
+    get_lemmatizer.cache_clear()
+    lemmatizer = get_lemmatizer("simplemma:de")
+    assert lemmatizer.identity == "simplemma:de"
+    assert Normalizer(lemmatizer).text("HÄUSER") == "haus"  # simplemma knows "häuser", not "HÄUSER"
+
+
+def test_odd_runs_of_numerals_never_crash_and_idioms_are_not_numbers():
+    assert numbers_in("十百千") == {1110}  # units one after another add up; no crash
+    assert numbers_in("万一出了事") == set()  # 万一 ("in case"): a run that starts with 万 is not a number
+    assert numbers_in("一万万") == {100_000_000}  # 万万 is 亿, as older texts write it
