@@ -130,14 +130,17 @@ def run_group(name: str, group: dict, jobs: int, keep: bool, mutants: list[str] 
 
 
 class MutatedFile:
-    """The functions of a file as mutmut wrote it in mutants/: the original (``*__mutmut_orig``) and every mutant."""
+    """The functions of a file as mutmut wrote it in mutants/: the original (``*__mutmut_orig``) and every mutant;
+    a mutant of a default argument changes the def line."""
 
     def __init__(self, path: Path):
         source = path.read_text(encoding="utf-8")
         self.bodies = {}
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and "__mutmut_" in node.name:
-                self.bodies[node.name] = ast.get_source_segment(source, node).splitlines()[1:]  # the def line aside
+                lines = ast.get_source_segment(source, node).splitlines()
+                lines[0] = lines[0].replace(node.name, "", 1)  # the def line without the mutant's name
+                self.bodies[node.name] = lines
 
     def change(self, mutant: str) -> str:
         """The mutated line(s), stripped; what `mutmut show` marks with +."""

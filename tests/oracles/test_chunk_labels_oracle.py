@@ -79,6 +79,8 @@ def test_collapsing_to_parents_keeps_each_document_at_its_best_ranked_chunk(draw
     chunk_ids = [f"c{i}" for i in range(len(parent_codes))]
     parents = ["pa", "pb", "pc"]
     run = Run.from_arrays(["q0", "q1", "q2"], chunk_ids, codes, values)
+    by_default = collapse_to_parents(run, parent_codes, parents)  # the default keeps the rank order
+    assert by_default.codes.tolist() == collapse_to_parents(run, parent_codes, parents, "rank").codes.tolist()
     for ties in ("rank", "score"):
         collapsed = collapse_to_parents(run, parent_codes, parents, ties)
         for i, (row, score) in enumerate(zip(rows, scores)):
