@@ -195,7 +195,7 @@ def test_citations_in_every_form_and_order():
 
 def test_unknown_conditions_list_the_known_ones():
     with pytest.raises(CheckError, match=re.escape("unknown condition 'tone' (known: include, exclude, cite, refuse, "
-                                                   "safe)")):
+                                                   "safe, fact_exact, evidence_set, conflict_gap)")):
         run_checks(AnswerSample("q", "x"), {"tone": "calm"}, CheckSettings())
 
 
