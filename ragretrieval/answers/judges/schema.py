@@ -1,0 +1,38 @@
+"""The reply schema the yes/no judges share (score5 has its own, beside it). The model must answer with one JSON
+object, alone, in a Markdown fence or with chatter around it (`llm.replies.parse_object` finds it). Anything that
+does not fit the schema, a rating other than yes/no or a score off the scale included, is `MalformedAnswer`: the
+judge sends one repair request naming the problem, then records a failure. Nothing is clamped or guessed.
+
+A schema gives `value` (the number stored as the metric), `rating` (what the judge said) and `reasoning`.
+"""
+
+from __future__ import annotations
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+
+
+class YesNoReply(BaseModel):
+    """``{"rating": "yes" | "no", "rationale": "..."}`` (``reasoning`` is read as the rationale too)."""
+
+    model_config = ConfigDict(extra="ignore")
+    rating: str
+    rationale: str = Field(default="", validation_alias=AliasChoices("rationale", "reasoning"))
+
+    @field_validator("rating", mode="before")
+    @classmethod
+    def _yes_or_no(cls, value):
+        word = value.strip().lower() if isinstance(value, str) else value
+        if word not in ("yes", "no"):
+            raise ValueError(f'rating must be "yes" or "no"; got {value!r}')
+        return word
+
+    @property
+    def value(self) -> float:
+        return 1.0 if self.rating == "yes" else 0.0
+
+    @property
+    def reasoning(self) -> str:
+        return self.rationale
+
+
+YES_NO_SHAPE = '{"rating": "yes" or "no", "rationale": "..."}'
