@@ -75,6 +75,7 @@ class ChatServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"  # keep-alive, as real endpoints do: clients reuse their connections
+            disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms delayed-ACK stall
 
             def log_message(self, *args):  # keep test output quiet
                 pass
@@ -118,7 +119,7 @@ class ChatServer:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     def __enter__(self):
         self._thread.start()
