@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..answers.judges import JudgeOptions, judge_names
+from ..answers.judges import JudgeOptions, available_judges, judge_names
 from ..llm.client import DEFAULT_KEY_ENV, DEFAULT_MODEL
 from .llm_options import llm_options
 
@@ -49,6 +49,9 @@ def prompt_files(specs, names: list[str]) -> dict[str, Path]:
     files: dict[str, Path] = {}
     for spec in specs:
         name, sep, path = spec.partition("=")
+        if sep and name in available_judges() and name not in names:
+            raise click.BadParameter(f"{spec!r}: judge {name!r} is not among --judge {','.join(names)}",
+                                     param_hint="--judge-prompt")
         if not sep or name not in names:
             if len(names) != 1:
                 raise click.BadParameter(f"{spec!r}: with several judges, say which one: NAME=FILE (judges: "

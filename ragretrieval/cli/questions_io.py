@@ -3,6 +3,7 @@ the ApeRAG formats (``aperag-csv``, ``aperag-json``)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -70,7 +71,9 @@ def export_command(dataset_dir: Path | None, questions: Path | None, format_: st
         data = "".join(export_record(q, documents).model_dump_json(exclude_none=True) + "\n"
                        for q in records).encode("utf-8")
     if out is None:
-        click.get_binary_stream("stdout").write(data)
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)  # bytes as they are: a CSV's BOM and CRLF must reach the file unchanged
+        sys.stdout.buffer.flush()
         return
     with atomic_writer(out, binary=True) as f:
         f.write(data)

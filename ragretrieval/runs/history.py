@@ -93,8 +93,10 @@ def default_url() -> str:
     return os.environ.get(URL_VARIABLE) or str(DEFAULT_PATH)
 
 
-def normalize_url(url: str) -> str:
-    """A plain path becomes a SQLite URL; ``postgresql://`` gets the psycopg 3 driver that the postgres extra ships."""
+def normalize_url(url) -> str:
+    """A plain path (a `Path` too) becomes a SQLite URL; ``postgresql://`` gets the psycopg 3 driver that the postgres
+    extra ships."""
+    url = str(url)
     if "://" not in url:
         return f"sqlite:///{url}"
     if url.startswith(("postgresql://", "postgres://")):

@@ -41,10 +41,8 @@ from ..answers.batch import run_answers
 from ..answers.judges import Judge, JudgeOptions, build_judge
 from ..answers.report import ANSWER_LEVEL, AnsweredQuestion, AnswerReport, ContextUsed
 from ..answers.session import AnswerSession, AnswerSettings
-from .chat_server import TEST_API_KEY, ChatServer, Reply
+from .chat_server import JUDGE_REPLY, TEST_API_KEY, ChatServer, Reply
 from .generator_conformance import conformance_dataset
-
-GOOD = json.dumps({"rating": "yes", "rationale": "It fits.", "score": 4, "reasoning": "Nearly complete."})
 
 
 def sample(n: int = 0, truth: str | None = "Five minutes.",
@@ -69,7 +67,7 @@ class JudgeConformance:
 
     @pytest.fixture
     def good_reply(self) -> str:
-        return GOOD
+        return JUDGE_REPLY
 
     @pytest.fixture
     def malformed_reply(self) -> str:

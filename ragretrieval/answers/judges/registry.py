@@ -8,9 +8,7 @@ The judges of one run share one `JudgeContext`: one LLM client, so one answer ca
 
 from __future__ import annotations
 
-import importlib
-from importlib.metadata import entry_points
-
+from ...work.named import available, find
 from .base import Judge, JudgeContext, JudgeError, JudgeOptions, JudgePlugin
 
 ENTRY_POINT_GROUP = "ragretrieval.judges"
@@ -37,19 +35,13 @@ SUMMARY = {
 
 def available_judges() -> dict[str, str]:
     """Name -> where it comes from ("built in", or the distribution that provides it)."""
-    found = {name: "built in" for name in BUILT_IN}
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        found.setdefault(ep.name, ep.dist.name if ep.dist else ep.value)
-    return found
+    return available(ENTRY_POINT_GROUP, BUILT_IN)
 
 
 def judge_class(name: str) -> JudgePlugin:
-    if name in BUILT_IN:
-        module, _, attribute = BUILT_IN[name].partition(":")
-        return getattr(importlib.import_module(module), attribute)
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name == name:
-            return ep.load()
+    found = find(ENTRY_POINT_GROUP, BUILT_IN, name)
+    if found is not None:
+        return found
     raise JudgeError(f"unknown judge {name!r}; known: {', '.join(sorted(available_judges()))} (more come as "
                      f"packages with a {ENTRY_POINT_GROUP!r} entry point)")
 

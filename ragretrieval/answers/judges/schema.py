@@ -11,12 +11,17 @@ from __future__ import annotations
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 
-class YesNoReply(BaseModel):
-    """``{"rating": "yes" | "no", "rationale": "..."}`` (``reasoning`` is read as the rationale too)."""
+class JudgeReply(BaseModel):
+    """What every reply schema shares: the judge's reasons, written as ``reasoning`` or ``rationale``."""
 
     model_config = ConfigDict(extra="ignore")
+    reasoning: str = Field(default="", validation_alias=AliasChoices("reasoning", "rationale"))
+
+
+class YesNoReply(JudgeReply):
+    """``{"rating": "yes" | "no", "rationale": "..."}``."""
+
     rating: str
-    rationale: str = Field(default="", validation_alias=AliasChoices("rationale", "reasoning"))
 
     @field_validator("rating", mode="before")
     @classmethod
@@ -29,10 +34,6 @@ class YesNoReply(BaseModel):
     @property
     def value(self) -> float:
         return 1.0 if self.rating == "yes" else 0.0
-
-    @property
-    def reasoning(self) -> str:
-        return self.rationale
 
 
 YES_NO_SHAPE = '{"rating": "yes" or "no", "rationale": "..."}'

@@ -56,7 +56,7 @@ class ApeRAGQuestion(BaseModel):
     id: str | None = None
     question_type: str = ""
     question_text: str = Field(min_length=1)
-    ground_truth: str = ""
+    ground_truth: str
 
     @field_validator("question_type")
     @classmethod
@@ -65,11 +65,12 @@ class ApeRAGQuestion(BaseModel):
             raise ValueError(f"{value!r} is not one of {', '.join(QUESTION_TYPES)}")
         return value
 
-    @field_validator("question_text")
+    @field_validator("question_text", "ground_truth")
     @classmethod
-    def _not_blank(cls, value: str) -> str:
+    def _not_blank(cls, value: str, info) -> str:
         if not value.strip():
-            raise ValueError("the question is empty")
+            raise ValueError("the question is empty" if info.field_name == "question_text" else
+                             "empty: a question of the set is judged against its reference answer")
         return value
 
 
@@ -157,7 +158,7 @@ def read_aperag_csv(path) -> tuple[list[QuestionRecord], list[str]]:
         except ValidationError as error:
             raise DatasetError(f"{path}:{line}: {describe(error)}") from None
         questions.append(_record(parsed, f"{path}:{line}", "aperag-csv", path.name, taken, dialect))
-    if not exact:
+    if not exact or len(questions) < len(rows) - 1:
         warnings.append(f"{path}: written in a dialect export cannot reproduce exactly (quoting neither minimal nor "
                         "all, mixed line endings or blank rows): export-questions writes it with minimal quoting")
     return questions, warnings

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import math
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+from pydantic import field_validator
+
+from ..schema import JudgeReply
 
 SCALE = (1, 5)
 SHAPE = '{"score": an integer from 1 to 5, "reasoning": "..."}'
 
 
-class Score5Reply(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+class Score5Reply(JudgeReply):
     score: int
-    reasoning: str = Field(default="", validation_alias=AliasChoices("reasoning", "rationale"))
 
     @field_validator("score", mode="before")
     @classmethod
