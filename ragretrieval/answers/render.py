@@ -25,9 +25,16 @@ def _number(x: float) -> str:
     return f"{x:.4f}" if abs(x) < 100 else f"{x:.1f}"
 
 
-def _row(name: str, mean: float, interval, count: int, width: int) -> str:
-    ci = f"[{_number(interval[0])}, {_number(interval[1])}]" if interval else "-"
-    return f"  {name:<{width}}  {_number(mean):>9}  {ci:>20}  {count:>5}"
+def _interval(interval) -> str:
+    return f"[{_number(interval[0])}, {_number(interval[1])}]" if interval else "-"
+
+
+def _block(names, means, intervals, counts, width: int) -> list[str]:
+    """The header and one row per metric; the mean and CI columns widen for large numbers only."""
+    shown = [(n, _number(means[n]), _interval(intervals.get(n)), counts.get(n, 0)) for n in names]
+    mean_w, ci_w = max([7] + [len(r[1]) for r in shown]), max([18] + [len(r[2]) for r in shown])
+    return ([f"  {'metric':<{width}}  {'mean':>{mean_w}}  {'95% CI':>{ci_w}}  {'n':>5}"]
+            + [f"  {n:<{width}}  {m:>{mean_w}}  {ci:>{ci_w}}  {c:>5}" for n, m, ci, c in shown])
 
 
 def is_judge_metric(name: str) -> bool:
@@ -78,10 +85,8 @@ def metric_table(report: AnswerReport) -> str:
     for level, title, names in blocks:
         if not names:
             continue
-        lines += ["", f"{title}", f"  {'metric':<{width}}  {'mean':>9}  {'95% CI':>20}  {'n':>5}"]
-        means, intervals, counts = (report.means[level], report.intervals.get(level, {}),
-                                    report.counts.get(level, {}))
-        lines += [_row(n, means[n], intervals.get(n), counts.get(n, 0), width) for n in names]
+        lines += ["", title, *_block(names, report.means[level], report.intervals.get(level, {}),
+                                     report.counts.get(level, {}), width)]
     if not blocks[0][2] and not blocks[1][2]:
         lines += ["", "answers: no checks to score (the questions have no expect, relevant documents or judges)"]
     for kind, means in report.by_type.items():
