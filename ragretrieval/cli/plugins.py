@@ -1,11 +1,13 @@
-"""``ragretrieval plugins``: the retrievers, embedders, stores and answer generators this installation knows, and
-where they come from."""
+"""``ragretrieval plugins``: the retrievers, embedders, stores, answer generators and judges this installation
+knows, and where they come from."""
 
 from __future__ import annotations
 
 import click
 
 from ..answers.generators.registry import SUMMARY, available_generators
+from ..answers.judges.registry import SUMMARY as JUDGES
+from ..answers.judges.registry import available_judges
 from ..embedders.registry import families
 from ..retrieval.registry import available_retrievers, retriever_class
 from ..stores import available_stores
@@ -27,10 +29,13 @@ def plugin_lines() -> list[str]:
     for name, source in sorted(available_generators().items()):
         shown = name + ("..." if name.endswith(":") else "")
         lines.append(f"  {shown:<16} {source}" + (f" {SUMMARY[name]}" if name in SUMMARY else ""))
+    lines.append("judges (answer --judge NAME, judge-answers):")
+    for name, source in sorted(available_judges().items()):
+        lines.append(f"  {name:<20} {source}" + (f" {JUDGES[name]}" if name in JUDGES else ""))
     return lines
 
 
 @click.command("plugins")
 def plugins_command() -> None:
-    """List the retrievers, embedders, vector stores and answer generators that are installed."""
+    """List the retrievers, embedders, vector stores, answer generators and judges that are installed."""
     click.echo("\n".join(plugin_lines()))

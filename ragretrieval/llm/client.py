@@ -28,6 +28,8 @@ from .cache import Answer, AnswerCache, request_key
 DEFAULT_MODEL = "gpt-4o-mini"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 SHOWN = 200  # characters of a bad answer shown in an error
+# statuses that refuse one request (too long, ...) while others may pass; 401, 403, 404 would refuse every one
+PER_REQUEST_STATUS = frozenset({400, 413, 422})
 
 
 class LLMError(RagretrievalError, RuntimeError):

@@ -10,6 +10,9 @@ after a number of requests, like an endpoint that goes down mid-run. Usage is re
 In a process of its own (so that a benchmark measures only its client's CPU time)::
 
     python -m ragretrieval.testing.chat_server --reply "An answer [0]."   # prints its URL, serves until killed
+
+Requests for the model ``--judge-model`` (default ``judge``) get ``--judge-reply`` instead, a verdict every built-in
+judge accepts, so one server plays generator and judge.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from typing import Callable
 
 DOCUMENT = re.compile(r"<<<\n(.*)\n>>>", re.S)
 TEST_API_KEY = "sk-test-NEVER-WRITE-ME-7f3a9c"  # what tests put in OPENAI_API_KEY, to check it is written nowhere
+# a verdict every built-in judge accepts: the yes/no judges read rating and rationale, score5 score and reasoning
+JUDGE_REPLY = '{"rating": "yes", "rationale": "Supported.", "score": 4, "reasoning": "Right, one detail missing."}'
 
 
 @dataclass
@@ -75,6 +80,7 @@ class ChatServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"  # keep-alive, as real endpoints do: clients reuse their connections
+            disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms delayed-ACK stall
 
             def log_message(self, *args):  # keep test output quiet
                 pass
@@ -118,7 +124,7 @@ class ChatServer:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     def __enter__(self):
         self._thread.start()
@@ -134,14 +140,17 @@ class ChatServer:
 
 
 def main(argv=None) -> None:
-    """Serve one fixed reply to every request until killed; print the base URL first."""
+    """Serve one fixed reply to every request until killed (another to the judge's model); print the base URL."""
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reply", default="An answer [0].", help="the content of every answer")
+    parser.add_argument("--judge-model", default="judge", help="requests for this model get --judge-reply")
+    parser.add_argument("--judge-reply", default=JUDGE_REPLY, help="the content of every judge's answer")
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 [default: a free one]")
     args = parser.parse_args(argv)
-    server = ChatServer(lambda request: Reply(args.reply), port=args.port)
+    server = ChatServer(lambda request: Reply(args.judge_reply if request.get("model") == args.judge_model
+                                              else args.reply), port=args.port)
     print(server.url, flush=True)
     try:
         server.httpd.serve_forever()
