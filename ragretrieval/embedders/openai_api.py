@@ -143,13 +143,16 @@ class OpenAIEmbedder(Asymmetric):
                 half = len(batch) // 2
                 return np.concatenate([self._fitted(batch[:half], side), self._fitted(batch[half:], side)])
             text = batch[0]
-            if len(text) <= 1:
-                raise EmbedderError(f"{self._where()}: refuses even a one-character input as too long: "
-                                    f"{error}") from None
-            vectors = self._fitted([text[: len(text) // 2]], side)
-            with self.usage._lock:
-                self.usage.cut_inputs += 1
-            return vectors
+            while len(text) > 1:
+                text = text[: len(text) // 2]
+                try:
+                    vectors = self._request([text], side)
+                except _TooLong:
+                    continue
+                with self.usage._lock:
+                    self.usage.cut_inputs += 1
+                return vectors
+            raise EmbedderError(f"{self._where()}: refuses even a one-character input as too long: {error}") from None
 
     def _connect(self):
         if self._client is None:

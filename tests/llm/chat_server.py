@@ -2,7 +2,8 @@
 
 Answers come from a `responder(request) -> Reply` the test supplies (fixtures keyed by the request). The server counts
 every request it receives, keeps the Authorization headers it saw, and can be told to fail hard (HTTP 500) after a
-number of requests, like an endpoint that goes down mid-run.
+number of requests, like an endpoint that goes down mid-run. Other routes (an embeddings or a rerank API) are
+served by `routes`, path suffix -> responder whose `Reply.payload` is sent as JSON.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ class Reply:
     headers: dict = field(default_factory=dict)
     raw: bytes | None = None  # sent as the body of a 200 instead of a completion (HTML, broken JSON, ...)
     content_type: str = "application/json"
+    payload: object = None  # the JSON answer of a route other than chat completions
+    message: str | None = None  # the error message of a reply whose status is not 200
 
 
 def document_in(request: dict) -> str:
@@ -37,8 +40,10 @@ def document_in(request: dict) -> str:
 
 
 class ChatServer:
-    def __init__(self, responder: Callable[[dict], Reply]):
+    def __init__(self, responder: Callable[[dict], Reply] | None = None,
+                 routes: dict[str, Callable[[dict], Reply]] | None = None, port: int = 0):
         self.responder = responder
+        self.routes = dict(routes or {})
         self.requests: list[dict] = []
         self.authorizations: list[str] = []
         self.fail_after: int | None = None
@@ -55,17 +60,21 @@ class ChatServer:
                     server.requests.append(body)
                     server.authorizations.append(self.headers.get("Authorization", ""))
                     number = len(server.requests)
-                if not self.path.endswith("/chat/completions"):
+                route = next((r for r in server.routes if self.path.endswith(r)), None)
+                if route is None and not (server.responder and self.path.endswith("/chat/completions")):
                     return self._send(404, {"error": {"message": f"no route {self.path}"}})
                 if server.fail_after is not None and number > server.fail_after:
                     return self._send(500, {"error": {"message": "server down"}})
-                reply = server.responder(body)
+                reply = server.routes[route](body) if route else server.responder(body)
                 if reply.delay:
                     time.sleep(reply.delay)
                 if reply.status != 200:
-                    return self._send(reply.status, {"error": {"message": f"status {reply.status}"}}, reply.headers)
+                    message = reply.message or f"status {reply.status}"
+                    return self._send(reply.status, {"error": {"message": message}}, reply.headers)
                 if reply.raw is not None:
                     return self._send_bytes(200, reply.raw, reply.content_type, reply.headers)
+                if route:
+                    return self._send(200, reply.payload, reply.headers)
                 prompt_tokens = sum(len(m["content"]) for m in body["messages"]) // 2
                 self._send(200, {
                     "id": f"chatcmpl-{number}", "object": "chat.completion", "created": 0, "model": body["model"],
@@ -91,7 +100,7 @@ class ChatServer:
                 except (BrokenPipeError, ConnectionResetError):  # the client timed out and went away
                     pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
