@@ -23,6 +23,7 @@ import time
 import numpy as np
 from ragretrieval.embedders.base import Symmetric
 from ragretrieval.retrieval.base import Ranking, RetrieverInfo, SimpleRetriever
+from ragretrieval.retrieval.rerank.base import PerQuestion
 
 
 class OverlapRetriever(SimpleRetriever):
@@ -66,6 +67,15 @@ class CharacterCounts(Symmetric):
                 out[row, ord(ch) % self.dim] += 1
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return np.divide(out, norms, out=out, where=norms > 0)
+
+
+class OverlapReranker(PerQuestion):
+    def __init__(self, name, settings, context):
+        super().__init__(context.progress, context.stop)
+        self.identity = name
+
+    def score(self, question, passages):
+        return np.array([len(set(question) & set(p)) for p in passages], np.float32)
 '''
 
 
@@ -77,7 +87,8 @@ def install_toy(folder: Path) -> Path:
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-plugin\nVersion: 1.0\n", encoding="utf-8")
     (info / "entry_points.txt").write_text(
         "[ragretrieval.retrievers]\noverlap = toy_plugin:OverlapRetriever\n\n"
-        "[ragretrieval.embedders]\ntoy: = toy_plugin:CharacterCounts\n", encoding="utf-8")
+        "[ragretrieval.embedders]\ntoy: = toy_plugin:CharacterCounts\n\n"
+        "[ragretrieval.rerankers]\noverlap: = toy_plugin:OverlapReranker\n", encoding="utf-8")
     return folder
 
 
@@ -102,6 +113,17 @@ def test_plugins_are_listed(toy_path):
     assert done.returncode == 0, done.stderr
     assert "overlap          toy-plugin sweepable" in done.stdout
     assert "toy:NAME" in done.stdout
+    assert "overlap:NAME" in done.stdout and "from toy-plugin" in done.stdout
+
+
+def test_a_plugin_reranker_reranks_a_built_in_first_stage(toy_path, demo_dataset, tmp_path):
+    out = tmp_path / "reranked.json"
+    done = cli(toy_path, "eval", "--dataset", demo_dataset, "--retriever", "bm25", "--rerank", "overlap:chars",
+               "--rerank-depth", "20", "--no-progress", "--no-save", "--out", out)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["retriever"]["details"]["reranker"] == "overlap:chars"
+    assert report["retriever"]["spec"]["children"][0]["name"] == "bm25"
 
 
 def test_eval_and_sweep_run_the_plugin_retriever_with_a_plugin_embedder(toy_path, demo_dataset, tmp_path):
@@ -136,6 +158,14 @@ class TestOverlapPlugin(RetrieverConformance):
     @pytest.fixture
     def spec(self):
         return RetrieverSpec(name="overlap", options={"boost": 1.5})
+
+
+@pytest.mark.usefixtures("toy_path")
+class TestOverlapReranker(RetrieverConformance):
+    @pytest.fixture
+    def spec(self):
+        return RetrieverSpec(name="rerank", options={"name": "overlap:chars", "depth": 20},
+                             children=(RetrieverSpec(name="bm25"),))
 
 
 @pytest.mark.usefixtures("toy_path")
