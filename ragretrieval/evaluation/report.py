@@ -43,6 +43,8 @@ class EvalConfig(BaseModel):
         per-question lines is one of the cutoffs (the largest by default)."""
         if not _uses_model(self.retriever):
             self.model = None
+            if not (self.rerank or {}).get("name", "").startswith("embed:"):
+                self.embed = None  # nothing of this run embeds: its settings would only change the key
         if self.embed is not None:
             from ..embedders.settings import EmbedSettings
 

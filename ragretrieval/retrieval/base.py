@@ -95,8 +95,9 @@ class RetrieverSpec(BaseModel):
 
     def label(self) -> str:
         """A short human name: ``dense(m3e-small)``, ``hybrid(bm25 + dense(e5-small-q4))``."""
-        inner = [self.options["model"]] if self.options.get("model") else []
-        inner += [child.label() for child in self.children]
+        inner = [child.label() for child in self.children]  # a composite's model is its children's
+        if not inner and self.options.get("model"):
+            inner = [self.options["model"]]
         return f"{self.name}({' + '.join(inner)})" if inner else self.name
 
 
