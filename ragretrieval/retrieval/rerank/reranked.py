@@ -15,7 +15,7 @@ from typing import ClassVar, Sequence
 import numpy as np
 
 from ...data.chunking import Chunk
-from ..base import Ranking, RetrieverInfo, RetrieverSpec, SimpleRetriever
+from ..base import Ranking, RetrieverInfo, RetrieverSpec, SimpleRetriever, question_texts
 from ..registry import RetrieverError, build_retriever
 from .base import RerankError, RerankSettings
 from .registry import make_reranker
@@ -28,6 +28,7 @@ class RerankedRetriever(SimpleRetriever):
         self.first, self.reranker, self.depth = first, reranker, depth
         self._texts: list[str] = []
         self._seconds = 0.0
+        self._scored: dict[tuple, np.ndarray] = {}  # (question, candidates) -> scores, kept across searches
 
     @classmethod
     def build(cls, spec: RetrieverSpec, context) -> "RerankedRetriever":
@@ -43,7 +44,7 @@ class RerankedRetriever(SimpleRetriever):
         return {**self.first.timings, "rerank": self._seconds}
 
     def index(self, chunks: Sequence[Chunk]) -> None:
-        self._texts = [c.text for c in chunks]
+        self._texts, self._scored = [c.text for c in chunks], {}
         self.first.index(chunks)
 
     def _text(self, ranking: Ranking, position: int) -> str:
@@ -58,9 +59,14 @@ class RerankedRetriever(SimpleRetriever):
     def search(self, questions, depth: int) -> Ranking:
         ranking = self.first.search(questions, max(depth, self.depth))
         top = ranking.positions[:, :self.depth]
-        candidates = [[self._text(ranking, p) for p in row[row >= 0].tolist()] for row in top]
+        keys = [(text, tuple(row[row >= 0].tolist())) for text, row in zip(question_texts(questions), top)]
+        wanted = [i for i, key in enumerate(keys) if key not in self._scored]  # the roll-up may search again deeper
         started = time.perf_counter()
-        scores = self.reranker.rerank(list(questions), candidates)
+        if wanted:
+            candidates = [[self._text(ranking, p) for p in keys[i][1]] for i in wanted]
+            found = self.reranker.rerank([questions[i] for i in wanted], candidates)
+            self._scored.update((keys[i], np.asarray(s, dtype=np.float32)) for i, s in zip(wanted, found))
+        scores = [self._scored[key] for key in keys]
         self._seconds += time.perf_counter() - started
         width = min(depth, ranking.depth)
         positions = np.full((len(top), width), -1, dtype=np.int64)
