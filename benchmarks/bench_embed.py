@@ -126,7 +126,7 @@ def main() -> None:
           "(texts embedded) | hit@1 | hit@5 | recall@5 | MRR@10 |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['model']} | {r['texts']} | {r['embedding']:.1f} | {r['texts'] / r['embedding']:.0f} | "
+        print(f"| {r['model']} | {r['texts']} | {r['embedding']:.1f} | {r['texts'] / r['embedding']:.1f} | "
               f"{base['embedding'] / r['embedding']:.2f}x | {r['total']:.1f} | {r['warm_total']:.2f} "
               f"({r['warm_texts']}) | {r['hit@1']:.3f} | {r['hit@5']:.3f} | {r['recall@5']:.3f} | "
               f"{r['mrr@10']:.3f} |")
