@@ -26,7 +26,11 @@ class EvalConfig(BaseModel):
     model: str | None = "m3e-small"
     store: str = "faiss"
     store_options: dict = Field(default_factory=dict)
-    retriever_options: dict = Field(default_factory=dict)  # http / run-file settings, docs/bring-your-own.md
+    retriever_options: dict = Field(default_factory=dict)  # http / run-file / hybrid settings
+    # embedding settings that differ from the defaults (EmbedSettings: API endpoint, dimensions, prefixes, ...);
+    # None, as in runs made before 0.3, leaves the configuration key unchanged
+    embed: dict | None = None
+    rerank: dict | None = None  # RerankSettings of a reranking stage after the retriever (None: no reranking)
     chunk_size: int = 300
     chunk_overlap: int = 50
     ks: list[int] = Field(default_factory=lambda: [1, 3, 5, 10])
@@ -40,6 +44,16 @@ class EvalConfig(BaseModel):
         per-question lines is one of the cutoffs (the largest by default)."""
         if not _uses_model(self.retriever):
             self.model = None
+            if not (self.rerank or {}).get("name", "").startswith("embed:"):
+                self.embed = None  # nothing of this run embeds: its settings would only change the key
+        if self.embed is not None:
+            from ..embedders.settings import EmbedSettings
+
+            self.embed = EmbedSettings.parse(self.embed).recorded()
+        if self.rerank is not None:
+            from ..retrieval.rerank.base import RerankSettings
+
+            self.rerank = RerankSettings.parse(self.rerank).recorded()
         if self.ks:
             if self.top_k is None:
                 self.top_k = max(self.ks)

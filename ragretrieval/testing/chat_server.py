@@ -11,6 +11,9 @@ In a process of its own (so that a benchmark measures only its client's CPU time
 
     python -m ragretrieval.testing.chat_server --reply "An answer [0]."   # prints its URL, serves until killed
 
+Other routes (an embeddings or a rerank API) are served by `routes`: path suffix -> responder whose `Reply.payload`
+is sent as JSON.
+
 Requests for the model ``--judge-model`` (default ``judge``) get ``--judge-reply`` instead, a verdict every built-in
 judge accepts, so one server plays generator and judge.
 """
@@ -39,6 +42,8 @@ class Reply:
     headers: dict = field(default_factory=dict)
     raw: bytes | None = None  # sent as the body of a 200 instead of a completion (HTML, broken JSON, ...)
     content_type: str = "application/json"
+    payload: object = None  # the JSON answer of a route other than completions
+    message: str | None = None  # the error message of a reply whose status is not 200
 
 
 def document_in(request: dict) -> str:
@@ -70,8 +75,10 @@ def send_json(handler: BaseHTTPRequestHandler, status: int, payload, headers: di
 
 
 class ChatServer:
-    def __init__(self, responder: Callable[[dict], Reply], port: int = 0):
+    def __init__(self, responder: Callable[[dict], Reply] | None = None,
+                 routes: dict[str, Callable[[dict], Reply]] | None = None, port: int = 0):
         self.responder = responder
+        self.routes = dict(routes or {})
         self.requests: list[dict] = []
         self.authorizations: list[str] = []
         self.fail_after: int | None = None
@@ -91,18 +98,23 @@ class ChatServer:
                     server.requests.append(body)
                     server.authorizations.append(self.headers.get("Authorization", ""))
                     number = len(server.requests)
+                route = next((r for r in server.routes if self.path.endswith(r)), None)
                 chat = self.path.endswith("/chat/completions")
-                if not chat and not self.path.endswith("/completions"):
+                completion = server.responder is not None and (chat or self.path.endswith("/completions"))
+                if route is None and not completion:
                     return self._send(404, {"error": {"message": f"no route {self.path}"}})
                 if server.fail_after is not None and number > server.fail_after:
                     return self._send(500, {"error": {"message": "server down"}})
-                reply = server.responder(body)
+                reply = server.routes[route](body) if route else server.responder(body)
                 if reply.delay:
                     time.sleep(reply.delay)
                 if reply.status != 200:
-                    return self._send(reply.status, {"error": {"message": f"status {reply.status}"}}, reply.headers)
+                    message = reply.message or f"status {reply.status}"
+                    return self._send(reply.status, {"error": {"message": message}}, reply.headers)
                 if reply.raw is not None:
                     return self._send_bytes(200, reply.raw, reply.content_type, reply.headers)
+                if route:
+                    return self._send(200, reply.payload, reply.headers)
                 prompt = "".join(m["content"] for m in body["messages"]) if chat else body.get("prompt", "")
                 prompt_tokens = len(prompt) // 2
                 choice = ({"message": {"role": "assistant", "content": reply.content}} if chat else

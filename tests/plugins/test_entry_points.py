@@ -27,6 +27,7 @@ import numpy as np
 from ragretrieval.answers.judges import BaseJudge, JudgeResult
 from ragretrieval.embedders.base import Symmetric
 from ragretrieval.retrieval.base import Ranking, RetrieverInfo, SimpleRetriever
+from ragretrieval.retrieval.rerank.base import PerQuestion
 
 
 class OverlapRetriever(SimpleRetriever):
@@ -113,6 +114,13 @@ class LengthJudge(BaseJudge):
         short = len(answered.answer) <= self.limit
         return JudgeResult(value=float(short), rating="yes" if short else "no",
                            reasoning=f"{len(answered.answer)} characters")
+class OverlapReranker(PerQuestion):
+    def __init__(self, name, settings, context):
+        super().__init__(context.progress, context.stop)
+        self.identity = name
+
+    def score(self, question, passages):
+        return np.array([len(set(question) & set(p)) for p in passages], np.float32)
 '''
 
 
@@ -126,7 +134,8 @@ def install_toy(folder: Path) -> Path:
         "[ragretrieval.retrievers]\noverlap = toy_plugin:OverlapRetriever\n\n"
         "[ragretrieval.embedders]\ntoy: = toy_plugin:CharacterCounts\n\n"
         "[ragretrieval.generators]\nshout: = toy_plugin:ShoutGenerator\n\n"
-        "[ragretrieval.judges]\nshort = toy_plugin:LengthJudge\n", encoding="utf-8")
+        "[ragretrieval.judges]\nshort = toy_plugin:LengthJudge\n\n"
+        "[ragretrieval.rerankers]\noverlap: = toy_plugin:OverlapReranker\n", encoding="utf-8")
     return folder
 
 
@@ -153,6 +162,7 @@ def test_plugins_are_listed(toy_path):
     assert "toy:NAME" in done.stdout
     assert "  shout:...        toy-plugin" in done.stdout
     assert "  short                toy-plugin" in done.stdout
+    assert "overlap:NAME" in done.stdout and "from toy-plugin" in done.stdout
 
 
 def test_answer_runs_the_plugin_generator(toy_path, demo_dataset, tmp_path):
@@ -177,6 +187,16 @@ def test_answer_and_judge_answers_run_the_plugin_judge_without_any_key(toy_path,
     again = cli(toy_path, "judge-answers", tmp_path / "a.json", "--judge", "short", "--out", tmp_path / "b.json",
                 "--no-progress")
     assert again.returncode == 0, again.stderr  # the same judge and settings: every verdict is kept
+
+
+def test_a_plugin_reranker_reranks_a_built_in_first_stage(toy_path, demo_dataset, tmp_path):
+    out = tmp_path / "reranked.json"
+    done = cli(toy_path, "eval", "--dataset", demo_dataset, "--retriever", "bm25", "--rerank", "overlap:chars",
+               "--rerank-depth", "20", "--no-progress", "--no-save", "--out", out)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["retriever"]["details"]["reranker"] == "overlap:chars"
+    assert report["retriever"]["spec"]["children"][0]["name"] == "bm25"
 
 
 def test_eval_and_sweep_run_the_plugin_retriever_with_a_plugin_embedder(toy_path, demo_dataset, tmp_path):
@@ -211,6 +231,14 @@ class TestOverlapPlugin(RetrieverConformance):
     @pytest.fixture
     def spec(self):
         return RetrieverSpec(name="overlap", options={"boost": 1.5})
+
+
+@pytest.mark.usefixtures("toy_path")
+class TestOverlapReranker(RetrieverConformance):
+    @pytest.fixture
+    def spec(self):
+        return RetrieverSpec(name="rerank", options={"name": "overlap:chars", "depth": 20},
+                             children=(RetrieverSpec(name="bm25"),))
 
 
 @pytest.mark.usefixtures("toy_path")
