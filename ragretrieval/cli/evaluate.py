@@ -12,7 +12,7 @@ from ..evaluation.pipeline import evaluate
 from ..evaluation.render import question_line, summary_table
 from ..evaluation.report import EvalConfig
 from ..llm.judge.judgements import Judgements
-from ..retrieval.registry import first_stage_retrievers
+from ..retrieval.registry import DEFAULT_RETRIEVER, first_stage_retrievers
 from .progress import no_progress_option, terminal_progress
 from .runs import keep_report, open_history, save_options
 
@@ -53,7 +53,7 @@ def cutoffs(ks: str | None, top_k: int | None) -> list[int]:
 def retrieval_options(command):
     """The options that say how to retrieve, shared by `eval` and `answer`."""
     for option in reversed([
-        click.option("--retriever", type=click.Choice(sorted(first_stage_retrievers())), default="dense",
+        click.option("--retriever", type=click.Choice(sorted(first_stage_retrievers())), default=DEFAULT_RETRIEVER,
                      show_default=True, help="How to retrieve (`ragretrieval plugins` lists them; hybrid: BM25 + "
                                              "dense fused; http / run-file: your own retriever or results, "
                                              "docs/bring-your-own.md)."),

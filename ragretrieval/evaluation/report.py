@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from ..errors import RagretrievalError
 from ..io.jsonfiles import load_json, save_json, supported_version
+from ..retrieval.registry import DEFAULT_RETRIEVER
 
 REPORT_VERSION = 1
 GRANULARITIES = ("doc", "chunk")
@@ -26,7 +27,7 @@ class EvalConfig(BaseModel):
     """Everything that decides an evaluation's numbers."""
 
     model_config = ConfigDict(extra="forbid")
-    retriever: str = "dense"
+    retriever: str = DEFAULT_RETRIEVER
     model: str | None = "m3e-small"
     store: str = "faiss"
     store_options: dict = Field(default_factory=dict)

@@ -9,19 +9,19 @@ Every retriever passes one conformance suite, `ragretrieval.testing.retriever_co
 
 from __future__ import annotations
 
-import importlib
 import json
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
 from ..errors import RagretrievalError
+from ..work.named import available, find
 from ..work.progress import Progress, Silent
 from ..work.stop import StopToken
 from .base import Retriever, RetrieverPlugin, RetrieverSpec
 
 ENTRY_POINT_GROUP = "ragretrieval.retrievers"
+DEFAULT_RETRIEVER = "dense"  # eval, sweeps and the report schema's default
 BUILT_IN = {
     "dense": "ragretrieval.retrieval.dense:DenseRetriever",
     "bm25": "ragretrieval.retrieval.lexical:BM25Retriever",
@@ -36,25 +36,15 @@ class RetrieverError(RagretrievalError, ValueError):
     """An unknown retriever, or options it cannot take."""
 
 
-def _load(target: str):
-    module, _, attribute = target.partition(":")
-    return getattr(importlib.import_module(module), attribute)
-
-
 def available_retrievers() -> dict[str, str]:
     """Retriever name -> where it comes from ("built in", or the distribution that provides it)."""
-    found = {name: "built in" for name in BUILT_IN}
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        found.setdefault(ep.name, ep.dist.name if ep.dist else ep.value)
-    return found
+    return available(ENTRY_POINT_GROUP, BUILT_IN)
 
 
 def retriever_class(name: str) -> RetrieverPlugin:
-    if name in BUILT_IN:
-        return _load(BUILT_IN[name])
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name == name:
-            return ep.load()
+    found = find(ENTRY_POINT_GROUP, BUILT_IN, name)
+    if found is not None:
+        return found
     raise RetrieverError(f"unknown retriever {name!r}; known: {', '.join(sorted(available_retrievers()))} "
                          "(`ragretrieval plugins` lists them; more come as packages with a "
                          f"{ENTRY_POINT_GROUP!r} entry point)")

@@ -23,7 +23,7 @@ from ..data.dataset import Dataset, load_dataset
 from ..errors import RagretrievalError
 from ..evaluation.pipeline import check_config, evaluate
 from ..evaluation.report import EvalConfig
-from ..retrieval.registry import BuildContext, retriever_class, sweepable_retrievers
+from ..retrieval.registry import DEFAULT_RETRIEVER, BuildContext, retriever_class, sweepable_retrievers
 from ..scoring import parse_metric
 from ..stores import store_class
 from ..work.progress import as_progress
@@ -51,7 +51,7 @@ class SweepGrid(BaseModel):
     dataset: str
     questions: str | None = None
     models: list[str] = Field(default_factory=lambda: [_DEFAULTS.model])
-    retrievers: list[str] = Field(default_factory=lambda: ["dense"])
+    retrievers: list[str] = Field(default_factory=lambda: [DEFAULT_RETRIEVER])
     stores: list[str] = Field(default_factory=lambda: [_DEFAULTS.store])
     store_options: dict = Field(default_factory=dict)
     chunk_sizes: list[int] = Field(default_factory=lambda: [_DEFAULTS.chunk_size])
