@@ -139,7 +139,7 @@ evaluation_results = Table(
     Column("source_record", Text),
     # the work list: PENDING -> RUNNING (claimed by `worker`, alive while `heartbeat` moves) -> DONE
     Column("state", String(10), nullable=False),
-    Column("worker", String(200)),
+    Column("worker", String(200)),  # host:pid:xxxx of the worker holding it, then of the one that answered it
     Column("heartbeat", Float),
     Column("attempts", Integer, nullable=False, server_default="0"),
     # the result

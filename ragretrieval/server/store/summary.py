@@ -1,0 +1,64 @@
+"""An evaluation's summary, computed from its finished results when it is shown: counts, the average judge score and
+how the scores spread, the mean of every check and retrieval metric, tokens, cost and latency.
+
+Why computed on read: results arrive one by one from several workers; a summary kept in a column would be one more
+thing to keep right under concurrency. Reading 1,000 finished results takes a few milliseconds.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from sqlalchemy import func, select
+from sqlalchemy.engine import Connection
+
+from ...runs.schema import evaluation_results
+
+R = evaluation_results.c
+
+
+def percentile(values: list[float], share: float) -> float | None:
+    """The nearest-rank percentile (`share` in 0..1) of `values`; None when there are none."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
+
+
+def _means(documents: list[str | None]) -> dict[str, float]:
+    """The mean of each numeric value over the JSON objects in `documents` (a boolean counts as 0 or 1)."""
+    sums: dict[str, list[float]] = {}
+    for document in documents:
+        for name, value in json.loads(document or "{}").items():
+            if isinstance(value, dict):
+                value = value.get("value")
+            if isinstance(value, (bool, int, float)) and not (isinstance(value, float) and math.isnan(value)):
+                sums.setdefault(name, []).append(float(value))
+    return {name: sum(values) / len(values) for name, values in sorted(sums.items())}
+
+
+def summarize(conn: Connection, eval_id: str) -> dict:
+    states = dict(conn.execute(select(R.state, func.count()).where(R.evaluation_id == eval_id)
+                               .group_by(R.state)).all())
+    rows = conn.execute(select(R.llm_judge_score, R.checks, R.metrics, R.input_tokens, R.output_tokens, R.latency,
+                               R.cost, R.error).where(R.evaluation_id == eval_id, R.state == "DONE")).all()
+    scores = [r.llm_judge_score for r in rows if r.llm_judge_score is not None]
+    spread = {str(s): 0 for s in range(1, 6)}
+    for score in scores:
+        spread[str(min(5, max(1, int(score + 0.5))))] += 1
+    latencies = [r.latency for r in rows if r.latency is not None]
+    tokens_in = sum(r.input_tokens or 0 for r in rows)
+    tokens_out = sum(r.output_tokens or 0 for r in rows)
+    return {
+        "finished": len(rows), "pending": states.get("PENDING", 0), "running": states.get("RUNNING", 0),
+        "errors": sum(1 for r in rows if r.error),
+        "average_score": sum(scores) / len(scores) if scores else None,
+        "scores": {**spread, "none": len(rows) - len(scores)},
+        "checks": _means([r.checks for r in rows]),
+        "metrics": _means([r.metrics for r in rows]),
+        "input_tokens": tokens_in, "output_tokens": tokens_out, "total_tokens": tokens_in + tokens_out,
+        "cost": sum(r.cost or 0.0 for r in rows),
+        "latency_mean": sum(latencies) / len(latencies) if latencies else None,
+        "latency_p50": percentile(latencies, 0.5), "latency_p95": percentile(latencies, 0.95),
+    }
