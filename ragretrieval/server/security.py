@@ -47,10 +47,6 @@ def same(a: str | None, b: str | None) -> bool:
     return bool(a) and bool(b) and hmac.compare_digest(a.encode("utf-8"), b.encode("utf-8"))
 
 
-class BodyTooLarge(Exception):
-    pass
-
-
 def host_name(host_header: str | None) -> str:
     return (urlsplit(f"//{host_header}").hostname or "") if host_header else ""
 
@@ -77,10 +73,12 @@ class Guard:
             headers.append((b"set-cookie", f"{CSRF_COOKIE}={csrf}; Path=/; HttpOnly; SameSite=Strict".encode()))
         if refusal is not None:
             return await refusal(send, headers)
-        started = False
+        started = refused = False
 
         async def send_with_headers(message):
             nonlocal started
+            if refused:  # the 413 went out already; what the app says after it is dropped
+                return
             if message["type"] == "http.response.start":
                 started = True
                 message = {**message, "headers": list(message.get("headers", [])) + headers}
@@ -89,19 +87,20 @@ class Guard:
         received = 0
 
         async def limited_receive():
-            nonlocal received
+            """Counts a body that comes without Content-Length; past the limit, answers 413 and tells the app the
+            client is gone (FastAPI would turn an exception raised here into a 400)."""
+            nonlocal received, refused
             message = await receive()
-            if message["type"] == "http.request":
+            if message["type"] == "http.request" and not refused:
                 received += len(message.get("body", b""))
                 if received > self.limit:
-                    raise BodyTooLarge()
+                    if not started:
+                        await too_large(self.limit)(send, headers)
+                    refused = True
+                    return {"type": "http.disconnect"}
             return message
 
-        try:
-            await self.app(scope, limited_receive, send_with_headers)
-        except BodyTooLarge:
-            if not started:
-                await too_large(self.limit)(send, headers)
+        await self.app(scope, limited_receive, send_with_headers)
 
     def _refusal(self, conn: HTTPConnection, path: str, method: str, by_bearer: bool):
         if self.hosts is not None and host_name(conn.headers.get("host")) not in self.hosts:

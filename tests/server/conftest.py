@@ -74,12 +74,13 @@ class Api:
 
 
 @pytest.fixture
-def make_client(db_url, datasets):
-    """`make(**settings)`: a TestClient on a new app over `db_url` (no worker unless asked)."""
+def client_on(datasets):
+    """`client_on(url, **settings)`: a TestClient on a new app over the database at `url` (no worker unless
+    asked)."""
     clients = []
 
-    def make(engine=None, **changes) -> TestClient:
-        settings = ServeSettings(**{"runs_db": db_url, "datasets": datasets, "worker": False,
+    def make(runs_db: str, engine=None, **changes) -> TestClient:
+        settings = ServeSettings(**{"runs_db": runs_db, "datasets": datasets, "worker": False,
                                     "worker_settings": FAST, **changes})
         client = TestClient(create_app(settings, engine=engine), base_url="http://127.0.0.1")
         clients.append(client)
@@ -88,6 +89,12 @@ def make_client(db_url, datasets):
     yield make
     for client in clients:
         client.close()
+
+
+@pytest.fixture
+def make_client(client_on, db_url):
+    """`make(**settings)`: a TestClient over the test's database, SQLite or PostgreSQL."""
+    return lambda **changes: client_on(db_url, **changes)
 
 
 @pytest.fixture
