@@ -35,6 +35,7 @@ system-deps:
 demo: $(VENV)/.core
 	$(VENV)/bin/ragretrieval build-dataset datasets/demo/dishes --out .demo/dataset --force
 	$(VENV)/bin/ragretrieval eval --dataset .demo/dataset --top-k 5
+	@echo "pages and API: $(VENV)/bin/ragretrieval serve --datasets .demo   (then open http://127.0.0.1:8000/)"
 
 test: $(VENV)/.test system-deps
 	$(VENV)/bin/ruff check .

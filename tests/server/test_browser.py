@@ -165,6 +165,7 @@ def test_pause_and_resume_from_the_list(page, api, services):
         row.locator('button[data-action="pause"]').click()
         expect(row.locator(".status")).to_have_text("PAUSED")
         expect(row.locator('button[data-action="resume"]')).to_be_visible()
+        expect(row.locator('button[data-action="pause"]')).to_be_hidden()
         paused_at = wait_for(lambda: (e := api.get(f"/api/v1/evaluations/{eval_id}?limit=0"))["summary"]
                              ["running"] == 0 and e, what="the questions in hand")
         page.wait_for_timeout(1500)
@@ -176,6 +177,8 @@ def test_pause_and_resume_from_the_list(page, api, services):
         expect(row.locator(".percent")).to_have_text("100 %", timeout=60_000)
         expect(row.locator(".status")).to_have_text("COMPLETED")
         expect(row.locator("progress")).to_have_attribute("value", "24")
+        expect(row.locator('button[data-action="resume"]')).to_be_hidden()
+        expect(row.locator('button[data-action="pause"]')).to_be_hidden()
     finally:
         rag.delay = 0.0
     assert page.errors == []
@@ -221,6 +224,7 @@ def test_generate_questions_in_the_dialog_and_keep_the_checked_ones(page, servic
     items = dialog.locator("li.generated")
     expect(items).to_have_count(3, timeout=60_000)
     expect(dialog.locator("#generate-status")).to_contain_text("3 question(s) from 2 document(s)")
+    dialog.locator("#generate-status").scroll_into_view_if_needed()
     shot(page, "generate-dialog")
     items.nth(1).locator("input[type=checkbox]").uncheck()
     dialog.locator("#generate-append").click()
