@@ -133,3 +133,11 @@ def postgres_url(postgres_server) -> str:
     with psycopg.connect(postgres_server.replace("+psycopg", "") + "/postgres", autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
     return f"{postgres_server}/{name}"
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def history_url(request, tmp_path) -> str:
+    """A runs history's URL: a SQLite file, then a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'runs.sqlite'}"
+    return request.getfixturevalue("postgres_url")

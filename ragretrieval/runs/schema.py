@@ -73,16 +73,23 @@ run_reports = Table(
 # ----------------------------------------------------------------------------------------- the web app (schema 3)
 # Column names follow the evaluation design the API mirrors (`gmt_created`, `question_count`, `rag_answer`, ...).
 # Times are ISO 8601 UTC text like `created_at` above; heartbeats are seconds on the database's clock (jobs/claims.py).
+
+
+def _stamps(indexed: bool = False) -> list[Column]:
+    """When a row was made and last changed (the design's gmt_created and gmt_updated)."""
+    return [Column("gmt_created", String(40), nullable=False, index=indexed),
+            Column("gmt_updated", String(40), nullable=False)]
+
+
 question_sets = Table(
     "rr_question_sets", metadata,
     Column("id", String(24), primary_key=True),  # qs_ + 16 hex digits
     Column("name", String(255), nullable=False),
     Column("description", Text, nullable=False, server_default=""),
     Column("dataset", String(500)),  # the corpus its questions came from, when opened from a dataset or generated
-    Column("source", String(300)),  # dataset:<name>@<questions fingerprint> for a set opened from a dataset
+    Column("source", String(300)),  # dataset:<name>@<labels fingerprint> for a set opened from a dataset
     Column("question_count", Integer, nullable=False, server_default="0"),
-    Column("gmt_created", String(40), nullable=False, index=True),
-    Column("gmt_updated", String(40), nullable=False),
+    *_stamps(indexed=True),
 )
 
 questions = Table(
@@ -94,8 +101,7 @@ questions = Table(
     Column("question_text", Text, nullable=False),
     Column("ground_truth", Text, nullable=False, server_default=""),
     Column("source_record", Text),  # JSON of the dataset's question record (labels, checks) when it came from one
-    Column("gmt_created", String(40), nullable=False),
-    Column("gmt_updated", String(40), nullable=False),
+    *_stamps(),
     Index("ix_rr_questions_set_position", "question_set_id", "position"),
 )
 
@@ -123,8 +129,7 @@ evaluations = Table(
     Column("run_id", String(64)),  # the stored answer run, once there is one (compare, report)
     Column("started_at", String(40)),
     Column("finished_at", String(40)),
-    Column("gmt_created", String(40), nullable=False, index=True),
-    Column("gmt_updated", String(40), nullable=False),
+    *_stamps(indexed=True),
 )
 
 evaluation_results = Table(
@@ -154,8 +159,7 @@ evaluation_results = Table(
     Column("latency", Float),  # seconds
     Column("cost", Float),
     Column("error", Text),  # the question could not be answered (the evaluation goes on)
-    Column("gmt_created", String(40), nullable=False),
-    Column("gmt_updated", String(40), nullable=False),
+    *_stamps(),
     UniqueConstraint("evaluation_id", "question_id", name="uq_rr_evaluation_results_question"),
     Index("ix_rr_evaluation_results_page", "evaluation_id", "state", "position"),
 )

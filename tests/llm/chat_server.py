@@ -36,7 +36,26 @@ def document_in(request: dict) -> str:
     return match.group(1)
 
 
-class ChatServer:
+class LocalServer:
+    """An HTTP server on a free port of 127.0.0.1, serving from a thread while the `with` block lasts; `url` is its
+    address with `path` (tests/server's RAG service is one too)."""
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler], path: str):
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}{path}"
+        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+class ChatServer(LocalServer):
     def __init__(self, responder: Callable[[dict], Reply]):
         self.responder = responder
         self.requests: list[dict] = []
@@ -91,18 +110,7 @@ class ChatServer:
                 except (BrokenPipeError, ConnectionResetError):  # the client timed out and went away
                     pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(Handler, "/v1")
 
     def count(self, predicate=lambda request: True) -> int:
         with self._lock:

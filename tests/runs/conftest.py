@@ -31,13 +31,6 @@ def bm25_reports(dataset_dir):
             for size in (300, 500)]
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def history_url(request, tmp_path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'runs.sqlite'}"
-    return request.getfixturevalue("postgres_url")
-
-
 @pytest.fixture
 def history(history_url):
     with RunHistory(history_url) as opened:

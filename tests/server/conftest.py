@@ -25,11 +25,10 @@ def _no_key_in_the_environment(monkeypatch):
     monkeypatch.delenv("RAGRETRIEVAL_SERVE_TOKEN", raising=False)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request, tmp_path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'runs.sqlite'}"
-    return request.getfixturevalue("postgres_url")
+@pytest.fixture
+def db_url(history_url) -> str:
+    """The web app's database: the runs history's, on SQLite and on PostgreSQL (tests/conftest.py)."""
+    return history_url
 
 
 @pytest.fixture

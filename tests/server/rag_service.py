@@ -12,7 +12,9 @@ import json
 import threading
 import time
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from llm.chat_server import LocalServer
 
 
 def default_respond(request: dict) -> dict:
@@ -23,7 +25,7 @@ def default_respond(request: dict) -> dict:
             "sources": [{"doc_id": "meat_dish/红烧肉.md", "title": "红烧肉", "content": "先炒糖色"}]}
 
 
-class RagService:
+class RagService(LocalServer):
     def __init__(self, respond=default_respond, delay: float = 0.0):
         self.respond, self.delay, self.crash = respond, delay, False
         self.asked: Counter = Counter()
@@ -51,18 +53,7 @@ class RagService:
                 self.end_headers()
                 self.wfile.write(body)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/answer"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(Handler, "/answer")
 
     def count(self) -> int:
         with self._lock:

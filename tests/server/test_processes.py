@@ -4,6 +4,7 @@ is answered twice."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import httpx
@@ -84,3 +85,17 @@ def test_two_workers_on_postgresql_share_200_questions(tmp_path, postgres_url, d
     finally:
         db.close()
     assert len(by_worker) == 2 and all(n >= 10 for n in by_worker.values()), by_worker  # both took a share
+
+
+def test_serve_makes_a_token_when_asked_and_the_api_then_needs_it(tmp_path, sqlite_url, datasets):
+    server = Server(sqlite_url, datasets, tmp_path / "serve.log", "--token", "--no-worker")
+    try:
+        token = re.search(r"^token: (\S+)$", server.output(), re.M).group(1)
+        assert len(token) >= 24
+        with httpx.Client(base_url=server.url, timeout=30) as client:
+            assert client.get("/api/v1/question-sets").status_code == 401
+            assert client.get("/api/v1/question-sets", headers={"Authorization": f"Bearer {token}"}).json()[
+                "total"] == 0
+            assert client.get("/evaluations/list", follow_redirects=True).url.path == "/login"
+    finally:
+        server.stop()

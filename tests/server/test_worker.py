@@ -151,3 +151,18 @@ def test_deleting_a_running_evaluation_drops_the_answer_in_hand(api, db, rag_ser
     api.delete(f"/api/v1/evaluations/{eval_id}")
     time.sleep(0.8)
     assert stored(db, eval_id) == []
+
+
+def test_an_engine_is_named_module_function(monkeypatch):
+    from ragretrieval.server.jobs.engine import ENGINE_VARIABLE, EngineError, load_engine
+
+    assert load_engine(None) is builtin_engine
+    assert load_engine("server.http_engine:prepare") is http_engine.prepare
+    monkeypatch.setenv(ENGINE_VARIABLE, "server.http_engine:prepare")
+    assert load_engine(None) is http_engine.prepare
+    for spec, message in [("server.http_engine", "must be written module:function"),
+                          ("no_such_module:prepare", "cannot load engine 'no_such_module:prepare'"),
+                          ("server.http_engine:missing", "has no attribute 'missing'"),
+                          ("server.http_engine:__doc__", "is not callable")]:
+        with pytest.raises(EngineError, match=message):
+            load_engine(spec)
