@@ -20,7 +20,8 @@ TOKEN_HELP = ("Require this token (bearer for the API, a login for pages); neede
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
 @click.option("--port", type=int, default=8000, show_default=True, help="Port to bind.")
 @runs_db_option
-@click.option("--datasets", type=click.Path(file_okay=False, path_type=Path), default=Path("."), show_default=True,
+@click.option("--datasets", type=click.Path(exists=True, file_okay=False, path_type=Path), default=Path("."),
+              show_default=True,
               help="Folder whose dataset folders are the corpora (named by their path in it).")
 @click.option("--token", is_flag=False, flag_value="", default=None, envvar="RAGRETRIEVAL_SERVE_TOKEN",
               help=TOKEN_HELP)

@@ -42,7 +42,8 @@ def worker_settings(threads, heartbeat, stale_after, poll, engine=None):
 
 @click.command("worker")
 @runs_db_option
-@click.option("--datasets", type=click.Path(file_okay=False, path_type=Path), default=Path("."), show_default=True,
+@click.option("--datasets", type=click.Path(exists=True, file_okay=False, path_type=Path), default=Path("."),
+              show_default=True,
               help="Folder whose dataset folders are the corpora, as for `serve`.")
 @worker_options
 def worker_command(runs_db, datasets, **options) -> None:

@@ -112,7 +112,7 @@ class GenerateIn(_Input):
 
 
 class GenerateOut(BaseModel):
-    questions: list[QuestionOut | QuestionIn]
+    questions: list[QuestionIn]  # no ids: they are not stored
     counts: dict
     usage: dict
     failed_documents: list[dict]
@@ -149,9 +149,10 @@ class EvaluationIn(_Input):
     @field_validator("judge")
     @classmethod
     def _judge(cls, value):
-        if value and not _JUDGE.match(value.replace(" ", "")):
+        names = (value or "").replace(" ", "")
+        if names and not _JUDGE.match(names):
             raise ValueError(f"judge must be judge names separated by commas (e.g. score5,correctness); got {value!r}")
-        return value.replace(" ", "") or None if value else None
+        return names or None
 
     @field_validator("options")
     @classmethod

@@ -59,7 +59,7 @@ class Evaluations:
         now, eval_id = utc_now(), new_id("eval")
         sets = QuestionSets(self.db)
         with self.db.write() as conn:
-            sets._lock(conn, request.question_set_id)
+            sets.lock(conn, request.question_set_id)
             rows = sets.question_rows(conn, request.question_set_id)
             if not rows:
                 raise Invalid(f"question set {request.question_set_id!r} has no questions")

@@ -83,7 +83,7 @@ class QuestionSets:
         in place, rows without one added, and questions left out deleted), all in one transaction."""
         now = utc_now()
         with self.db.write() as conn:
-            self._lock(conn, set_id)
+            self.lock(conn, set_id)
             values = {k: v for k, v in (("name", name), ("description", description), ("dataset", dataset))
                       if v is not None}
             if items is not None:
@@ -118,7 +118,7 @@ class QuestionSets:
     def add_questions(self, set_id: str, items: list[QuestionIn]) -> list[QuestionOut]:
         now = utc_now()
         with self.db.write() as conn:
-            count = self._lock(conn, set_id)
+            count = self.lock(conn, set_id)
             if count + len(items) > MAX_QUESTIONS:
                 raise Invalid(f"a question set holds at most {MAX_QUESTIONS} questions")
             rows = _rows(set_id, items, self._next_position(conn, set_id), now)
@@ -141,7 +141,7 @@ class QuestionSets:
         now = utc_now()
         with self.db.write() as conn:
             set_id = self._set_of(conn, question_id)
-            count = self._lock(conn, set_id)
+            count = self.lock(conn, set_id)
             conn.execute(delete(questions).where(Q.id == question_id))
             conn.execute(update(question_sets).where(QS.id == set_id)
                          .values(question_count=count - 1, gmt_updated=now))
@@ -149,7 +149,7 @@ class QuestionSets:
     def delete(self, set_id: str) -> None:
         """Delete a set and its questions; refused while an evaluation uses it (its results point at the set)."""
         with self.db.write() as conn:
-            self._lock(conn, set_id)
+            self.lock(conn, set_id)
             users = conn.execute(select(evaluations.c.name).where(evaluations.c.question_set_id == set_id)
                                  .order_by(evaluations.c.gmt_created).limit(4)).scalars().all()
             if users:
@@ -161,7 +161,7 @@ class QuestionSets:
             conn.execute(delete(question_sets).where(QS.id == set_id))
 
     # ------------------------------------------------------------------------------------------------------ helpers
-    def _lock(self, conn: Connection, set_id: str) -> int:
+    def lock(self, conn: Connection, set_id: str) -> int:
         """Lock the set's row for this transaction (PostgreSQL; SQLite has one writer); its question count."""
         count = conn.execute(select(QS.question_count).where(QS.id == set_id).with_for_update()).scalar()
         if count is None:
