@@ -35,6 +35,8 @@ system-deps:
 demo: $(VENV)/.core
 	$(VENV)/bin/ragretrieval build-dataset datasets/demo/dishes --out .demo/dataset --force
 	$(VENV)/bin/ragretrieval eval --dataset .demo/dataset --top-k 5
+	$(VENV)/bin/ragretrieval answer --dataset .demo/dataset --questions datasets/demo/answer_questions.jsonl \
+		--generator extractive --retriever bm25
 	@echo "pages and API: $(VENV)/bin/ragretrieval serve --datasets .demo   (then open http://127.0.0.1:8000/)"
 
 test: $(VENV)/.test system-deps

@@ -20,7 +20,10 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEMO_CORPUS = REPO_ROOT / "datasets" / "demo" / "dishes"
-HOWTOCOOK_CORPUS = (REPO_ROOT / ".." / "shared" / "data" / "howtocook" / "dishes").resolve()
+# the read-only shared data: beside the repository (/work/main), or beside the folder of worktrees (/work/wt/NAME)
+SHARED = next((p / "shared" for p in (REPO_ROOT.parent, REPO_ROOT.parent.parent) if (p / "shared").is_dir()),
+              REPO_ROOT.parent / "shared")
+HOWTOCOOK_CORPUS = (SHARED / "data" / "howtocook" / "dishes").resolve()
 
 
 def pytest_configure(config) -> None:
@@ -73,6 +76,17 @@ def demo_dataset(demo_corpus, tmp_path_factory) -> Path:
     result = CliRunner().invoke(main, ["build-dataset", str(demo_corpus), "--out", str(out)])
     assert result.exit_code == 0, result.output
     return out
+
+
+@pytest.fixture
+def llm_env(tmp_path, monkeypatch) -> Path:
+    """An empty cache folder (answers and embeddings) and the API key in OPENAI_API_KEY."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("RAGRETRIEVAL_CACHE_DIR", str(cache))
+    from ragretrieval.testing.chat_server import TEST_API_KEY
+
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_API_KEY)
+    return cache
 
 
 # ------------------------------------------------------------------------------------------------------ PostgreSQL

@@ -22,6 +22,8 @@ from ..scoring import MetricError, Qrels, Run, parse_metric, score
 from .stats import CORRECTIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, TESTS, PairedStats, adjust, paired_stats
 
 SHOWN_IDS = 5  # question ids quoted in a "different question sets" message
+ANSWER_LEVEL = "answer"  # answer runs' metric level (answers/report.py), beside the retrieval granularities
+LEVELS = (*GRANULARITIES, ANSWER_LEVEL)
 TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test",
               "permutation": "sign-flip permutation test", "bootstrap": "paired bootstrap test"}
 
@@ -41,18 +43,28 @@ class ComparedRun:
     source: str
     question_ids: list[str]
     per_question: Callable[[str, str], np.ndarray]  # (metric name, granularity) -> values aligned with question_ids
-    report: EvalReport | None = None
+    report: EvalReport | None = None  # or an AnswerReport
     notes: list[str] = field(default_factory=list)
 
 
 # ------------------------------------------------------------------------------------------------------- loading
-def report_values(report: EvalReport, metric: str, granularity: str, label: str = "run") -> np.ndarray:
-    """Per-question values of `metric`: stored ones, else recomputed at document level from the stored rankings."""
-    if granularity not in GRANULARITIES:
-        raise CompareError(f"granularity must be one of {', '.join(GRANULARITIES)}; got {granularity!r}")
+def report_values(report, metric: str, granularity: str, label: str = "run") -> np.ndarray:
+    """Per-question values of `metric`: stored ones, else recomputed at document level from the stored rankings.
+
+    An answer run (``report.kind == "answer"``) holds its answer metrics at level ``answer`` and its retrieval
+    metrics at ``doc``/``chunk``; a question that lacks a metric there (no such check, no relevant documents, a
+    failed answer) is NaN, and `compare` pairs only the questions both runs have values for."""
+    if granularity not in LEVELS:
+        raise CompareError(f"granularity must be one of {', '.join(LEVELS)}; got {granularity!r}")
     stored = [q.metrics.get(granularity, {}) for q in report.questions]
     if stored and all(metric in values for values in stored):
         return np.array([values[metric] for values in stored], dtype=np.float64)
+    if getattr(report, "kind", "retrieval") == "answer" or granularity == ANSWER_LEVEL:
+        if any(metric in values for values in stored):
+            return np.array([values.get(metric, np.nan) for values in stored], dtype=np.float64)
+        present = sorted({name for values in stored for name in values})
+        raise CompareError(f"{label}: no question has {granularity}-level metric {metric}; it has: "
+                           f"{', '.join(present) if present else 'none at this level'}")
     available = sorted(set.intersection(*(set(v) for v in stored))) if stored else []
     reason = recompute_obstacle(report, metric, granularity)
     if reason:
@@ -88,9 +100,12 @@ def from_report(report: EvalReport, label: str, source: str) -> ComparedRun:
                        lambda metric, granularity: report_values(report, metric, granularity, label), report)
 
 
-def read_report_file(path: Path) -> EvalReport:
+def read_report_file(path: Path):
+    """An ``eval --out`` or ``answer --out`` report."""
+    from ..answers.report import load_report  # answers sits above analysis: imported when a file is read
+
     try:
-        return EvalReport.load(path)
+        return load_report(path)
     except ReportError as error:
         raise CompareError(str(error)) from None
 
@@ -243,6 +258,19 @@ class Comparison:
         return render_table(self)
 
 
+def metric_name(metric: str, granularity: str, answer_runs: bool) -> str:
+    """A retrieval metric in its canonical spelling; answer metrics (and an answer run's ``document_recall``) are
+    names as the run stores them."""
+    if granularity == ANSWER_LEVEL:
+        return metric
+    try:
+        return parse_metric(metric).name
+    except MetricError as error:
+        if answer_runs and "@" not in metric:
+            return metric
+        raise CompareError(str(error)) from None
+
+
 def compare(runs: list[ComparedRun], metrics, test: str = "t", correction: str = "holm", alpha: float = 0.05,
             granularity: str = "doc", n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> Comparison:
     """Pair every run after the first with the first, question by question, and test each metric."""
@@ -252,14 +280,12 @@ def compare(runs: list[ComparedRun], metrics, test: str = "t", correction: str =
         raise CompareError(f"test must be one of {', '.join(TESTS)}; got {test!r}")
     if correction not in CORRECTIONS:
         raise CompareError(f"correction must be one of {', '.join(CORRECTIONS)}; got {correction!r}")
-    if granularity not in GRANULARITIES:
-        raise CompareError(f"granularity must be one of {', '.join(GRANULARITIES)}; got {granularity!r}")
+    if granularity not in LEVELS:
+        raise CompareError(f"granularity must be one of {', '.join(LEVELS)}; got {granularity!r}")
     if not 0 < alpha < 1:
         raise CompareError(f"alpha must lie between 0 and 1, got {alpha}")
-    try:
-        names = list(dict.fromkeys(parse_metric(m).name for m in metrics))
-    except MetricError as error:
-        raise CompareError(str(error)) from None
+    answer_runs = any(getattr(r.report, "kind", None) == "answer" for r in runs)
+    names = list(dict.fromkeys(metric_name(m, granularity, answer_runs) for m in metrics))
     if not names:
         raise CompareError("no metrics given")
     base = runs[0]
@@ -268,10 +294,18 @@ def compare(runs: list[ComparedRun], metrics, test: str = "t", correction: str =
     for other in runs[1:]:
         check_same_questions(base, other)
     order = base.question_ids
-    raw = []
+    raw, notes = [], []
     for other in runs[1:]:
         for name in names:
             a, b = aligned(base, name, granularity, order), aligned(other, name, granularity, order)
+            both = np.isfinite(a) & np.isfinite(b)
+            if not both.all():
+                if not both.any():
+                    raise CompareError(f"no question has {name} in both {base.label} and {other.label}")
+                notes.append(f"{name}: {int(both.sum())} of {len(order)} questions paired ({other.label} vs "
+                             f"{base.label}; the others lack it in a run: no such check, no relevant documents, or "
+                             "no answer)")
+                a, b = a[both], b[both]
             raw.append(paired_stats(a, b, test, n_resamples, seed))
     corrected = adjust([s.p for s in raw], correction)
     pairs = []
@@ -280,7 +314,7 @@ def compare(runs: list[ComparedRun], metrics, test: str = "t", correction: str =
         pairs.append(PairComparison(base.label, other.label, {
             names[j - i * len(names)]: MetricComparison(names[j - i * len(names)], raw[j], corrected[j],
                                                          bool(corrected[j] < alpha)) for j in chunk}))
-    notes = [note for run in runs for note in run.notes]
+    notes = [note for run in runs for note in run.notes] + notes
     return Comparison([r.label for r in runs], pairs, test, correction, alpha, granularity, len(order),
                       n_resamples, seed, notes)
 

@@ -292,6 +292,18 @@ def render_html(runs: list[ComparedRun], granularity: str = "doc", metrics=None,
     if missing:
         raise CompareError(f"the HTML report needs evaluation reports (history runs or eval --out files); "
                            f"{', '.join(missing)} is a TREC run")
+    kinds = {r.report.kind for r in runs}
+    if len(kinds) > 1:
+        raise CompareError("the HTML report shows runs of one kind: retrieval runs (eval) or answer runs (answer); "
+                           "compare a retrieval run with an answer run with `ragretrieval compare` on a metric "
+                           "both have")
+    if kinds == {"answer"}:
+        from .answer_html import answer_sections  # it builds on this module's pieces
+
+        if not metrics:
+            raise CompareError("give the answer metrics to compare with -m (e.g. -m score)")
+        sections = answer_sections(runs, list(metrics), test, correction, alpha, **compare_options)
+        return page(runs, sections, [])
     k = k or runs[0].report.config.top_k
     metrics = list(metrics or (f"ndcg@{k}", f"recall@{k}", f"mrr@{k}"))
     for run in runs:  # fail early, with the error listing what is available
@@ -307,6 +319,10 @@ def render_html(runs: list[ComparedRun], granularity: str = "doc", metrics=None,
     if len(runs) > 1:
         sections.append(changes(runs, granularity, k, lookups))
     sections.append(diagnostics(runs, lookups))
+    return page(runs, sections, notes)
+
+
+def page(runs: list[ComparedRun], sections: list[str], notes: list[str]) -> str:
     stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
     title = "ragretrieval report: " + " vs ".join(r.label for r in runs)
     return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,">'

@@ -143,6 +143,24 @@ def bootstrap_ci(d, confidence: float = 0.95, n_resamples: int = DEFAULT_RESAMPL
     return (float(lo), float(hi))
 
 
+def bootstrap_ratio_ci(sums, counts, confidence: float = 0.95, n_resamples: int = DEFAULT_RESAMPLES,
+                       seed: int = DEFAULT_SEED) -> tuple[float, float]:
+    """Percentile CI of a ratio of sums over questions, Σ sums / Σ counts, resampling questions with replacement:
+    the CI of a mean over condition instances when questions hold different numbers of them (RAG-IFEval's
+    aggregates). With every count 1 it is the CI of the plain mean."""
+    sums, counts = np.asarray(sums, dtype=np.float64), np.asarray(counts, dtype=np.float64)
+    if len(sums) < 2:
+        return (math.nan, math.nan)
+    rng = _rng(seed, 4)
+    ratios = []
+    for size in _blocks(n_resamples, len(sums), None):
+        index = rng.integers(0, len(sums), size=(size, len(sums)))
+        ratios.append(sums[index].sum(axis=1) / np.maximum(counts[index].sum(axis=1), 1e-300))
+    tail = (1 - confidence) / 2
+    lo, hi = np.quantile(np.concatenate(ratios), [tail, 1 - tail])
+    return (float(lo), float(hi))
+
+
 def t_test_p(d) -> float:
     """Paired t-test p-value via `scipy.stats.ttest_rel` (d_i = b_i - a_i)."""
     from scipy import stats

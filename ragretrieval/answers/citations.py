@@ -36,7 +36,7 @@ def cited_positions(answer: str, context_ids: Sequence[str] = (), pattern: str |
     return found
 
 
-def precision_recall_f1(expected: set[int], cited: set[int]) -> dict[str, float]:
+def precision_recall_f1(expected: set, cited: set) -> dict[str, float]:
     """RAG-IFEval's cite score: precision over cited, recall over expected, F1; 0 when either side is empty."""
     hits = len(expected & cited)
     precision = hits / len(cited) if cited else 0.0

@@ -46,7 +46,9 @@ def main() -> None:
 
 def _register() -> None:
     from . import build_dataset, evaluate, plugins, questions_io, runs, score, sweep
+    from .answer import answer_command
     from .compare import compare_command
+    from .import_dataset import import_dataset_command
     from .judge import judge_command
     from .report import report_command
     from .serve import serve_command
@@ -56,7 +58,7 @@ def _register() -> None:
     for command in (build_dataset.build_dataset, evaluate.eval_command, score.score_command, runs.runs_group,
                     sweep.sweep_command, compare_command, report_command, judge_command, stores_command,
                     plugins.plugins_command, questions_io.import_command, questions_io.export_command,
-                    serve_command, worker_command):
+                    answer_command, import_dataset_command, serve_command, worker_command):
         main.add_command(command)
 
 

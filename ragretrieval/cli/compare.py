@@ -37,15 +37,32 @@ def runs_options(command):
                                 "history].")(command)
     command = click.option("--qrels", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
                            help="TREC qrels for RUN arguments that are TREC run files.")(command)
-    command = click.option("--granularity", type=click.Choice(["doc", "chunk"]), default="doc",
-                           show_default=True)(command)
+    command = click.option("--granularity", type=click.Choice(["doc", "chunk", "answer"]), default=None,
+                           help="Level of the metrics: retrieval (doc, chunk) or answer [default: answer when every "
+                                "run is an answer run, else doc].")(command)
     return command
+
+
+def resolve_level(runs, granularity: str | None, metrics) -> tuple[str, tuple[str, ...]]:
+    """The level and metrics to compare: answer runs compare their answer metrics unless told otherwise."""
+    from ..answers.render import ORDER
+
+    all_answers = all(getattr(r.report, "kind", None) == "answer" for r in runs)
+    level = granularity or ("answer" if all_answers else "doc")
+    if metrics or level != "answer":
+        return level, tuple(metrics) or DEFAULT_METRICS
+    means = runs[0].report.means.get("answer", {}) if runs[0].report is not None else {}
+    found = tuple(name for name in ORDER if name in means and not name.startswith("pass_rate_"))
+    if not found:
+        raise CompareFailed(f"run {runs[0].label} has no answer metrics to compare; name some with -m")
+    return level, found
 
 
 @click.command("compare")
 @click.argument("runs", nargs=-1, required=True)
 @click.option("-m", "--metric", "metrics", multiple=True,
-              help=f"Metric to compare, repeatable [default: {', '.join(DEFAULT_METRICS)}].")
+              help=f"Metric to compare, repeatable [default: {', '.join(DEFAULT_METRICS)}; answer runs: their "
+                   "answer metrics, score first].")
 @click.option("--test", type=click.Choice(TESTS), default="t", show_default=True, help="Paired test.")
 @click.option("--correction", type=click.Choice(CORRECTIONS), default="holm", show_default=True,
               help="Multiple-testing correction over every (run, metric) p-value.")
@@ -64,8 +81,9 @@ def compare_command(runs, metrics, test, correction, alpha, n_resamples, seed, a
     if len(runs) < 2:
         raise CompareFailed("compare needs at least two runs")
     loaded = load_runs(runs, qrels, runs_db)
+    granularity, metrics = resolve_level(loaded, granularity, metrics)
     try:
-        result = compare(loaded, metrics or DEFAULT_METRICS, test, correction, alpha, granularity, n_resamples, seed)
+        result = compare(loaded, metrics, test, correction, alpha, granularity, n_resamples, seed)
     except (CompareError, StatsError) as error:
         raise CompareFailed(str(error)) from None
     click.echo(result.to_json_text() if as_json else result.table())

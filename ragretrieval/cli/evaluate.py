@@ -14,7 +14,7 @@ from ..evaluation.report import EvalConfig
 from ..llm.judge.judgements import Judgements
 from ..retrieval.registry import available_retrievers
 from .progress import no_progress_option, terminal_progress
-from .runs import open_history, save_options, save_run
+from .runs import keep_report, open_history, save_options
 
 DEFAULT_KS = (1, 3, 5, 10)
 
@@ -123,8 +123,4 @@ def eval_command(dataset_dir, questions, top_k, ks, granularity, executor_spec, 
         for i, result in enumerate(report.questions, start=1):
             click.echo(question_line(i, len(report.questions), result, granularity_shown, config.top_k))
     click.echo(summary_table(report))
-    if out:
-        report.save(out)  # before the run is stored: a store that fails never loses the result
-        click.echo(f"report written to {out}", err=True)
-    if history is not None:
-        save_run(history, report, name, tags)
+    keep_report(report, out, history, name, tags)

@@ -17,9 +17,12 @@ from ..io.atomic import atomic_writer
               help="Dataset whose corpus the doc_uris name.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=Path("questions.jsonl"),
               show_default=True, help="questions.jsonl to write.")
+@click.option("--format", "format_", type=click.Choice(["agent-eval", "agent-jsonl"]), default="agent-eval",
+              show_default=True, help="The file's format (agent-jsonl is another name for agent-eval).")
 @click.option("--force", is_flag=True, help="Replace --out if it exists.")
-def import_command(file: Path, dataset_dir: Path, out: Path, force: bool) -> None:
-    """Turn an agent-evaluation JSONL file (request, expected_retrieved_context) into a question set."""
+def import_command(file: Path, dataset_dir: Path, out: Path, format_: str, force: bool) -> None:
+    """Turn an agent-evaluation JSONL file (request, expected_retrieved_context, expected_response) into a question
+    set: the expected context labels retrieval, the expected response is the reference answer."""
     if out.exists() and not force:
         raise click.ClickException(f"{out}: already exists; pass --force to replace it")
     dataset = load_dataset(dataset_dir)

@@ -9,7 +9,7 @@ import click
 from ..analysis.compare import CompareError
 from ..analysis.html import write_html_report
 from ..analysis.stats import CORRECTIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, TESTS, StatsError
-from .compare import CompareFailed, load_runs, runs_options
+from .compare import CompareFailed, load_runs, resolve_level, runs_options
 
 
 @click.command("report")
@@ -33,6 +33,9 @@ def report_command(runs, out, metrics, k, test, correction, alpha, n_resamples, 
     """Write one self-contained HTML page about RUN (report files from `eval --out` or history run ids): the
     configurations, a summary, plots, the comparison against the first run, changed questions and diagnostics."""
     loaded = load_runs(runs, qrels, runs_db)
+    granularity, chosen = resolve_level(loaded, granularity, metrics)
+    if granularity == "answer":
+        metrics = chosen
     try:
         write_html_report(loaded, out, granularity=granularity, metrics=metrics or None, test=test,
                           correction=correction, alpha=alpha, k=k, n_resamples=n_resamples, seed=seed)

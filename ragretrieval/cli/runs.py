@@ -50,8 +50,9 @@ def runs_group() -> None:
 @runs_group.command("list")
 @runs_db_option
 @click.option("--tag", default=None, help="Only runs with this tag.")
-@click.option("-m", "--metric", "metrics", multiple=True, default=("recall@5", "mrr@10"), show_default=True,
-              help="Metric columns: recall@5 (document level) or chunk:recall@5.")
+@click.option("-m", "--metric", "metrics", multiple=True, default=("recall@5", "mrr@10", "answer:score"),
+              show_default=True, help="Metric columns: recall@5 (document level), chunk:recall@5, or an answer "
+                                      "run's answer:score, answer:cite_f1, ...")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line instead of a table.")
 def list_command(runs_db, tag, metrics, as_json) -> None:
     """List runs, oldest first."""
@@ -65,12 +66,13 @@ def list_command(runs_db, tag, metrics, as_json) -> None:
     if not summaries:
         click.echo("no runs" + (f" tagged {tag!r}" if tag else ""), err=True)
         return
-    headers = ["id", "name", "tags", "created", "retriever", "model", "store", "chunk", "questions", *metrics, "time"]
+    headers = ["id", "name", "tags", "created", "retriever", "model", "store", "chunk", "generator", "questions",
+               *metrics, "time"]
     rows = [[s.id, s.name or "", ",".join(s.tags), s.created_at.strftime("%Y-%m-%d %H:%M"), s.retriever,
-             s.model or "-", s.store if s.model else "-", f"{s.chunk_size}/{s.chunk_overlap}",
-             str(s.n_questions), *(number(metric_value(s.means, m)) for m in metrics), f"{s.total_seconds:.1f}s"]
-            for s in summaries]
-    click.echo(format_table(headers, rows, right=set(range(8, len(headers)))))
+             s.model or "-", s.store if s.model else "-", f"{s.chunk_size}/{s.chunk_overlap}" if s.chunk_size else "-",
+             s.generator or "-", str(s.n_questions), *(number(metric_value(s.means, m)) for m in metrics),
+             f"{s.total_seconds:.1f}s"] for s in summaries]
+    click.echo(format_table(headers, rows, right=set(range(9, len(headers)))))
 
 
 @runs_group.command("show")
@@ -92,6 +94,14 @@ def show_command(runs_db, run_id, verbose) -> None:
                                                       if report.embedder_identity else ""))
     click.echo(f"packages  {', '.join(f'{k} {v}' for k, v in run.packages.items())}")
     click.echo("")
+    if run.kind == "answer":
+        from ..answers.render import metric_table
+        from ..answers.render import question_line as answer_line
+
+        for i, answered in enumerate(report.questions if verbose else [], start=1):
+            click.echo(answer_line(i, len(report.questions), answered))
+        click.echo(metric_table(report))
+        return
     if verbose:
         granularity = "doc" if "doc" in report.means else "chunk"
         for i, result in enumerate(report.questions, start=1):
@@ -168,6 +178,15 @@ def save_run(history: RunHistory, report, name: str | None = None, tags=()) -> s
     run_id = history.save(report, name=name, tags=tags)
     click.echo(f"run {run_id} saved to {history.display_url}")
     return run_id
+
+
+def keep_report(report, out, history: RunHistory | None, name: str | None, tags) -> None:
+    """Write ``--out`` first (a store that fails never loses the result), then store the run unless --no-save."""
+    if out:
+        report.save(out)
+        click.echo(f"report written to {out}", err=True)
+    if history is not None:
+        save_run(history, report, name, tags)
 
 
 def save_options(command):

@@ -8,11 +8,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializationInfo,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from ..errors import RagretrievalError
 from ..io.atomic import atomic_writer
@@ -61,12 +70,26 @@ class Provenance(_Record):
     template: str | None = None
 
 
+ANSWER_FIELDS = ("ground_truth", "question_type", "context", "expect")  # since 0.2; written only when set
+
+
 class QuestionRecord(_Record):
+    """A question and everything that judges what is found or answered for it.
+
+    `relevant` labels retrieval; it may be empty for a question that is judged on its answer only (retrieval scoring
+    skips it). The answer-side fields (docs/answers.md): `ground_truth`, the reference answer; `question_type`, free
+    text (``FACTUAL``, ``fact_exact``, ...); `context`, document ids given as the question's context, in order
+    (``answer --contexts given``); `expect`, the deterministic checks by condition name (``{"include": [...]}``)."""
+
     id: str = Field(min_length=1)
     text: str = Field(min_length=1)
-    relevant: list[RelevantDocument] = Field(min_length=1)
+    relevant: list[RelevantDocument] = Field(default_factory=list)
     provenance: Provenance
     metadata: dict = Field(default_factory=dict)
+    ground_truth: str | None = None
+    question_type: str | None = None
+    context: list[str] = Field(default_factory=list)
+    expect: dict = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _one_label_per_document(self):
@@ -75,7 +98,19 @@ class QuestionRecord(_Record):
             if rel.doc_id in seen:
                 raise ValueError(f"document {rel.doc_id!r} is listed twice in 'relevant'")
             seen.add(rel.doc_id)
+        if not (self.relevant or self.expect or self.ground_truth):
+            raise ValueError("a question needs relevant documents ('relevant'), checks ('expect') or a reference "
+                             "answer ('ground_truth'): with none of them nothing can be scored")
         return self
+
+    @model_serializer(mode="wrap")
+    def _answer_fields_only_when_set(self, handler, info: SerializationInfo):
+        """Files written for retrieval only stay exactly as before 0.2 (and readable by it)."""
+        data = handler(self)
+        for name in ANSWER_FIELDS:
+            if name in data and not data[name]:
+                del data[name]
+        return data
 
 
 class SkippedRecord(_Record):
@@ -168,8 +203,31 @@ def labels_fingerprint(questions: Iterable[QuestionRecord], chunk_labels=None) -
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def questions_fingerprint(questions: Iterable[tuple[str, str, Iterable[str]]]) -> str:
+    """sha256 over (id, text, relevant document ids) of each question, in order: computable from a stored report."""
+    text = json.dumps([[qid, text, list(relevant)] for qid, text, relevant in questions], sort_keys=True,
+                      ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def answer_labels_fingerprint(questions: Iterable[QuestionRecord]) -> str:
+    """sha256 over what judges an answer: each question's id, text, ground truth, type, context and checks."""
+    labels = [[q.id, q.text, q.ground_truth, q.question_type, q.context, q.expect] for q in questions]
+    text = json.dumps(labels, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def retrieval_questions(dataset: "Dataset") -> tuple["Dataset", int]:
+    """The dataset with only the questions that have relevant documents (retrieval can be scored on them), and how
+    many were left out."""
+    kept = tuple(q for q in dataset.questions if q.relevant)
+    if len(kept) == len(dataset.questions):
+        return dataset, 0
+    return replace(dataset, questions=kept), len(dataset.questions) - len(kept)
+
+
 def check_questions(questions: Iterable[QuestionRecord], documents: Iterable[Document], source: str) -> None:
-    """Unique question ids; every relevant document exists and every span lies inside it."""
+    """Unique question ids; every relevant and context document exists and every span lies inside it."""
     length = {doc.id: len(doc.text) for doc in documents}
     seen: set[str] = set()
     for question in questions:
@@ -187,6 +245,10 @@ def check_questions(questions: Iterable[QuestionRecord], documents: Iterable[Doc
                         f"{source}: question {question.id!r}: span [{start}, {end}) lies past the end of "
                         f"{rel.doc_id!r} ({length[rel.doc_id]} characters)"
                     )
+        missing = [doc_id for doc_id in question.context if doc_id not in length]
+        if missing:
+            raise DatasetError(f"{source}: question {question.id!r}: context document {missing[0]!r} is not in the "
+                               "corpus")
 
 
 def load_dataset(path, questions_file=None) -> Dataset:

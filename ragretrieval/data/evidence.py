@@ -12,6 +12,8 @@ import re
 import unicodedata
 
 MIN_FOLDED = 2  # a quote that folds to fewer characters matches too much to mean anything
+# markup OCR leaves in Markdown transcripts: LaTeX commands (their braces and $ fold away anyway) and HTML tags
+OCR_MARKUP = re.compile(r"\\[A-Za-z]+|<[^<>\n]{1,80}>")
 _ELLIPSIS = re.compile(r"\.{3,}|…+|⋯+")
 
 
@@ -23,10 +25,16 @@ def fold_char(ch: str) -> str:
     return "".join(out)
 
 
-def fold(text: str) -> tuple[str, list[int]]:
-    """The folded text and, for each of its characters, the offset of the original character it came from."""
+def fold(text: str, ignore: re.Pattern | None = None) -> tuple[str, list[int]]:
+    """The folded text and, for each of its characters, the offset of the original character it came from;
+    characters inside matches of `ignore` (markup such as LaTeX commands) are left out."""
+    skipped = bytearray(len(text))
+    for match in ignore.finditer(text) if ignore is not None else ():
+        skipped[match.start():match.end()] = b"\x01" * (match.end() - match.start())
     chars, origin = [], []
     for i, ch in enumerate(text):
+        if skipped[i]:
+            continue
         for c in fold_char(ch):
             chars.append(c)
             origin.append(i)
@@ -34,11 +42,11 @@ def fold(text: str) -> tuple[str, list[int]]:
 
 
 class Locator:
-    """Locates quotes in one document; folds the document once."""
+    """Locates quotes in one document; folds the document once (leaving out what `ignore` matches)."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, ignore: re.Pattern | None = None):
         self.text = text
-        self.folded, self.origin = fold(text)
+        self.folded, self.origin = fold(text, ignore)
 
     def find(self, quote: str) -> list[tuple[int, int]] | None:
         """Spans covering the quote, or None when it is not in the document."""

@@ -11,7 +11,7 @@ import time
 
 from .. import __version__
 from ..data.chunking import ChunkPolicy, chunk_corpus, chunks_fingerprint
-from ..data.dataset import Dataset, labels_fingerprint
+from ..data.dataset import Dataset, labels_fingerprint, retrieval_questions
 from ..errors import RagretrievalError
 from ..retrieval.registry import BuildContext, build_retriever, retriever_class, spec_from_config
 from ..retrieval.rollup import HitTable, roll_up, search_for_documents
@@ -71,6 +71,11 @@ def evaluate(dataset: Dataset, config: EvalConfig, cache=None, progress=None, re
     progress = as_progress(progress)
     if not dataset.questions:
         raise EvaluationError(f"no questions in {dataset.questions_path or 'the question set'}: nothing to evaluate")
+    dataset, unlabelled = retrieval_questions(dataset)
+    if not dataset.questions:
+        raise EvaluationError(f"none of the {unlabelled} questions in {dataset.questions_path or 'the question set'} "
+                              "has relevant documents: retrieval cannot be scored (score their answers with "
+                              "`ragretrieval answer`)")
     if index_dir is not None and not retriever_class(config.retriever).keeps_index:
         raise EvaluationError(f"an index folder keeps a dense index; the {config.retriever} retriever has none")
     if context is None:
@@ -125,6 +130,8 @@ def evaluate(dataset: Dataset, config: EvalConfig, cache=None, progress=None, re
     notes = ([roll_up_note(found)] if "doc" in scored else []) + notes
     notes += [chunk_labels.note] if chunk_labels else []
     notes += grade_warnings(dataset, config.rel_level)
+    if unlabelled:
+        notes.append(f"{unlabelled} question(s) without relevant documents were left out of retrieval scoring")
 
     per_question = []
     doc_ids = found.doc_run.doc_ids

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -89,6 +90,7 @@ class DatasetInfo(BaseModel):
 class EvalReport(BaseModel):
     """One evaluation: configuration, data fingerprints, timings, means per granularity, per-question results."""
 
+    kind: Literal["retrieval"] = "retrieval"  # answer runs are `AnswerReport`s (answers/report.py)
     report_version: int = REPORT_VERSION
     created_at: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
     ragretrieval_version: str

@@ -31,7 +31,12 @@ SHOWN = 200  # characters of a bad answer shown in an error
 
 
 class LLMError(RagretrievalError, RuntimeError):
-    """The endpoint could not answer: a bad key or model, or it kept failing after every retry."""
+    """The endpoint could not answer: a bad key or model, or it kept failing after every retry. `status` is the HTTP
+    status of an answer that was not retried (a 400 for one request, a 401 for every one), else None."""
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status
 
 
 class _NotACompletion(Exception):
@@ -186,7 +191,8 @@ class ChatClient:
             except oa.APIStatusError as error:
                 if error.status_code >= 500 or error.status_code in RETRY_STATUS:
                     raise
-                raise LLMError(f"{self._where()}: {self._describe(error)} (not retried)") from None
+                raise LLMError(f"{self._where()}: {self._describe(error)} (not retried)",
+                               error.status_code) from None
             return _answer(response, time.perf_counter() - started)
 
         def retry_after(error) -> float | None:

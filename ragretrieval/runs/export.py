@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..answers.report import AnswerReport
 from ..evaluation.report import EvalReport
 from ..io.atomic import write_text_atomic
 from ..scoring import PAD, Run
@@ -22,10 +23,13 @@ from .history import RunHistoryError, StoredRun
 LEVELS = ("doc", "chunk")
 
 
-def ranking(report: EvalReport, level: str) -> Run:
+def ranking(report: EvalReport | AnswerReport, level: str) -> Run:
     """The stored doc-level or chunk-level ranking of every question, as a scorer `Run` without scores."""
     if level not in LEVELS:
         raise RunHistoryError(f"level must be doc or chunk, got {level!r}")
+    if report.kind == "answer" and report.config.retrieval is None:
+        raise RunHistoryError(f"this answer run retrieved nothing (its contexts were {report.config.contexts}): "
+                              "it has no ranking to export")
     rows = [q.retrieved_documents if level == "doc" else [c.chunk_id for c in q.retrieved_chunks]
             for q in report.questions]
     if level == "chunk" and report.questions and not any(rows):

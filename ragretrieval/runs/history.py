@@ -25,6 +25,7 @@ from sqlalchemy import create_engine, delete, event, insert, select, update
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError
 
+from ..answers.report import AnswerReport, Report, parse_report
 from ..errors import RagretrievalError
 from ..evaluation.report import EvalReport
 from .identity import package_versions, report_config_key, report_questions_fingerprint
@@ -61,6 +62,7 @@ class RunSummary(BaseModel):
     questions_fingerprint: str
     config_key: str
     kind: str = "retrieval"  # or "answer" (ragretrieval answer)
+    generator: str | None = None  # answer runs: the --generator spec
     n_questions: int
     embedded_texts: int
     total_seconds: float
@@ -68,8 +70,8 @@ class RunSummary(BaseModel):
 
 
 class StoredRun(BaseModel):
-    """A run as stored: identity, labels, provenance, and the full `EvalReport` (also the ``export --format json``
-    file format, hence the version field)."""
+    """A run as stored: identity, labels, provenance, and the full report, an `EvalReport` or an `AnswerReport` (also
+    the ``export --format json`` file format, hence the version field)."""
 
     model_config = ConfigDict(frozen=True)
     format_version: Literal[1] = 1
@@ -80,7 +82,11 @@ class StoredRun(BaseModel):
     packages: dict[str, str]
     questions_fingerprint: str
     config_key: str
-    report: EvalReport
+    report: Report  # an EvalReport (kind "retrieval") or an AnswerReport (kind "answer")
+
+    @property
+    def kind(self) -> str:
+        return self.report.kind
 
 
 def default_url() -> str:
@@ -175,16 +181,19 @@ class RunHistory:
         self.close()
 
     # ------------------------------------------------------------------------------------------------------ writing
-    def save(self, report: EvalReport, name: str | None = None, tags: Iterable[str] = ()) -> str:
+    def save(self, report: EvalReport | AnswerReport, name: str | None = None, tags: Iterable[str] = ()) -> str:
         """Store `report` as a new run in one transaction; return its id."""
         tags = _clean_tags(tags)
         created = datetime.now(timezone.utc)  # microseconds keep runs saved in one second in order
         questions_fp = report_questions_fingerprint(report)
         cfg, ds = report.config, report.dataset
+        retrieval = cfg if report.kind == "retrieval" else cfg.retrieval
         row = dict(
-            name=name, created_at=created.isoformat(timespec="microseconds"), retriever=cfg.retriever,
-            model=cfg.model, store=cfg.store,
-            chunk_size=cfg.chunk_size, chunk_overlap=cfg.chunk_overlap, dataset_path=ds.path,
+            name=name, created_at=created.isoformat(timespec="microseconds"), kind=report.kind,
+            retriever=retrieval.retriever if retrieval else f"({cfg.contexts} contexts)",
+            model=retrieval.model if retrieval else None, store=retrieval.store if retrieval else "-",
+            chunk_size=retrieval.chunk_size if retrieval else 0,
+            chunk_overlap=retrieval.chunk_overlap if retrieval else 0, dataset_path=ds.path,
             corpus_fingerprint=ds.corpus_fingerprint, questions_fingerprint=questions_fp,
             chunks_fingerprint=ds.chunks_fingerprint,
             config_key=report_config_key(report), labels_fingerprint=ds.labels_fingerprint,
@@ -288,12 +297,12 @@ class RunHistory:
             tags = self._tags_of(conn, [run_id])[run_id]
         return StoredRun(id=row.id, name=row.name, tags=tags, created_at=datetime.fromisoformat(row.created_at),
                          packages=json.loads(row.packages), questions_fingerprint=row.questions_fingerprint,
-                         config_key=row.config_key, report=EvalReport.model_validate_json(row.report))
+                         config_key=row.config_key, report=parse_report(row.report))
 
     def list(self, tag: str | None = None) -> list[RunSummary]:
         """Runs oldest first; with `tag`, only the runs that carry it."""
-        columns = [c for c in runs.c if c.name not in ("config", "timings", "packages", "chunks_fingerprint",
-                                                       "n_documents", "n_chunks")]
+        columns = [c for c in runs.c if c.name not in ("timings", "packages", "chunks_fingerprint", "n_documents",
+                                                       "n_chunks")]
         query = select(*columns).order_by(runs.c.created_at, runs.c.id)
         if tag is not None:
             query = query.where(runs.c.id.in_(select(run_tags.c.run_id).where(run_tags.c.tag == tag)))
@@ -301,4 +310,12 @@ class RunHistory:
             rows = conn.execute(query).mappings().all()
             tags = self._tags_of(conn, [r["id"] for r in rows])
         return [RunSummary(**{**row, "tags": tags[row["id"]], "means": json.loads(row["means"]),
-                              "created_at": datetime.fromisoformat(row["created_at"])}) for row in rows]
+                              "created_at": datetime.fromisoformat(row["created_at"]),
+                              "generator": _generator(row)}) for row in rows]
+
+
+def _generator(row) -> str | None:
+    """An answer run's generator spec, from its stored configuration (a retrieval run has none)."""
+    if row["kind"] != "answer":
+        return None
+    return json.loads(row["config"]).get("generator")

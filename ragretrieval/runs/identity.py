@@ -15,9 +15,9 @@ import hashlib
 import json
 import platform
 from importlib import metadata
-from typing import Iterable
 
-from ..data.dataset import labels_fingerprint
+from ..answers.report import AnswerReport, answer_config_key
+from ..data.dataset import labels_fingerprint, questions_fingerprint
 from ..evaluation.report import EvalConfig, EvalReport
 
 __all__ = ["config_key", "labels_fingerprint", "package_versions", "questions_fingerprint", "report_config_key"]
@@ -33,12 +33,7 @@ def _digest(value) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def questions_fingerprint(questions: Iterable[tuple[str, str, Iterable[str]]]) -> str:
-    """sha256 over (id, text, relevant document ids) of each question, in order: computable from a stored report."""
-    return _digest([[qid, text, list(relevant)] for qid, text, relevant in questions])
-
-
-def report_questions_fingerprint(report: EvalReport) -> str:
+def report_questions_fingerprint(report: EvalReport | AnswerReport) -> str:
     return questions_fingerprint((q.id, q.text, q.relevant) for q in report.questions)
 
 
@@ -52,8 +47,11 @@ def config_key(config: EvalConfig, corpus_fingerprint: str, questions_fp: str, l
     return _digest(parts)[:32]
 
 
-def report_config_key(report: EvalReport) -> str:
+def report_config_key(report: EvalReport | AnswerReport) -> str:
     ds = report.dataset
+    if report.kind == "answer":
+        return answer_config_key(report.config, ds.corpus_fingerprint, report_questions_fingerprint(report),
+                                 ds.labels_fingerprint, report.answer_labels_fingerprint)
     return config_key(report.config, ds.corpus_fingerprint, report_questions_fingerprint(report),
                       ds.labels_fingerprint)
 

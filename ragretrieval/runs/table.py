@@ -1,5 +1,5 @@
 """Plain-text tables of runs, shared by ``runs list`` and ``sweep``; metric columns are named like ``recall@5``
-(document level when the run has it) or ``chunk:recall@5``."""
+(document level when the run has it), ``chunk:recall@5``, or ``answer:score`` (an answer run's metric)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,12 @@ def parse_metric_column(spec: str) -> tuple[str | None, str]:
     level, sep, name = spec.partition(":")
     if not sep:
         level, name = None, spec
-    elif level not in ("doc", "chunk"):
-        raise ValueError(f"metric {spec!r}: the level before ':' must be doc or chunk")
+    elif level not in ("doc", "chunk", "answer"):
+        raise ValueError(f"metric {spec!r}: the level before ':' must be doc, chunk or answer")
+    if level == "answer":
+        if not name:
+            raise ValueError(f"metric {spec!r}: name an answer metric after 'answer:', e.g. answer:score")
+        return level, name
     parse_metric(name)  # raises MetricError naming the bad part
     return level, name
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import pickle
 import zlib
-from pathlib import Path
 
 import pytest
 
@@ -22,7 +21,8 @@ from ragretrieval.answers.checks import (
 from ragretrieval.answers.citations import cited_positions
 from ragretrieval.answers.normalize import LemmatizerError, Normalizer, get_lemmatizer, load_lemma_table
 
-RAG_IFEVAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "rag-ifeval"
+from .shared_data import RAG_IFEVAL
+
 FST = f"fst:{RAG_IFEVAL / 'pl_lemmatizer_lower'}"
 CONTEXT = ("d1", "d2", "d3")
 
@@ -112,6 +112,8 @@ def test_aggregates_average_condition_instances_not_questions(polish):
 def test_bad_expectations_are_named(polish):
     with pytest.raises(CheckError, match="unknown condition 'language'"):
         checked("x", {"language": "pl"}, polish)
+    with pytest.raises(CheckError, match="fact_exact: unknown field 'expectd'"):
+        checked("x", {"fact_exact": {"expectd": {}}}, polish)
     with pytest.raises(CheckError, match="cite: document 'd9' is not in the question's context"):
         checked("x", {"cite": ["d9"]}, polish)
     with pytest.raises(CheckError, match="refuse: expected true or false"):

@@ -11,6 +11,7 @@ import pytest
 from ragretrieval.data.chunking import ChunkPolicy, chunk_corpus
 from ragretrieval.data.dataset import load_dataset
 from ragretrieval.retrieval import BM25Retriever
+from ragretrieval.testing.chat_server import send_bytes, send_json
 
 
 @pytest.fixture(scope="session")
@@ -28,20 +29,10 @@ class _Service(BaseHTTPRequestHandler):
         pass
 
     def _reply(self, status: int, payload) -> None:
-        body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        send_json(self, status, payload)
 
     def _page(self) -> None:
-        body = b"<!DOCTYPE html><html><body>Sign in to continue</body></html>"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        send_bytes(self, 200, b"<!DOCTYPE html><html><body>Sign in to continue</body></html>", "text/html")
 
     def do_POST(self):
         server = self.server

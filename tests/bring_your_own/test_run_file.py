@@ -148,8 +148,8 @@ def test_import_of_a_plain_agent_file(demo, tmp_path):
     [question] = import_questions(path, demo.documents)
     assert question.text == "and the sauce?" and question.relevant[0].doc_id == doc.id
     assert question.provenance.generator == "agent-jsonl" and question.provenance.source == "eval_set.jsonl"
-    assert question.metadata == {"history": [{"role": "user", "content": "first question"}],
-                                 "expected_response": "soy sauce"}
+    assert question.metadata == {"history": [{"role": "user", "content": "first question"}]}
+    assert question.ground_truth == "soy sauce"  # the reference answer of `ragretrieval answer`
 
 
 def test_import_names_the_unmatched_doc_uri(demo, tmp_path):

@@ -80,7 +80,8 @@ BAD_RECORDS = [
      '"provenance": {"generator": "hand"}}',
      "field 'relevant.0.grade': Input should be a valid integer, unable to parse string as an integer"),
     ('{"id": "q2", "text": "x", "relevant": [], "provenance": {"generator": "hand"}}',
-     "field 'relevant': List should have at least 1 item after validation, not 0"),
+     "field 'record': a question needs relevant documents ('relevant'), checks ('expect') or a reference answer "
+     "('ground_truth'): with none of them nothing can be scored"),
     ('{"id": "q2", "text": "x", "relevant": [{"doc_id": "staple/蛋炒饭.md"}]}',
      "field 'provenance': Field required"),
     ('{"id": "q2", "text": "x", "relevant": [{"doc_id": "staple/蛋炒饭.md"}], "provenance": {"generator": "hand"}, '

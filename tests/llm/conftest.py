@@ -4,22 +4,12 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
-from .chat_server import ChatServer, Reply, document_in
+from ragretrieval.testing.chat_server import TEST_API_KEY, ChatServer, Reply, document_in
 
-API_KEY = "sk-test-NEVER-WRITE-ME-7f3a9c"
-
-
-@pytest.fixture
-def llm_env(tmp_path, monkeypatch) -> Path:
-    """An empty cache folder (answers and embeddings) and the API key in OPENAI_API_KEY."""
-    cache = tmp_path / "cache"
-    monkeypatch.setenv("RAGRETRIEVAL_CACHE_DIR", str(cache))
-    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
-    return cache
+API_KEY = TEST_API_KEY  # the key the suite's llm_env fixture (tests/conftest.py) sets
 
 
 def evidence_lines(document: str) -> list[str]:

@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from ragretrieval.cli import main
 from ragretrieval.data.dataset import load_dataset
+from ragretrieval.testing.chat_server import ChatServer, Reply, document_in
 
-from .chat_server import ChatServer, Reply, document_in
 from .conftest import API_KEY, recipe_questions
 
 DOCS = {

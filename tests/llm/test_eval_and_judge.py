@@ -11,8 +11,8 @@ from ragretrieval.cli import main
 from ragretrieval.data.chunking import ChunkPolicy, chunk_corpus
 from ragretrieval.data.dataset import load_dataset
 from ragretrieval.scoring.trec import read_qrels
+from ragretrieval.testing.chat_server import ChatServer, Reply, document_in
 
-from .chat_server import ChatServer, Reply, document_in
 from .conftest import API_KEY, good_reply
 
 

@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from ragretrieval.cli import main
+from ragretrieval.testing.chat_server import ChatServer, Reply, document_in
 
-from .chat_server import ChatServer, Reply, document_in
 from .conftest import good_reply
 from .test_eval_and_judge import judge_reply
 

@@ -14,8 +14,8 @@ from ragretrieval.llm.prompts import PromptError, guess_language, load_prompt
 from ragretrieval.llm.questions.filters import names_document_only
 from ragretrieval.llm.questions.generate import DocumentResult
 from ragretrieval.llm.replies import MalformedAnswer, parse_judgement, parse_questions
+from ragretrieval.testing.chat_server import ChatServer, Reply
 
-from .chat_server import ChatServer, Reply
 from .conftest import API_KEY
 
 ITEM = {"question_type": "factual", "question_text": "盐放多少？", "ground_truth": "5 克", "evidence": "盐 5 克"}

@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from ragretrieval.cli import main
 from ragretrieval.data.dataset import load_dataset
 from ragretrieval.data.evidence import fold
+from ragretrieval.testing.chat_server import ChatServer, Reply
 
-from .chat_server import ChatServer, Reply
 from .conftest import good_reply
 
 JOURNAL = ".llm-questions.journal.jsonl"

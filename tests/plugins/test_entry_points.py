@@ -1,5 +1,6 @@
-"""A retriever and an embedder installed as plugins (entry points of a distribution on sys.path), used by `eval`,
-`sweep` and `plugins` without touching ragretrieval's code, and passing the conformance suites."""
+"""A retriever, an embedder and an answer generator installed as plugins (entry points of a distribution on
+sys.path), used by `eval`, `sweep`, `answer` and `plugins` without touching ragretrieval's code, and passing the
+conformance suites."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 
 from ragretrieval.retrieval import RetrieverSpec
 from ragretrieval.testing.embedder_conformance import EmbedderConformance
+from ragretrieval.testing.generator_conformance import GeneratorConformance
 from ragretrieval.testing.retriever_conformance import RetrieverConformance
 
 TOY_MODULE = '''
@@ -66,6 +68,27 @@ class CharacterCounts(Symmetric):
                 out[row, ord(ch) % self.dim] += 1
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return np.divide(out, norms, out=out, where=norms > 0)
+
+
+class ShoutGenerator:
+    needs_contexts = True
+    provides_contexts = False
+
+    def __init__(self, spec, volume):
+        self.spec, self.volume = spec, volume
+
+    @classmethod
+    def build(cls, spec, argument, options):
+        return cls(spec, argument)
+
+    def generate(self, request):
+        from ragretrieval.answers.generators import Generated
+
+        first = request.contexts[0].text[:20] if request.contexts else request.refusal_message
+        return Generated(first.upper() + "!" * len(self.volume) + " [0]", input_tokens=len(first), output_tokens=3)
+
+    def info(self):
+        return {"volume": self.volume}
 '''
 
 
@@ -77,7 +100,8 @@ def install_toy(folder: Path) -> Path:
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-plugin\nVersion: 1.0\n", encoding="utf-8")
     (info / "entry_points.txt").write_text(
         "[ragretrieval.retrievers]\noverlap = toy_plugin:OverlapRetriever\n\n"
-        "[ragretrieval.embedders]\ntoy: = toy_plugin:CharacterCounts\n", encoding="utf-8")
+        "[ragretrieval.embedders]\ntoy: = toy_plugin:CharacterCounts\n\n"
+        "[ragretrieval.generators]\nshout: = toy_plugin:ShoutGenerator\n", encoding="utf-8")
     return folder
 
 
@@ -102,6 +126,17 @@ def test_plugins_are_listed(toy_path):
     assert done.returncode == 0, done.stderr
     assert "overlap          toy-plugin sweepable" in done.stdout
     assert "toy:NAME" in done.stdout
+    assert "  shout:...        toy-plugin" in done.stdout
+
+
+def test_answer_runs_the_plugin_generator(toy_path, demo_dataset, tmp_path):
+    done = cli(toy_path, "answer", "--dataset", demo_dataset, "--generator", "shout:loud", "--retriever", "bm25",
+               "--no-progress", "--no-save", "--out", tmp_path / "a.json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "a.json").read_text(encoding="utf-8"))
+    assert report["config"]["generator"] == "shout:loud" and report["config"]["generator_settings"] == {
+        "volume": "loud"}
+    assert report["questions"][0]["answer"].endswith("!!!! [0]") and report["usage"]["output_tokens"] == 90
 
 
 def test_eval_and_sweep_run_the_plugin_retriever_with_a_plugin_embedder(toy_path, demo_dataset, tmp_path):
@@ -143,3 +178,10 @@ class TestToyEmbedder(EmbedderConformance):
     @pytest.fixture
     def model_name(self):
         return "toy:chars"
+
+
+@pytest.mark.usefixtures("toy_path")
+class TestShoutGenerator(GeneratorConformance):
+    @pytest.fixture
+    def generator_spec(self):
+        return "shout:soft"

@@ -14,7 +14,7 @@ import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler
 
-from llm.chat_server import LocalServer
+from ragretrieval.testing.chat_server import LocalServer, send_json
 
 
 def default_respond(request: dict) -> dict:
@@ -46,12 +46,7 @@ class RagService(LocalServer):
                     self.close_connection = True
                     self.connection.shutdown(2)
                     return
-                body = json.dumps(service.respond(request), ensure_ascii=False).encode("utf-8")
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                send_json(self, 200, service.respond(request))
 
         super().__init__(Handler, "/answer")
 

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from llm.chat_server import ChatServer
 from llm.conftest import good_reply
+
+from ragretrieval.testing.chat_server import ChatServer
 
 from .conftest import Api, new_evaluation, new_set, wait_for
 from .processes import Server, environment

@@ -5,8 +5,9 @@ what cannot work says why."""
 from __future__ import annotations
 
 import pytest
-from llm.chat_server import ChatServer
 from llm.conftest import good_reply
+
+from ragretrieval.testing.chat_server import ChatServer
 
 from .conftest import CORPUS, Api
 

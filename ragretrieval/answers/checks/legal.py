@@ -12,8 +12,8 @@ formulas; every part is reported beside the score (docs/answers.md has each rule
   that is absent from its contexts and the question] + 0.2 x [``required_quote`` or an ``additional_quotes`` entry
   in the answer].
 
-Text is compared folded (data/evidence.py: NFKC, case, whitespace, punctuation and symbols ignored); numbers and
-dates by value (values.py).
+Text is compared folded (data/evidence.py: NFKC, case, whitespace, punctuation and symbols ignored, OCR markup
+such as LaTeX commands and HTML tags left out); numbers and dates by value (values.py).
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from ...data.evidence import fold
+from ...data.evidence import OCR_MARKUP, fold
+from ..citations import cited_positions
 from ..values import dates_in, has_number, numbers_in
 from .rules import CheckError
 
@@ -75,7 +76,8 @@ class LegalQuestion:
 
 
 def folded(text: str) -> str:
-    return fold(text)[0]
+    """Folded text without OCR markup (LaTeX commands, HTML tags), as the importer locates evidence."""
+    return fold(text, OCR_MARKUP)[0]
 
 
 def contains(text: str, phrase: str) -> bool:
@@ -186,3 +188,40 @@ def legal_summary(types: list[str], per_question: list[dict[str, float]]) -> dic
     if scores:
         summary["pass_rate"] = sum(s >= PASS_MARK for s in scores) / len(scores)
     return summary
+
+
+QUESTION_FIELDS = ("expected", "required_evidence", "scoring", "should_abstain", "required_quote",
+                   "additional_quotes")
+
+
+def legal_question(kind: str, value) -> LegalQuestion:
+    """The condition value a dataset stores (``expect: {"fact_exact": {...}}``) as a `LegalQuestion`."""
+    if not isinstance(value, dict):
+        raise CheckError(f"{kind}: expected an object with {', '.join(QUESTION_FIELDS)}")
+    unknown = sorted(set(value) - set(QUESTION_FIELDS))
+    if unknown:
+        raise CheckError(f"{kind}: unknown field {unknown[0]!r} (known: {', '.join(QUESTION_FIELDS)})")
+    shapes = {"expected": dict, "required_evidence": list, "scoring": dict, "should_abstain": bool,
+              "required_quote": (str, type(None)), "additional_quotes": list}
+    for name, shape in shapes.items():
+        if name in value and not isinstance(value[name], shape):
+            raise CheckError(f"{kind}: field {name!r} has the wrong type ({type(value[name]).__name__})")
+    if any(not isinstance(e, dict) for e in value.get("required_evidence", [])):
+        raise CheckError(f"{kind}: every required_evidence entry must be an object with must_include")
+    return LegalQuestion(type=kind, **value)
+
+
+def _legal_check(kind: str):
+    def check(sample, value, settings) -> dict[str, float]:
+        question = legal_question(kind, value)
+        cited = cited_positions(sample.answer, sample.context_ids, settings.citation_pattern)
+        scored = score_legal(question, LegalSample(question=sample.question, answer=sample.answer,
+                                                   contexts=tuple(sample.context_texts), cited=frozenset(cited)))
+        return {**scored, "pass_rate": float(scored[kind] >= PASS_MARK)}
+
+    check.__name__ = f"check_{kind}"
+    check.__doc__ = f"The legal benchmark's {kind} score and its parts, and pass_rate (1 when the score >= 0.7)."
+    return check
+
+
+LEGAL_CHECKS = {kind: _legal_check(kind) for kind in LEGAL_TYPES}

@@ -2,7 +2,9 @@
 
 ``request`` is a string, ``{"messages": [{"role", "content"}, ...]}`` or ``{"query": ..., "history": [...]}``;
 ``retrieved_context`` (what a retriever found) and ``expected_retrieved_context`` (the relevance labels) are lists
-of ``{"doc_uri", "content"}``. Other columns (``expected_response``, ``trace``, ...) are allowed and ignored.
+of ``{"doc_uri", "content"}``; ``expected_response`` is the reference answer (a question's ``ground_truth``). Other
+columns (``response``, ``trace``, ...) are allowed and ignored here (``answer --generator file:`` reads
+``response``).
 
 The format has no version field of its own and is not ours to change, so what ragretrieval needs for an exact round
 trip (grades, character spans, provenance, metadata) travels in one optional ``ragretrieval`` object per record,
@@ -78,9 +80,12 @@ class RagretrievalFields(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     version: Literal[1] = EXTENSION_VERSION
-    relevant: list[RelevantDocument] = Field(min_length=1)
+    relevant: list[RelevantDocument] = Field(default_factory=list)
     provenance: Provenance
     metadata: dict = Field(default_factory=dict)
+    question_type: str | None = None
+    context: list[str] = Field(default_factory=list)
+    expect: dict = Field(default_factory=dict)
 
 
 class AgentRecord(BaseModel):
@@ -147,28 +152,31 @@ def _relevant_from_uris(record: AgentRecord, uris: DocumentUris, where: str) -> 
 
 
 def import_questions(path, documents: Sequence[Document]) -> list[QuestionRecord]:
-    """Questions from an agent-evaluation JSONL file; `expected_retrieved_context` becomes the labels."""
+    """Questions from an agent-evaluation JSONL file: `expected_retrieved_context` becomes the labels and
+    `expected_response` the reference answer (a record needs one of them)."""
     uris, questions, line_of = DocumentUris(d.id for d in documents), [], {}
     for number, record in read_agent_jsonl(path):
         where = f"{path}:{number}"
-        if not record.expected_retrieved_context:
-            raise DatasetError(f"{where}: field 'expected_retrieved_context': needed to import a question "
-                               "(the documents that answer it)")
+        if not record.expected_retrieved_context and not record.expected_response:
+            raise DatasetError(f"{where}: field 'expected_retrieved_context': needed to import a question (the "
+                               "documents that answer it), unless the record has an expected_response")
         relevant = _relevant_from_uris(record, uris, where)
+        answer_side = {}
         if record.ragretrieval is not None:
             extra = record.ragretrieval
             if {r.doc_id for r in extra.relevant} != {r.doc_id for r in relevant}:
                 raise DatasetError(f"{where}: field 'ragretrieval.relevant': documents differ from "
                                    "expected_retrieved_context")
             relevant, provenance, metadata = extra.relevant, extra.provenance, extra.metadata
+            answer_side = {"question_type": extra.question_type, "context": extra.context, "expect": extra.expect}
         else:
             provenance = Provenance(generator="agent-jsonl", source=Path(path).name)
-            metadata = {key: value for key, value in (("history", record.history),
-                                                       ("expected_response", record.expected_response)) if value}
+            metadata = {"history": record.history} if record.history else {}
         try:
             questions.append(QuestionRecord(id=record.request_id or question_id(record.question),
                                             text=record.question, relevant=relevant, provenance=provenance,
-                                            metadata=metadata))
+                                            metadata=metadata, ground_truth=record.expected_response,
+                                            **answer_side))
         except ValueError as error:
             raise DatasetError(f"{where}: {error}") from None
         if questions[-1].id in line_of:
@@ -188,6 +196,9 @@ def export_record(question: QuestionRecord, documents: dict[str, Document]) -> A
                         or [ContextItem(doc_uri=rel.doc_id)])
     history = question.metadata.get("history")
     request = QueryRequest(query=question.text, history=history) if history else question.text
-    return AgentRecord(request_id=question.id, request=request, expected_retrieved_context=expected,
+    return AgentRecord(request_id=question.id, request=request, expected_retrieved_context=expected or None,
+                       expected_response=question.ground_truth,
                        ragretrieval=RagretrievalFields(relevant=question.relevant, provenance=question.provenance,
-                                                       metadata=question.metadata))
+                                                       metadata=question.metadata,
+                                                       question_type=question.question_type,
+                                                       context=question.context, expect=question.expect))

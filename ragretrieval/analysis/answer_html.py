@@ -1,0 +1,123 @@
+"""The HTML report of answer runs (``ragretrieval report`` when every run is an answer run): configurations, the
+answer metrics with their 95% CIs, the paired comparison, the per-question score differences, and one card per
+question: the question, its reference answer, each run's answer with every check passed or failed and the documents
+it cited. Self-contained and escaped like the retrieval report (html.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .compare import ComparedRun, aligned, compare
+from .html import comparison_table, esc, fmt, histogram
+
+MAX_CARDS = 200
+SUMMARY = ("score", "total", "correctness", "safety", "include", "exclude", "cite_f1", "refuse", "safe",
+           "fact_exact", "evidence_set", "conflict_gap", "pass_rate")
+CARD_CSS = """
+.card{border:1px solid #ccc;border-radius:6px;padding:.6em 1em;margin:1em 0}.card h3{margin:.2em 0;font-size:1.05em}
+.answers{display:flex;gap:1em;flex-wrap:wrap}.answer{flex:1;min-width:280px;background:#fafafa;padding:.5em}
+.pass{color:#176b2c}.fail{color:#b00020}.part{color:#8a6d00}.truth{background:#eef6ff;padding:.3em .5em}
+.answer pre{white-space:pre-wrap;font-family:inherit;margin:.3em 0}
+"""
+
+
+def _config_rows(run: ComparedRun) -> dict[str, str]:
+    rep = run.report
+    cfg = rep.config
+    retrieval = cfg.retrieval
+    return {"source": run.source, "created": rep.created_at, "generator": cfg.generator,
+            "generator settings": ", ".join(f"{k}={v}" for k, v in cfg.generator_settings.items()) or "–",
+            "contexts": cfg.contexts + (f" (top {cfg.context_k} of {retrieval.retriever}"
+                                        f"{', ' + retrieval.model if retrieval.model else ''})" if retrieval else ""),
+            "checks": ", ".join(f"{k}={v}" for k, v in cfg.checks.model_dump().items() if v is not None),
+            "dataset": rep.dataset.path, "questions": str(len(rep.questions)), "failed": str(rep.failed),
+            "tokens / cost": f"{int(rep.usage.get('total_tokens', 0))} / {rep.usage.get('cost', 0):.4f}",
+            "time": ", ".join(f"{k} {v:.2f}s" for k, v in rep.timings.items()),
+            "ragretrieval": rep.ragretrieval_version}
+
+
+def configuration(runs: list[ComparedRun]) -> str:
+    rows = [_config_rows(r) for r in runs]
+    head = "".join(f"<th>{esc(r.label)}</th>" for r in runs)
+    body = "".join(f"<tr><th>{esc(name)}</th>" + "".join(f"<td>{esc(row[name])}</td>" for row in rows) + "</tr>"
+                   for name in rows[0])
+    return f'<h2 id="configuration">Configuration</h2><table class="config"><tr><th></th>{head}</tr>{body}</table>'
+
+
+def summary(runs: list[ComparedRun]) -> str:
+    names = [n for n in SUMMARY if any(n in r.report.means.get("answer", {}) for r in runs)]
+    head = "".join(f"<th>{esc(n)}</th>" for n in names)
+    body = ""
+    for run in runs:
+        means, ci = run.report.means.get("answer", {}), run.report.intervals.get("answer", {})
+        cells = "".join(f'<td class="num">{fmt(means.get(n))}'
+                        + (f'<br><span class="note">[{fmt(ci[n][0])}, {fmt(ci[n][1])}]</span>' if n in ci else "")
+                        + "</td>" for n in names)
+        body += f'<tr class="run-row"><th>{esc(run.label)}</th>{cells}</tr>'
+    return (f'<h2 id="summary">Summary (answer metrics, mean and bootstrap 95% CI)</h2>'
+            f'<div style="overflow-x:auto"><table class="summary"><tr><th>run</th>{head}</tr>{body}</table></div>')
+
+
+def _check_cell(name: str, value: float) -> str:
+    cls, mark = ("pass", "✓") if value >= 1 else (("fail", "✗") if value <= 0 else ("part", "◐"))
+    return f'<span class="{cls}" title="{esc(name)} = {value:.2f}">{mark} {esc(name)} {value:.2f}</span>'
+
+
+def _answer_block(run: ComparedRun, question) -> str:
+    values = question.metrics.get("answer", {})
+    checks = " ".join(_check_cell(n, v) for n, v in values.items() if n not in ("score", "correctness", "safety",
+                                                                                  "total"))
+    cited = ", ".join(f"[{c.position}] {esc(c.doc_id or 'outside the context')}" for c in question.citations)
+    body = (f'<p class="fail">failed: {esc(question.error)}</p>' if question.error is not None else
+            f"<pre>{esc(question.answer)}</pre>")
+    judges = "".join(f'<p class="note">{esc(name)}: {esc(v.get("value"))} – {esc(v.get("reasoning", ""))}</p>'
+                     for name, v in question.judges.items())
+    return (f'<div class="answer"><b>{esc(run.label)}</b> score {fmt(question.score)}{body}'
+            f'<p>{checks or "<span class=note>no checks</span>"}</p>'
+            f'<p class="note">cited: {cited or "nothing"}</p>{judges}</div>')
+
+
+def cards(runs: list[ComparedRun]) -> str:
+    """One card per question, the largest score changes first (then question order), at most `MAX_CARDS`."""
+    order = runs[0].question_ids
+    by_run = [{q.id: q for q in r.report.questions} for r in runs]
+    if len(runs) > 1:
+        scores = np.array([[np.nan if q[qid].score is None else q[qid].score for qid in order] for q in by_run])
+        change = np.nan_to_num(np.nanmax(scores, axis=0) - np.nanmin(scores, axis=0), nan=0.0) \
+            if np.isfinite(scores).any() else np.zeros(len(order))
+        ranked = [order[i] for i in np.argsort(-change, kind="stable")]
+    else:
+        ranked = list(order)
+    out = [f'<h2 id="questions">Questions ({min(len(ranked), MAX_CARDS)} of {len(ranked)}'
+           + (", largest score changes first" if len(runs) > 1 else "") + ")</h2>"]
+    for qid in ranked[:MAX_CARDS]:
+        first = by_run[0][qid]
+        truth = (f'<p class="truth"><b>reference</b> {esc(first.ground_truth)}</p>' if first.ground_truth else "")
+        blocks = "".join(_answer_block(run, mine[qid]) for run, mine in zip(runs, by_run))
+        out.append(f'<div class="card"><h3>{esc(first.text)} <code>{esc(qid)}</code></h3>{truth}'
+                   f'<div class="answers">{blocks}</div></div>')
+    return "".join(out)
+
+
+def differences(runs: list[ComparedRun], metric: str) -> str:
+    order = runs[0].question_ids
+    base = aligned(runs[0], metric, "answer", order)
+    figures = []
+    for run in runs[1:]:
+        delta = aligned(run, metric, "answer", order) - base
+        delta = delta[np.isfinite(delta)]
+        figures.append(f"<figure>{histogram(f'{metric}: B − A', delta)}<figcaption>B = {esc(run.label)}, "
+                       f"A = {esc(runs[0].label)}</figcaption></figure>")
+    return (f'<h2 id="plots">Per-question differences of {esc(metric)}</h2><div class="plots">{"".join(figures)}'
+            "</div>")
+
+
+def answer_sections(runs: list[ComparedRun], metrics, test: str, correction: str, alpha: float,
+                    **compare_options) -> list[str]:
+    sections = [f"<style>{CARD_CSS}</style>", configuration(runs), summary(runs)]
+    if len(runs) > 1:
+        sections.append(comparison_table(compare(runs, metrics, test, correction, alpha, "answer",
+                                                 **compare_options)))
+        sections.append(differences(runs, metrics[0]))
+    sections.append(cards(runs))
+    return sections

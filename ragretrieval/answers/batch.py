@@ -1,0 +1,124 @@
+"""The batch runner: every question of a session on a thread pool, journaled, with progress and a stop token; then
+one `AnswerReport`. ``ragretrieval answer`` uses it; the web app calls `AnswerSession.answer_one` itself.
+
+Resuming: each answered question is appended to a JSON Lines journal (llm/journal.py: one fsynced line each, a torn
+last line dropped) under the run's configuration key, so a run killed halfway and started again skips the questions
+already answered and sends none of their requests again (the others' requests were cached by the LLM client as they
+were answered). Questions whose generator failed are not journaled: a re-run asks for them again. The journal is
+removed by the caller once the report is safely written.
+
+`--log FILE`: one JSON line per question as it finishes (id, question, answer, scores, error), appended and flushed,
+so a long run can be watched with ``tail -f``.
+
+Retrieval runs for blocks of questions at once (`AnswerSession.retrieve_many`: one search, roll-up and scoring per
+block, the same numbers as one question at a time); the questions of a block are then answered on the thread pool.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Callable, Literal
+
+from pydantic import BaseModel
+
+from ..data.dataset import questions_fingerprint
+from ..llm.journal import Journal
+from ..work.pool import parallel_map
+from ..work.progress import as_progress
+from .report import ANSWER_LEVEL, AnsweredQuestion, AnswerReport, answer_config_key
+from .session import AnswerSession
+from .summary import summarize
+
+JOURNAL_VERSION = 1
+RETRIEVAL_BLOCK = 256  # questions retrieved for at once: one search and one scoring per block, memory bounded
+
+
+class JournalEntry(BaseModel):
+    journal_version: Literal[1] = JOURNAL_VERSION
+    run_key: str
+    answered: AnsweredQuestion
+
+
+def run_key(session: AnswerSession) -> str:
+    """The configuration key of the run `session` makes (the journal's and the runs store's)."""
+    ds = session.dataset_info()
+    questions = questions_fingerprint((q.id, q.text, [r.doc_id for r in q.relevant])
+                                      for q in session.dataset.questions)
+    return answer_config_key(session.config, ds.corpus_fingerprint, questions, ds.labels_fingerprint,
+                             session.answer_labels_fingerprint)
+
+
+class AnswerLog:
+    """``--log FILE``: one line per finished question."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = self.path.open("a", encoding="utf-8")
+
+    def __call__(self, answered: AnsweredQuestion) -> None:
+        line = json.dumps({"id": answered.id, "question": answered.text, "answer": answered.answer,
+                           "scores": answered.metrics.get(ANSWER_LEVEL, {}), "error": answered.error},
+                          ensure_ascii=False)
+        with self._lock:
+            self._file.write(line + "\n")
+            self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def run_answers(session: AnswerSession, threads: int = 4, journal_path=None, progress=None, stop=None,
+                on_answer: Callable[[AnsweredQuestion], None] | None = None) -> AnswerReport:
+    """Answer every question of the session (those in the journal are taken from it) and build the report."""
+    progress = as_progress(progress)
+    questions = session.dataset.questions
+    key = run_key(session)
+    journal = Journal(journal_path, JournalEntry) if journal_path else None
+    done: dict[str, AnsweredQuestion] = {}
+    if journal is not None:
+        wanted = {q.id for q in questions}
+        done = {e.answered.id: e.answered for e in journal.load() if e.run_key == key and e.answered.id in wanted}
+    if done:
+        progress.note(f"resuming: {len(done)} of {len(questions)} questions were answered before (journal "
+                      f"{journal_path})")
+    todo = [q for q in questions if q.id not in done]
+    started = time.perf_counter()
+    progress.stage(f"answering with {session.generator.spec}", total=len(questions), unit="question")
+    progress.advance(len(done))
+    usage = getattr(session.generator, "usage", None)
+    for start in range(0, len(todo), RETRIEVAL_BLOCK):
+        block = todo[start:start + RETRIEVAL_BLOCK]
+        pairs = list(zip(block, session.retrieve_many(block)))
+        for _, answered in parallel_map(lambda pair: session.answer_one(*pair), pairs, threads, stop=stop,
+                                        name="ragretrieval-answer"):
+            if journal is not None and answered.error is None:
+                journal.append(JournalEntry(run_key=key, answered=answered))
+            done[answered.id] = answered
+            if on_answer is not None:
+                on_answer(answered)
+            progress.advance(1, usage.status() if usage is not None else None)
+    answering = time.perf_counter() - started
+    return build_report(session, [done[q.id] for q in questions], {**session.timings, "answering": answering})
+
+
+def build_report(session: AnswerSession, answered: list[AnsweredQuestion], timings: dict[str, float]
+                 ) -> AnswerReport:
+    """The report of a session's answered questions (in question order); the web app calls this too."""
+    meta = session.meta()
+    summary = summarize(answered)
+    notes = list(meta.pop("notes"))
+    if summary["failed"]:
+        notes.append(f"{summary['failed']} of {len(answered)} questions got no answer (the generator failed); "
+                     "they are left out of the answer metrics")
+    skipped = sum(1 for q in answered if not q.relevant)
+    if session.retrieval is not None and skipped:
+        notes.append(f"{skipped} question(s) without relevant documents have no retrieval metrics")
+    timings = {**timings, "total": sum(timings.values())}
+    return AnswerReport(config=session.config, dataset=session.dataset_info(),
+                        answer_labels_fingerprint=session.answer_labels_fingerprint, timings=timings, notes=notes,
+                        questions=answered, **meta, **summary)

@@ -1,0 +1,94 @@
+"""What every generator is to the rest of ragretrieval: it turns a question and its contexts into an answer.
+
+`Generator.generate` is called from several threads at once (``answer --threads``) and must be safe to call so. A
+generator that fails for one question raises `GenerationFailed`: that question is recorded with its error and the
+run goes on; any other `RagretrievalError` (a bad key, an endpoint that stays down) stops the run, whose finished
+questions are kept in the journal. `info()` is what a run records about the generator: public settings only, never a
+secret (API keys stay in the environment).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Protocol, Sequence, runtime_checkable
+
+from ...data.dataset import QuestionRecord
+from ...errors import RagretrievalError
+from ..report import ContextUsed
+
+
+class GeneratorError(RagretrievalError, ValueError):
+    """A generator that cannot be built: an unknown name, a bad option, an unreadable file."""
+
+
+class GenerationFailed(RagretrievalError):
+    """The generator could not answer this one question; the run records the reason and goes on."""
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    question: QuestionRecord
+    contexts: Sequence[ContextUsed]  # in the order shown; a citation [i] names contexts[i]
+    refusal_message: str
+    language: str = "en"
+
+
+@dataclass
+class Generated:
+    answer: str
+    contexts: list[ContextUsed] | None = None  # the generator's own contexts (file:, http:), replacing the others
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency: float = 0.0  # seconds
+    cost: float = 0.0
+    cached: bool = False
+
+
+@dataclass
+class GeneratorOptions:
+    """Settings a generator may read; each takes what applies to it (docs/answers.md lists which)."""
+
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    prompt_file: Path | None = None
+    language: str = "en"  # resolved from the data by the session when "auto"
+    system_message: str | None = None
+    refusal_message: str = ""
+    temperature: float = 0.0
+    max_tokens: int | None = None
+    max_retries: int = 5
+    sleep_time: float = 1.0  # first wait before a retry; doubles each time
+    timeout: float = 120.0
+    text_completion: bool = False
+    price_in: float = 0.0
+    price_out: float = 0.0
+    options: dict[str, Any] = field(default_factory=dict)  # --generator-option key=value
+    documents: dict = field(default_factory=dict)  # corpus id -> Document, to resolve ids a service or file names
+    questions: Sequence[QuestionRecord] = ()  # the question set (file: matches its records to them)
+    stop: Any = None  # StopToken
+
+
+@runtime_checkable
+class Generator(Protocol):
+    spec: str
+    provides_contexts: bool  # answers may come with their own contexts
+
+    def generate(self, request: GenerationRequest) -> Generated: ...
+
+    def info(self) -> dict: ...
+
+
+class GeneratorPlugin(Protocol):
+    """The class registered under a name or name prefix (registry.py); `build` makes a generator from a spec such as
+    ``openai:gpt-4o-mini`` (`argument` is the part after the prefix)."""
+
+    needs_contexts: ClassVar[bool]  # asks for the session's contexts (retrieved or given) before generating
+
+    @classmethod
+    def build(cls, spec: str, argument: str, options: GeneratorOptions) -> Generator: ...
+
+
+def context_documents(contexts: Sequence[ContextUsed]) -> list[dict]:
+    """The `documents` a prompt template sees: id, title and text of each context, in order."""
+    return [{"id": c.doc_id or c.chunk_id or "", "title": c.title, "text": c.text} for c in contexts]

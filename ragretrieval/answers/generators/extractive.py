@@ -1,0 +1,70 @@
+"""`extractive`: an answer with no model at all, the floor every generator must beat, and what makes ``answer``
+runnable offline (the demo, the tests).
+
+The contexts are cut into sentences (at 。！？；!?; and line ends, and at a full stop followed by a space); each
+sentence scores the share of the question's distinct tokens it holds (ragretrieval.text: CJK unigrams and bigrams,
+other words lower-cased). The best ``sentences`` of them (default 2; ties go to the earlier context, then the
+earlier sentence) are given in context order, each followed by its citation ``[i]``. When no sentence shares a token
+with the question, the answer is the refusal message. Option: ``--generator-option sentences=N``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+from ...text import tokenize
+from .base import Generated, GenerationRequest, GeneratorError, GeneratorOptions
+
+_SENTENCE = re.compile(r"(?<=[。！？；!?;])|\n+|(?<=\.)\s+")
+_MARKUP = re.compile(r"^\s*(?:#+|[-*+>]|\d+[.)、])\s*")
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of a context, without Markdown list and heading markers; very short pieces are dropped."""
+    found = []
+    for piece in _SENTENCE.split(text):
+        piece = _MARKUP.sub("", piece or "").strip()
+        if len(piece) >= 4:
+            found.append(piece)
+    return found
+
+
+class ExtractiveGenerator:
+    needs_contexts: ClassVar[bool] = True
+    provides_contexts = False
+
+    def __init__(self, n_sentences: int = 2):
+        if n_sentences < 1:
+            raise GeneratorError(f"extractive: sentences must be at least 1, got {n_sentences}")
+        self.spec = "extractive"
+        self.n_sentences = n_sentences
+
+    @classmethod
+    def build(cls, spec: str, argument: str, options: GeneratorOptions) -> "ExtractiveGenerator":
+        unknown = sorted(set(options.options) - {"sentences"})
+        if unknown:
+            raise GeneratorError(f"extractive: unknown option {unknown[0]!r} (known: sentences)")
+        try:
+            return cls(int(options.options.get("sentences", 2)))
+        except ValueError:
+            raise GeneratorError(f"extractive: sentences must be an integer, got "
+                                 f"{options.options['sentences']!r}") from None
+
+    def generate(self, request: GenerationRequest) -> Generated:
+        wanted = set(tokenize(request.question.text))
+        scored = []
+        for position, context in enumerate(request.contexts):
+            for order, sentence in enumerate(sentences(context.text)):
+                shared = len(wanted & set(tokenize(sentence)))
+                if shared:
+                    scored.append((-shared / len(wanted), position, order, sentence))
+        best = sorted(scored)[: self.n_sentences]
+        if not best:
+            return Generated(request.refusal_message)
+        chosen = sorted((position, order, sentence) for _, position, order, sentence in best)
+        separator = "" if request.language == "zh" else " "
+        return Generated(separator.join(f"{sentence} [{position}]" for position, _, sentence in chosen))
+
+    def info(self) -> dict:
+        return {"sentences": self.n_sentences}

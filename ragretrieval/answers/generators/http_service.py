@@ -1,0 +1,156 @@
+"""`http:<url>`: your own RAG service answers. Each question is POSTed as JSON, in one of the request shapes agent
+evaluation sets use, and the answer and its sources are read from the JSON reply with dotted paths.
+
+Options (``--generator-option key=value``, or ``mapping=FILE`` with the same keys in YAML/JSON; options win):
+
+- ``request``: ``query`` (default: ``{"query": ..., "history": [...]}``), ``messages`` (``{"messages": [...history,
+  {"role": "user", "content": ...}]}``) or ``text`` (the question as a JSON string). ``history`` comes from the
+  question's ``metadata.history`` (agent-evaluation imports keep it there). ``wrap=KEY`` sends ``{KEY: <request>}``.
+- ``answer``: the path of the answer text (default: the first of ``response``, ``answer``, ``output``, ``text`` that
+  the reply has, or the reply itself when it is a string), e.g. ``data.answer`` or ``choices.0.message.content``.
+- ``source_id``, ``source_text``: paths of each source's document id and text, with ``[]`` marking the list, e.g.
+  ``retrieved_context[].doc_uri`` and ``retrieved_context[].content`` (the defaults, used when the reply has that
+  list). Sources become the answer's contexts, in order; ids naming corpus documents are resolved to them.
+- ``header.NAME=VALUE``: a request header; ``${VAR}`` in a value is read from the environment when the request is
+  sent, so a token never reaches the report. ``timeout`` (seconds, default 60), ``retries`` (default 3).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.request
+from pathlib import Path
+from typing import ClassVar
+
+from ...data.importers.agent_jsonl import DocumentUris
+from ...io.http import HttpError, request_json
+from ...llm.client import public_url
+from ...retrieval.external import ExternalRetrieverError
+from ...retrieval.external.http import expand_env
+from ...retrieval.external.paths import HitPath, follow, hit_list
+from ..report import ContextUsed
+from .base import Generated, GenerationFailed, GenerationRequest, GeneratorError, GeneratorOptions
+
+REQUEST_SHAPES = ("query", "messages", "text")
+ANSWER_KEYS = ("response", "answer", "output", "text")
+DEFAULT_SOURCES = ("retrieved_context[].doc_uri", "retrieved_context[].content")
+KNOWN = {"request", "wrap", "answer", "source_id", "source_text", "timeout", "retries", "mapping"}
+
+
+def load_options(options: dict) -> dict:
+    options = dict(options)
+    if "mapping" in options:
+        import yaml
+
+        source = str(options.pop("mapping"))
+        try:
+            fields = yaml.safe_load(Path(source).read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError) as error:
+            raise GeneratorError(f"{source}: cannot read the generator mapping ({error})") from None
+        if not isinstance(fields, dict):
+            raise GeneratorError(f"{source}: the mapping must be an object of options")
+        options = {**fields, **options}
+    unknown = sorted(k for k in options if k not in KNOWN and not k.startswith("header."))
+    if unknown:
+        raise GeneratorError(f"http: unknown option {unknown[0]!r} (known: {', '.join(sorted(KNOWN))}, header.NAME)")
+    if options.get("request", "query") not in REQUEST_SHAPES:
+        raise GeneratorError(f"http: request must be one of {', '.join(REQUEST_SHAPES)}; got {options['request']!r}")
+    return options
+
+
+class HttpGenerator:
+    needs_contexts: ClassVar[bool] = False
+    provides_contexts = True
+
+    def __init__(self, spec: str, url: str, options: dict, documents: dict, stop=None):
+        self.spec, self.url, self.stop = spec, url, stop
+        self.shape = options.get("request", "query")
+        self.wrap = options.get("wrap")
+        self.answer_path = str(options["answer"]).split(".") if options.get("answer") else None
+        self.headers = {k.removeprefix("header."): str(v) for k, v in options.items() if k.startswith("header.")}
+        self.timeout, self.retries = float(options.get("timeout", 60)), int(options.get("retries", 3))
+        explicit = "source_id" in options or "source_text" in options
+        paths = (options.get("source_id"), options.get("source_text")) if explicit else DEFAULT_SOURCES
+        try:
+            self.source_paths = [HitPath.parse(p, n) if p else None for p, n in zip(paths, ("source_id",
+                                                                                            "source_text"))]
+        except ExternalRetrieverError as error:
+            raise GeneratorError(f"http: {error}") from None
+        self.sources_required = explicit
+        self.documents, self.uris = documents, DocumentUris(documents)
+        self.options = {k: v for k, v in options.items() if not k.startswith("header.")}
+
+    @classmethod
+    def build(cls, spec: str, argument: str, options: GeneratorOptions) -> "HttpGenerator":
+        if not argument.startswith(("http://", "https://")):
+            raise GeneratorError(f"{spec}: expected http:<url> with an http:// or https:// URL")
+        return cls(spec, argument, load_options(options.options), options.documents, options.stop)
+
+    def body(self, request: GenerationRequest):
+        question = request.question
+        history = list(question.metadata.get("history") or [])
+        if self.shape == "text":
+            body = question.text
+        elif self.shape == "messages":
+            body = {"messages": history + [{"role": "user", "content": question.text}]}
+        else:
+            body = {"query": question.text, "history": history}
+        return {self.wrap: body} if self.wrap else body
+
+    def generate(self, request: GenerationRequest) -> Generated:
+        where = f"POST {self.url} (question {request.question.id})"
+        headers = {"Content-Type": "application/json", "Accept": "application/json",
+                   **{k: expand_env(v) for k, v in self.headers.items()}}
+        data = json.dumps(self.body(request), ensure_ascii=False).encode("utf-8")
+        started = time.perf_counter()
+        try:
+            reply = request_json(urllib.request.Request(self.url, data=data, headers=headers, method="POST"),
+                                 where=where, timeout=self.timeout, retries=self.retries, backoff=0.5, stop=self.stop)
+        except HttpError as error:
+            raise GenerationFailed(str(error)) from None
+        latency = time.perf_counter() - started
+        try:
+            return Generated(self.answer(reply, where), self.sources(reply, where), latency=latency)
+        except ExternalRetrieverError as error:
+            raise GenerationFailed(str(error)) from None
+
+    def answer(self, reply, where: str) -> str:
+        if self.answer_path:
+            value = follow(reply, self.answer_path, ".".join(self.answer_path), where)
+        elif isinstance(reply, str):
+            value = reply
+        else:
+            key = next((k for k in ANSWER_KEYS if isinstance(reply, dict) and k in reply), None)
+            if key is None:
+                raise ExternalRetrieverError(f"{where}: no answer in the reply (looked for {', '.join(ANSWER_KEYS)}; "
+                                             "set --generator-option answer=PATH)")
+            value = reply[key]
+        if not isinstance(value, str):
+            raise ExternalRetrieverError(f"{where}: the answer is a {type(value).__name__}, not a string")
+        return value
+
+    def sources(self, reply, where: str) -> list[ContextUsed] | None:
+        id_path, text_path = self.source_paths
+        first = id_path or text_path
+        if first is None:
+            return None
+        try:
+            items = hit_list(reply, first, where)
+        except ExternalRetrieverError:
+            if self.sources_required:
+                raise
+            return None  # the default paths are only a guess
+        contexts = []
+        for rank, item in enumerate(items):
+            name = follow(item, id_path.in_hit, id_path.text, f"{where}, source {rank}") if id_path else None
+            text = follow(item, text_path.in_hit, text_path.text, f"{where}, source {rank}") if text_path else None
+            doc_id = self.uris.resolve(str(name)) if name is not None else None
+            document = self.documents.get(doc_id) if doc_id else None
+            contexts.append(ContextUsed(doc_id=doc_id or (str(name) if name is not None else None),
+                                        title=document.title if document else "",
+                                        text=str(text) if text is not None else (document.text if document else "")))
+        return contexts
+
+    def info(self) -> dict:
+        return {"url": public_url(self.url), **self.options}

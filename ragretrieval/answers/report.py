@@ -1,0 +1,182 @@
+"""The answer report: one answer run (``ragretrieval answer``, a web evaluation) as a versioned JSON document, stored in
+the runs history as ``kind="answer"`` beside retrieval runs (docs/answers.md, "The answer report").
+
+Per question it holds what a reader needs to judge the answer without running anything again: the question, its
+reference answer, the answer, the contexts in the order the generator saw them, the citations read from the answer,
+every check value, the tokens, latency and cost, the generator's error if it failed, and, when retrieval ran, the
+retrieval metrics of that same ranking. Values that `compare` pairs live in ``metrics[level]`` exactly as in an
+`EvalReport` (``answer`` for the checks, ``doc`` and ``chunk`` for retrieval), so one code path serves both kinds.
+``judges`` is where LLM judges (docs/answers.md, "Scorers") put their verdicts with their reasoning.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
+
+from ..errors import RagretrievalError
+from ..evaluation.report import DatasetInfo, EvalConfig, EvalReport, ReportError, RetrievedChunk
+from ..io.jsonfiles import load_json, save_json, supported_version
+
+ANSWER_REPORT_VERSION = 1
+ANSWER_LEVEL = "answer"  # the `metrics` key of answer-side values, beside "doc" and "chunk"
+CONTEXT_MODES = ("retrieved", "given")
+
+
+class AnswerReportError(RagretrievalError):
+    """A file that is not a readable answer report."""
+
+
+class CheckConfig(BaseModel):
+    """How answers were checked; every field changes numbers, so all of them are part of the run's identity."""
+
+    model_config = ConfigDict(extra="forbid")
+    lemmatizer: str = "none"  # the lemmatiser's identity (fst: names the files' hash)
+    match: str = "substring"
+    refusal_message: str
+    unsafe_words: str | None = None  # "file name@sha256:..." of --unsafe-words
+    citation_pattern: str | None = None
+
+
+class AnswerConfig(BaseModel):
+    """Everything that decides an answer run's numbers."""
+
+    model_config = ConfigDict(extra="forbid")
+    generator: str  # the --generator spec: extractive, openai:<model>, http:<url>, file:<path>
+    generator_settings: dict = Field(default_factory=dict)  # public settings: endpoint, temperature, prompt hash, ...
+    contexts: str = "retrieved"  # retrieved | given | generator (contexts came with the answers)
+    context_k: int | None = 5  # chunks shown to the generator (retrieved contexts)
+    shuffle_context: bool = False
+    seed: int | None = None  # of --shuffle-context
+    retrieval: EvalConfig | None = None  # set when retrieval ran
+    checks: CheckConfig
+    scorers: dict[str, dict] = Field(default_factory=dict)  # per-question scorers beyond the checks (judges)
+
+
+class ContextUsed(BaseModel):
+    """One context as shown to the generator (position = index in the list, the number it cites)."""
+
+    doc_id: str | None = None
+    chunk_id: str | None = None
+    title: str = ""
+    text: str
+    score: float | None = None
+
+
+class Citation(BaseModel):
+    position: int
+    doc_id: str | None = None  # None: a position outside the contexts
+
+
+class AnsweredQuestion(BaseModel):
+    id: str
+    text: str
+    question_type: str | None = None
+    ground_truth: str | None = None
+    answer: str = ""
+    contexts: list[ContextUsed] = Field(default_factory=list)
+    citations: list[Citation] = Field(default_factory=list)
+    metrics: dict[str, dict[str, float]] = Field(default_factory=dict)  # level -> metric -> value
+    score: float | None = None  # the mean of the question's own checks (None: it has none)
+    judges: dict[str, dict] = Field(default_factory=dict)  # judge name -> {value, reasoning, ...}
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+    latency: float = 0.0  # seconds the generator took (for a cached answer: when it was asked)
+    cost: float = 0.0
+    cached: bool = False
+    error: str | None = None  # the generator failed for this question; its checks are not scored
+    relevant: list[str] = Field(default_factory=list)
+    relevant_grades: dict[str, int] = Field(default_factory=dict)
+    retrieved_chunks: list[RetrievedChunk] = Field(default_factory=list)
+    retrieved_documents: list[str] = Field(default_factory=list)
+
+
+class AnswerReport(BaseModel):
+    """One answer run: configuration, data fingerprints, means with 95% CIs, usage, per-question results."""
+
+    kind: Literal["answer"] = "answer"
+    report_version: int = ANSWER_REPORT_VERSION
+    created_at: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    ragretrieval_version: str
+    config: AnswerConfig
+    dataset: DatasetInfo
+    answer_labels_fingerprint: str
+    embedder_identity: str | None = None
+    embedded_texts: int = 0
+    retriever: dict = Field(default_factory=dict)
+    timings: dict[str, float] = Field(default_factory=dict)
+    notes: list[str] = Field(default_factory=list)
+    means: dict[str, dict[str, float]] = Field(default_factory=dict)  # level -> metric -> mean
+    intervals: dict[str, dict[str, tuple[float, float]]] = Field(default_factory=dict)  # bootstrap 95% CIs
+    counts: dict[str, dict[str, int]] = Field(default_factory=dict)  # level -> metric -> questions that have it
+    by_type: dict[str, dict[str, float]] = Field(default_factory=dict)  # question_type -> metric -> mean
+    usage: dict[str, float] = Field(default_factory=dict)
+    failed: int = 0
+    questions: list[AnsweredQuestion]
+
+    @field_validator("report_version")
+    @classmethod
+    def _known_version(cls, version):
+        return supported_version("report_version", version, ANSWER_REPORT_VERSION)
+
+    def save(self, path) -> None:
+        save_json(self, path)
+
+    @classmethod
+    def load(cls, path) -> "AnswerReport":
+        return load_json(cls, path, AnswerReportError, "not an answer report (--out of `ragretrieval answer`)",
+                         "report")
+
+
+def _kind(value) -> str:
+    """Reports written before answer runs existed carry no kind: they are retrieval reports."""
+    if isinstance(value, dict):
+        return value.get("kind", "retrieval")
+    return getattr(value, "kind", "retrieval")
+
+
+Report = Annotated[Union[Annotated[EvalReport, Tag("retrieval")], Annotated[AnswerReport, Tag("answer")]],
+                   Discriminator(_kind)]
+
+
+class _AnyReport(BaseModel):
+    report: Report
+
+
+def parse_report(text: str) -> EvalReport | AnswerReport:
+    """A stored report of either kind from its JSON text."""
+    return _AnyReport.model_validate_json('{"report":' + text + "}").report
+
+
+def load_report(path) -> EvalReport | AnswerReport:
+    """An ``eval --out`` or ``answer --out`` file, whichever it is; problems name the file and the field."""
+    try:
+        head = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return EvalReport.load(path)  # names the problem
+    if isinstance(head, dict) and head.get("kind") == "answer":
+        try:
+            return AnswerReport.load(path)
+        except AnswerReportError as error:
+            raise ReportError(str(error)) from None
+    return EvalReport.load(path)
+
+
+def answer_config_key(config: AnswerConfig, corpus_fingerprint: str, questions_fp: str, labels_fp: str | None,
+                      answer_labels_fp: str) -> str:
+    """What identifies an answer run's inputs (runs/identity.py explains configuration keys): the whole
+    configuration (generator and its public settings with the prompt's hash, contexts, checks, scorers, retrieval
+    without its display-only ``top_k``), the corpus, the questions and both kinds of labels."""
+    settings = config.model_dump(mode="json")
+    if settings.get("retrieval"):
+        settings["retrieval"].pop("top_k", None)
+    parts = {"kind": "answer", "config": settings, "corpus": corpus_fingerprint, "questions": questions_fp,
+             "labels": labels_fp, "answer_labels": answer_labels_fp}
+    text = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]

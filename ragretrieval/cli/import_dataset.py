@@ -1,0 +1,58 @@
+"""``ragretrieval import-dataset``: a benchmark that brings its own corpus, written as a normal dataset folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .. import __version__
+from ..answers.checks import check_expect
+from ..data.corpus import corpus_fingerprint
+from ..data.dataset import DatasetError, Manifest, check_writable, write_dataset
+from ..data.importers.legal_rag import import_legal_rag
+from ..data.importers.rag_ifeval import import_rag_ifeval
+
+SHOWN = 20  # warning lines printed per kind
+
+
+@click.command("import-dataset")
+@click.argument("benchmark", required=False, type=click.Path(exists=True, path_type=Path))
+@click.option("--format", "format_", type=click.Choice(["rag-ifeval", "legal-rag"]), required=True,
+              help="The benchmark's layout (docs/answers.md, \"Importing benchmarks\").")
+@click.option("--documents", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="rag-ifeval: documents.jsonl ({id, contents} per line).")
+@click.option("--samples", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="rag-ifeval: samples.json (one JSON array of {id, question, context, expect}).")
+@click.option("--source", "sources", multiple=True, type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="legal-rag: the OCR'd Markdown transcript(s) the questions are about (repeatable).")
+@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="Dataset folder.")
+@click.option("--strict", is_flag=True, help="Stop at the first bad record instead of skipping it.")
+@click.option("--force", is_flag=True, help="Replace a dataset already in --out.")
+def import_dataset_command(benchmark, format_, documents, samples, sources, out, strict, force) -> None:
+    """Import a benchmark with its own corpus: RAG-IFEval (--documents, --samples) or a legal RAG benchmark
+    (BENCHMARK folder of JSON files, --source transcript.md)."""
+    check_writable(out, force)
+    if format_ == "rag-ifeval":
+        if not documents or not samples or benchmark or sources:
+            raise click.UsageError("--format rag-ifeval takes --documents FILE and --samples FILE (no BENCHMARK, "
+                                   "no --source)")
+        imported = import_rag_ifeval(documents, samples, strict, check_expect)
+    else:
+        if benchmark is None or not sources or documents or samples:
+            raise click.UsageError("--format legal-rag takes the BENCHMARK folder (or file) and --source FILE.md")
+        imported = import_legal_rag(benchmark, sources, strict, check_expect)
+    for kind, lines in (("skipped", imported.problems), ("warning", imported.warnings)):
+        for line in lines[:SHOWN]:
+            click.echo(f"{kind}: {line}", err=True)
+        if len(lines) > SHOWN:
+            click.echo(f"{kind}: ... and {len(lines) - SHOWN} more (the manifest lists them)", err=True)
+    if not imported.questions:
+        raise DatasetError(f"no usable question ({len(imported.problems)} bad records): nothing written")
+    builder = {**imported.builder, "problems": imported.problems}
+    manifest = Manifest(corpus_fingerprint=corpus_fingerprint(imported.documents),
+                        n_documents=len(imported.documents), n_questions=len(imported.questions),
+                        source=str(benchmark or samples), builder=builder, created_by=f"ragretrieval {__version__}")
+    write_dataset(out, imported.documents, imported.questions, manifest, force=force)
+    click.echo(f"{len(imported.documents)} documents, {len(imported.questions)} questions, "
+               f"{len(imported.problems)} bad records skipped, {len(imported.warnings)} warnings -> {out}", err=True)

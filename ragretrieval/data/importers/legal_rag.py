@@ -1,0 +1,134 @@
+"""A legal RAG benchmark (seed 000's layout) as a dataset: the benchmark folder's JSON files (each ``{benchmark_type,
+description, document, questions, evaluation_criteria}``) become questions over a corpus of the OCR'd Markdown
+transcripts given as ``--source``.
+
+- The corpus holds one document per source file, its id the file name. A benchmark file's ``document`` names its
+  source (by file name or stem); with one source, every file uses it.
+- A question's type is its ``type``, else the file's ``benchmark_type`` (``conflict_gap`` items carry none). Its
+  ``expect`` is ``{type: {expected, required_evidence, scoring, should_abstain, required_quote,
+  additional_quotes}}`` (the fields present), which ``answer`` scores with the benchmark's formulas; its context is
+  the source (for ``answer --contexts given``), its ``ground_truth`` a readable form of ``expected`` (the key points;
+  the expected behaviour of a gap question).
+- Every ``must_include``, ``required_quote`` and ``additional_quotes`` string is located in the source as character
+  spans, whatever the page label says (they are often off by one or two): exactly first, then folded (NFKC, case,
+  whitespace, punctuation and quotes ignored) with OCR markup left out, i.e. LaTeX commands (``\\underline``,
+  ``\\text``: the braces and ``$`` fold away) and HTML tags. The spans label the source as relevant to the question,
+  so ``eval`` gets chunk-level labels under any chunking. A string that cannot be located is listed (a warning line
+  and the manifest's ``builder.unlocated``), never dropped: it still counts in the checks.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..corpus import Document
+from ..dataset import DatasetError, Provenance, QuestionRecord, RelevantDocument
+from ..evidence import OCR_MARKUP, Locator, merge_spans
+from .common import ExpectCheck, Imported, Problems, read_json_file, title_of
+
+TYPES = ("fact_exact", "evidence_set", "conflict_gap")
+SPEC_FIELDS = ("expected", "required_evidence", "scoring", "should_abstain", "required_quote", "additional_quotes")
+METADATA_FIELDS = ("metadata", "evidence_location", "expected_behavior", "hallucination_penalty")
+
+
+def read_sources(paths) -> list[Document]:
+    documents = []
+    for path in map(Path, paths):
+        try:
+            text = path.read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError) as error:
+            raise DatasetError(f"{path}: cannot read the source ({error})") from None
+        documents.append(Document(path.name, title_of(text, path.stem), text))
+    if len({d.id for d in documents}) != len(documents):
+        raise DatasetError("two --source files have the same name; the corpus names documents by file name")
+    return documents
+
+
+def source_for(document_name, documents: list[Document], where: str) -> Document:
+    if len(documents) == 1:
+        return documents[0]
+    name = str(document_name or "")
+    for document in documents:
+        if name in (document.id, Path(document.id).stem) or Path(name).stem == Path(document.id).stem:
+            return document
+    raise DatasetError(f"{where}: field 'document': {name!r} names none of the --source files "
+                       f"({', '.join(d.id for d in documents)})")
+
+
+def ground_truth(kind: str, item: dict) -> str | None:
+    expected = item.get("expected") or {}
+    if kind == "evidence_set" and expected.get("key_points"):
+        return "; ".join(map(str, expected["key_points"]))
+    if kind == "conflict_gap":
+        return item.get("expected_behavior") or item.get("required_quote")
+    if expected:
+        return "; ".join(f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in expected.items())
+    return None
+
+
+def evidence_strings(item: dict) -> list[str]:
+    strings = [e.get("must_include") for e in item.get("required_evidence") or [] if isinstance(e, dict)]
+    strings += [item.get("required_quote")] + list(item.get("additional_quotes") or [])
+    return [s for s in dict.fromkeys(strings) if isinstance(s, str) and s.strip()]
+
+
+def read_benchmark(path: Path) -> dict:
+    data = read_json_file(path)
+    if not isinstance(data, dict) or not isinstance(data.get("questions"), list):
+        raise DatasetError(f"{path}: expected an object with a 'questions' list (the benchmark file layout)")
+    return data
+
+
+def import_legal_rag(benchmark_dir, sources, strict: bool = False,
+                     check_expect: ExpectCheck | None = None) -> Imported:
+    benchmark_dir = Path(benchmark_dir)
+    files = sorted(benchmark_dir.glob("*.json")) if benchmark_dir.is_dir() else [benchmark_dir]
+    if not files:
+        raise DatasetError(f"{benchmark_dir}: no benchmark .json files found")
+    documents = read_sources(sources)
+    locators = {d.id: Locator(d.text, OCR_MARKUP) for d in documents}
+    problems, questions, warnings, unlocated, seen = Problems(strict), [], [], [], {}
+    for path in files:
+        data = read_benchmark(path)
+        source = source_for(data.get("document"), documents, str(path))
+        for index, item in enumerate(data["questions"]):
+            where = f"{path}: question {index}" + (f" (id {item.get('id')!r})" if isinstance(item, dict) else "")
+            kind = item.get("type") or data.get("benchmark_type") if isinstance(item, dict) else None
+            problem = ("expected an object" if not isinstance(item, dict) else
+                       "field 'id': missing" if not item.get("id") else
+                       "field 'question': missing" if not str(item.get("question") or "").strip() else
+                       f"field 'type': {kind!r} is not one of {', '.join(TYPES)}" if kind not in TYPES else
+                       f"field 'id': {item['id']!r} is used by {seen[str(item['id'])]}" if str(item["id"]) in seen
+                       else None)
+            spec = {k: item[k] for k in SPEC_FIELDS if isinstance(item, dict) and k in item}
+            if problem is None and check_expect is not None:
+                try:
+                    check_expect({kind: spec}, "")
+                except ValueError as error:
+                    problem = str(error)
+            if problem:
+                problems.add(f"{where}: {problem}")
+                continue
+            qid = str(item["id"])
+            seen[qid] = where
+            spans, missing = [], []
+            for text in evidence_strings(item):
+                found = locators[source.id].find(text)
+                if found:
+                    spans.extend(found)
+                else:
+                    missing.append(text)
+                    warnings.append(f"{where}: {text!r} not found in {source.id}")
+                    unlocated.append({"question": qid, "text": text})
+            metadata = {k: item[k] for k in METADATA_FIELDS if k in item} | {"benchmark_file": path.name}
+            if missing:
+                metadata["unlocated"] = missing
+            questions.append(QuestionRecord(
+                id=qid, text=str(item["question"]).strip(), question_type=kind, expect={kind: spec},
+                context=[source.id], ground_truth=ground_truth(kind, item),
+                relevant=[RelevantDocument(doc_id=source.id, spans=merge_spans(spans))],
+                provenance=Provenance(generator="legal-rag", source=path.name), metadata=metadata))
+    builder = {"format": "legal-rag", "benchmark": str(benchmark_dir), "sources": [str(s) for s in sources],
+               "strict": strict, "bad_records": len(problems.lines), "unlocated": unlocated}
+    return Imported(documents, questions, problems.lines, warnings, builder)
