@@ -29,10 +29,8 @@ TOKEN_HELP = ("Require this token (bearer for the API, a login for pages); neede
               help="Largest request body accepted (imports are half of it).")
 @click.option("--worker/--no-worker", "with_worker", default=True, show_default=True,
               help="Run evaluations inside the server (--no-worker: only `ragretrieval worker` processes do).")
-@click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
-              help="Environment variable with the API key for question generation.")
 @worker_options
-def serve_command(host, port, runs_db, datasets, token, max_body_mb, with_worker, api_key_env, **worker) -> None:
+def serve_command(host, port, runs_db, datasets, token, max_body_mb, with_worker, **worker) -> None:
     """Serve question sets, evaluations and their results on http://HOST:PORT."""
     import uvicorn
 
@@ -45,7 +43,7 @@ def serve_command(host, port, runs_db, datasets, token, max_body_mb, with_worker
     settings = ServeSettings(runs_db=runs_db, datasets=datasets, host=host, port=port, token=token or None,
                              max_body_bytes=int(max_body_mb * 2**20), worker=with_worker,
                              worker_settings=worker_settings(**worker), engine=worker["engine"],
-                             api_key_env=api_key_env)
+                             api_key_env=worker["api_key_env"])
     check_bind(settings)
     app = create_app(settings)
     shown = f"[{host}]" if ":" in host else host

@@ -22,6 +22,9 @@ _OPTIONS = [
     click.option("--engine", default=None, metavar="MODULE:FUNCTION",
                  help="The engine that answers and judges questions [default: $RAGRETRIEVAL_SERVE_ENGINE, else "
                       "the built-in one]."),
+    click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
+                 help="Environment variable with the API key for models (openai: generators, judges, question "
+                      "generation)."),
 ]
 
 
@@ -31,7 +34,7 @@ def worker_options(command):
     return command
 
 
-def worker_settings(threads, heartbeat, stale_after, poll, engine=None):
+def worker_settings(threads, heartbeat, stale_after, poll, engine=None, api_key_env=None):
     from ..server.jobs.worker import WorkerSettings
 
     if stale_after <= heartbeat:
@@ -59,7 +62,7 @@ def worker_command(runs_db, datasets, **options) -> None:
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     settings = worker_settings(**options)
-    engine = load_engine(options["engine"])
+    engine = load_engine(options["engine"], options["api_key_env"])
     db = Database(runs_db)
 
     def locate(name: str):

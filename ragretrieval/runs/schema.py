@@ -159,6 +159,7 @@ evaluation_results = Table(
     Column("latency", Float),  # seconds
     Column("cost", Float),
     Column("error", Text),  # the question could not be answered (the evaluation goes on)
+    Column("answer_record", Text),  # JSON: the engine's whole record of the answer, from which the stored run is made
     *_stamps(),
     UniqueConstraint("evaluation_id", "question_id", name="uq_rr_evaluation_results_question"),
     Index("ix_rr_evaluation_results_page", "evaluation_id", "state", "position"),

@@ -62,7 +62,8 @@ def create_app(settings: ServeSettings = ServeSettings(), engine: Engine | None 
             except Invalid:
                 return None
 
-        worker = Worker(db, engine or load_engine(settings.engine), settings.worker_settings, locate)
+        engine = engine or load_engine(settings.engine, settings.api_key_env)
+        worker = Worker(db, engine, settings.worker_settings, locate)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):

@@ -134,12 +134,11 @@ class EvaluationIn(_Input):
     @field_validator("generator")
     @classmethod
     def _generator(cls, value: str) -> str:
-        if value == "extractive" or (value.startswith("openai:") and len(value) > len("openai:")):
-            return value
+        """An http: URL is checked here like every URL field; the name itself against the generators' registry when
+        the evaluation is created (routes/evaluations.py)."""
         if value.startswith("http:"):
             plain_url(value[len("http:"):], "the generator's URL")
-            return value
-        raise ValueError(f"generator must be extractive, openai:<model> or http:<url>; got {value!r}")
+        return value
 
     @field_validator("base_url", "judge_base_url")
     @classmethod
@@ -157,8 +156,10 @@ class EvaluationIn(_Input):
     @field_validator("options")
     @classmethod
     def _no_secrets(cls, value: dict) -> dict:
+        """A name with a word such as key, apikey or token (not max_tokens) is refused with this reason; any other
+        unknown name is refused by the engine's options (jobs/options.py)."""
         for name in value:
-            if any(word in name.lower() for word in SECRET_WORDS):
+            if any(word in SECRET_WORDS or word.endswith(SECRET_WORDS) for word in re.split(r"[\W_]+", name.lower())):
                 raise ValueError(f"option {name!r} looks like a secret: API keys stay in the server's environment "
                                  "and are never stored")
         return value

@@ -30,7 +30,7 @@ class ServeSettings:
     worker: bool = True  # run a worker inside the server
     worker_settings: WorkerSettings = field(default_factory=WorkerSettings)
     engine: str | None = None  # module:function; None is the built-in engine
-    api_key_env: str = "OPENAI_API_KEY"  # where question generation finds its key
+    api_key_env: str = "OPENAI_API_KEY"  # where models' API keys are read (generation, the engine's generator, judges)
 
 
 def is_loopback(host: str) -> bool:

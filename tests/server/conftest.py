@@ -15,7 +15,9 @@ from ragretrieval.server.jobs.worker import WorkerSettings
 from .rag_service import RagService
 
 CORPUS = "dataset"  # the demo dataset's folder name: its corpus name under `datasets`
-FAST = WorkerSettings(threads=2, poll_interval=0.05, heartbeat_interval=0.2, stale_after=1.0, stop_grace=5.0)
+# a claim goes stale after 4 s without a heartbeat (every 0.2 s): short for the takeover tests, long enough that a
+# busy shared machine never makes a live worker look dead
+FAST = WorkerSettings(threads=2, poll_interval=0.05, heartbeat_interval=0.2, stale_after=4.0, stop_grace=5.0)
 
 
 @pytest.fixture(autouse=True)
@@ -125,5 +127,8 @@ def new_set(api: Api, n: int, prefix: str = "question", name: str = "set") -> di
 
 
 def new_evaluation(api: Api, set_id: str, url: str, name: str = "evaluation", **extra) -> dict:
-    body = {"name": name, "dataset": CORPUS, "question_set_id": set_id, "generator": f"http:{url}", **extra}
+    """An evaluation answered by the RAG service at `url` (the built-in engine's http: generator); a failed request
+    is not retried, so a test that makes the service fail does not wait for retries."""
+    body = {"name": name, "dataset": CORPUS, "question_set_id": set_id, "generator": f"http:{url}",
+            "options": {"generator_options": {"retries": 0}}, **extra}
     return api.post("/api/v1/evaluations", body, expect=201)

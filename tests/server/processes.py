@@ -1,5 +1,5 @@
-"""`ragretrieval serve` and `ragretrieval worker` as real processes, with the test engine (http_engine.py) and short
-heartbeats, for the tests that kill them."""
+"""`ragretrieval serve` and `ragretrieval worker` as real processes, with the built-in engine and short heartbeats, for
+the tests that kill them."""
 
 from __future__ import annotations
 
@@ -14,8 +14,7 @@ import urllib.request
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parents[1]
-ENGINE = "server.http_engine:prepare"
-FAST_OPTIONS = ["--heartbeat", "0.3", "--stale-after", "2", "--poll", "0.1"]
+FAST_OPTIONS = ["--heartbeat", "0.3", "--stale-after", "4", "--poll", "0.1"]  # see conftest.FAST
 
 
 def free_port() -> int:
@@ -63,7 +62,7 @@ class Server(Process):
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         super().__init__(["serve", "--port", str(self.port), "--runs-db", runs_db, "--datasets", str(datasets),
-                          "--engine", ENGINE, *FAST_OPTIONS, *extra], log, env)
+                          *FAST_OPTIONS, *extra], log, env)
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             if self.popen.poll() is not None:
@@ -80,5 +79,4 @@ class Server(Process):
 
 class Worker(Process):
     def __init__(self, runs_db: str, datasets: Path, log: Path, *extra: str):
-        super().__init__(["worker", "--runs-db", runs_db, "--datasets", str(datasets), "--engine", ENGINE,
-                          *FAST_OPTIONS, *extra], log)
+        super().__init__(["worker", "--runs-db", runs_db, "--datasets", str(datasets), *FAST_OPTIONS, *extra], log)

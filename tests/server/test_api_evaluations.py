@@ -32,15 +32,15 @@ def answer_all(db_url: str, scores: list[float | None]) -> None:
 
 def test_an_evaluation_starts_pending_with_one_work_item_per_question(api):
     question_set = new_set(api, 3)
-    created = new_evaluation(api, question_set["id"], URL, name="first", retriever="bm25", judge="score5",
-                             judge_model="gpt-4o-mini", judge_base_url="http://127.0.0.1:1/v1",
-                             options={"context_k": 5})
+    created = new_evaluation(api, question_set["id"], URL, name="first", retriever="bm25",
+                             options={"context_k": 3, "max_tokens": 200})
     assert created["id"].startswith("eval_")
     expected = {"name": "first", "status": "PENDING", "progress": 0, "total_questions": 3, "completed_questions": 0,
                 "average_score": None, "error": None, "dataset": CORPUS, "question_set_id": question_set["id"],
-                "generator": f"http:{URL}", "base_url": None, "retriever": "bm25", "judge": "score5",
-                "judge_model": "gpt-4o-mini", "judge_base_url": "http://127.0.0.1:1/v1",
-                "options": {"context_k": 5}, "run_id": None, "started_at": None, "finished_at": None}
+                "generator": f"http:{URL}", "base_url": None, "retriever": "bm25", "judge": None,
+                "judge_model": None, "judge_base_url": None,
+                "options": {"context_k": 3, "max_tokens": 200}, "run_id": None, "started_at": None,
+                "finished_at": None}
     assert {k: created[k] for k in expected} == expected
     shown = api.get(f"/api/v1/evaluations/{created['id']}")
     assert shown["results"] == [] and shown["results_total"] == 0 and shown["summary"]["pending"] == 3
@@ -51,7 +51,15 @@ def test_an_evaluation_starts_pending_with_one_work_item_per_question(api):
     ({"dataset": "missing"}, 400, "no corpus 'missing'"),
     ({"question_set_id": "qs_missing"}, 404, "no question set 'qs_missing'"),
     ({"retriever": "nope"}, 400, "unknown retriever 'nope'; known: "),
-    ({"generator": "gpt-4"}, 422, "generator must be extractive, openai:<model> or http:<url>"),
+    ({"generator": "gpt-4"}, 400, "generator: unknown generator 'gpt-4'; known: extractive, "),
+    ({"generator": "openai:"}, 400, "generator: unknown generator 'openai:'"),
+    ({"generator": "file:/etc/passwd"}, 400, "generator file: reads answers from a file on the server"),
+    ({"judge": "score5"}, 400, "judge: this ragretrieval has no LLM judges yet"),
+    ({"options": {"context_k": 0}}, 400, "options.context_k: Input should be greater than or equal to 1"),
+    ({"options": {"frobnicate": 1}}, 400, "options.frobnicate: Extra inputs are not permitted"),
+    ({"options": {"lemmatizer": "fst:/etc/passwd"}}, 400, "fst: reads files on the server"),
+    ({"options": {"generator_options": {"header.X": "${OPENAI_API_KEY}"}}}, 400, "'header.X' is not allowed here"),
+    ({"options": {"generator_options": {"request": "messages"}}}, 400, "only an http: generator takes them"),
     ({"generator": "http:ftp://x"}, 422, "must be an http:// or https:// URL"),
     ({"base_url": "https://user:secret@api.example.com/v1"}, 422, "must not carry credentials"),
     ({"options": {"openai_api_key": "sk-1"}}, 422, "looks like a secret"),

@@ -1,7 +1,8 @@
 """The pages as a person uses them, in Debian's headless Chromium driven by playwright, against `ragretrieval serve`
-running as a process: type a question set, import a CSV, generate questions with a model, start an evaluation and
-watch it reach 100 %, pause and resume one from the list, open the detail page; and `<script>` in a question and in
-an answer stays text.
+running as a process with its built-in engine: type a question set, import a CSV, evaluate it with the extractive
+baseline (no model, no network) and watch it reach 100 %, open every card; open a corpus's questions as a set and
+evaluate it with a model (the OpenAI-compatible test server); generate questions with that model; pause and resume
+an evaluation answered by a RAG service from the list; and `<script>` in a question and in an answer stays text.
 
 With ``RAGRETRIEVAL_SCREENSHOTS=DIR`` the tests also save the screenshots docs/web.md shows.
 """
@@ -17,7 +18,7 @@ import httpx
 import pytest
 from llm.conftest import good_reply
 
-from ragretrieval.testing.chat_server import ChatServer
+from ragretrieval.testing.chat_server import DOCUMENT, ChatServer, Reply
 
 from .conftest import Api, new_evaluation, new_set, wait_for
 from .processes import Server, environment
@@ -38,16 +39,22 @@ pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists() or shutil.which("chr
 
 
 def respond(request: dict) -> dict:
-    """The default answer, with the question echoed into the answer and the reasoning (the XSS test needs it)."""
+    """The default answer, with the question echoed into its source too (the XSS test needs it)."""
     answer = default_respond(request)
-    answer["answer"] = f"answer to: {request['question']}"
-    answer["reasoning"] = f"{answer['reasoning']}; it asked: {request['question']}"
+    answer["retrieved_context"].append({"doc_uri": request["query"], "content": request["query"]})
     return answer
+
+
+def model_reply(request: dict) -> Reply:
+    """Questions about a document (the Generate dialog), else an answer citing the first two contexts."""
+    if DOCUMENT.search(request["messages"][-1]["content"]):
+        return good_reply(request)
+    return Reply("根据文档 [0]，做法见上 [1]。")
 
 
 @pytest.fixture(scope="module")
 def services():
-    with RagService(respond) as rag, ChatServer(good_reply) as model:
+    with RagService(respond) as rag, ChatServer(model_reply) as model:
         yield rag, model
 
 
@@ -95,10 +102,9 @@ def shot(page, name: str) -> None:
         page.screenshot(path=str(Path(SHOTS) / f"{name}.png"), full_page=True)
 
 
-def test_a_set_typed_and_imported_is_evaluated_to_100_percent(page, services):
+def test_a_set_typed_and_imported_is_evaluated_by_the_extractive_baseline(page):
     from playwright.sync_api import expect
 
-    rag, _ = services
     page.goto("/evaluations/question-sets/new")
     page.fill('input[name="name"]', "菜谱 <b>手写</b>")
     page.click("#add-row")
@@ -123,31 +129,65 @@ def test_a_set_typed_and_imported_is_evaluated_to_100_percent(page, services):
     assert rows.nth(2).locator("textarea.ground_truth").input_value() == "小火炖 40 分钟, 再大火收汁"
 
     page.click("text=Evaluate this set")
-    page.fill('input[name="name"]', "first evaluation")
-    page.check('input[name="system"][value="http"]')
-    page.fill('input[name="http_url"]', rag.url)
+    page.fill('input[name="name"]', "extractive baseline")
+    expect(page.locator('input[name="system"][value="extractive"]')).to_be_checked()  # the default: no model
+    expect(page.locator("#judges")).to_contain_text("no LLM judges yet")
     page.click('button[type="submit"]')
     page.wait_for_url(re.compile(r"/evaluations/eval_[0-9a-f]{16}$"))
-    expect(page.locator("#summary .percent")).to_have_text("100 %", timeout=60_000)
+    expect(page.locator("#summary .percent")).to_have_text("100 %", timeout=120_000)
     expect(page.locator("#summary .status")).to_have_text("COMPLETED")
+    expect(page.locator("#summary .average-label")).to_have_text("no judge score")
     expect(page.locator("#new-results")).to_be_visible()
     page.click("#new-results a")
+    expect(page.locator("#summary")).to_contain_text("Stored run")
     cards = page.locator("article.card")
     expect(cards).to_have_count(5)
+    for number, (question, truth) in enumerate([("宫保鸡丁放什么辣椒？", "干辣椒"), ("为什么要先腌肉？", "–"),
+                                                ("红烧肉要炖多久？", "小火炖 40 分钟, 再大火收汁"),
+                                                ("Why brown the sugar first, before the meat?", None),
+                                                ("没有类型的问题", "–")]):
+        card = cards.nth(number)
+        expect(card.locator(".question")).to_have_text(question)
+        if truth:
+            expect(card.locator(".truth .text")).to_have_text(truth)
+        expect(card.locator(".answer .text")).not_to_have_text("–")  # sentences of the contexts, or the refusal
+        expect(card.locator(".score")).to_have_count(0)  # no judge: no score shown, not a zero
+        expect(card.locator("details.sources summary")).to_have_text(re.compile(r"^Sources \(5(, \d cited)?\)$"))
+        expect(card.locator("footer")).to_contain_text(" s")  # its latency
     first = cards.nth(0)
-    expect(first.locator(".question")).to_have_text("宫保鸡丁放什么辣椒？")
-    expect(first.locator(".truth .text")).to_have_text("干辣椒")
-    expect(first.locator(".answer .text")).to_have_text("answer to: 宫保鸡丁放什么辣椒？")
-    expect(first.locator(".score")).to_have_text(str(len("宫保鸡丁放什么辣椒？") % 5 + 1))
-    expect(first.locator(".reasoning")).to_contain_text("scored")
-    expect(first.locator("ul.checks li.pass")).to_have_text("answered yes")
+    expect(first.locator(".answer .text")).to_contain_text("[0]")  # it cites the contexts it quotes
     first.locator("details.sources summary").click()
-    expect(first.locator("details.sources li")).to_contain_text("meat_dish/红烧肉.md 红烧肉")
+    expect(first.locator("details.sources li.cited").first).to_contain_text("cited")
+    expect(page.locator("#score-filter")).to_have_count(0)
+    assert page.errors == []
+
+
+def test_a_corpus_s_questions_answered_by_a_model(page, services):
+    from playwright.sync_api import expect
+
+    _, model = services
+    page.goto("/evaluations/question-sets")
+    page.locator("button", has_text="Open questions as a set").first.click()
+    page.wait_for_url(re.compile(r"/evaluations/question-sets/qs_[0-9a-f]{16}"))
+    page.click("text=Evaluate this set")
+    page.fill('input[name="name"]', "model with bm25")
+    page.check('input[name="system"][value="openai"]')
+    page.fill('input[name="openai_model"]', "test-model")
+    page.fill('input[name="base_url"]', model.url)
+    page.select_option('select[name="retriever"]', "bm25")
+    page.click('button[type="submit"]')
+    page.wait_for_url(re.compile(r"/evaluations/eval_[0-9a-f]{16}$"))
+    expect(page.locator("#summary .status")).to_have_text("COMPLETED", timeout=120_000)
+    page.reload()
+    cards = page.locator("article.card")
+    expect(cards.first.locator(".answer .text")).to_have_text("根据文档 [0]，做法见上 [1]。")
+    expect(cards.first.locator("ul.checks li", has_text="cite_f1")).to_have_count(1)  # its relevant documents
+    expect(cards.first.locator("footer")).to_contain_text("tokens")
+    expect(page.locator("table.means.grid[data-level=\"doc\"] td[title=\"doc/recall@5\"]")).to_have_count(1)
+    expect(page.locator("#summary")).to_contain_text("Stored run")
+    cards.first.locator("details.sources summary").click()
+    expect(cards.first.locator("details.sources li.cited")).to_have_count(2)
     shot(page, "evaluation-detail")
-    five = page.locator("#score-filter a", has_text=re.compile(r"^5 \("))
-    count = int(re.search(r"\((\d+)\)", five.inner_text()).group(1))
-    five.click()
-    expect(cards).to_have_count(count)
     assert page.errors == []
 
 
@@ -202,8 +242,8 @@ def test_script_in_a_question_and_an_answer_stays_text(page, api, services):
     page.goto(f"/evaluations/{eval_id}")
     card = page.locator("article.card").first
     expect(card.locator(".question")).to_have_text(EVIL)
-    expect(card.locator(".answer .text")).to_have_text(f"answer to: {EVIL}")
-    expect(card.locator(".reasoning .text")).to_contain_text(EVIL)
+    expect(card.locator(".answer .text")).to_have_text(f"answer to: {EVIL} [0]")
+    expect(card.locator("details.sources li").nth(1)).to_contain_text(EVIL)
     page.goto(f"/evaluations/question-sets/{question_set['id']}")
     assert page.locator("textarea.question_text").input_value() == EVIL
     assert page.evaluate("window.__xss") is None and page.errors == []

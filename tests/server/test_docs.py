@@ -8,6 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
+
+from ragretrieval.cli import main
 
 from .processes import Server
 
@@ -15,8 +18,8 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "web.md"
 MARK = "<!-- runs in tests/server/test_docs.py -->"
 
 
-def examples(language: str) -> list[str]:
-    return re.findall(re.escape(MARK) + rf"\n```{language}\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
+def examples(language: str, mark: str = MARK) -> list[str]:
+    return re.findall(re.escape(mark) + rf"\n```{language}\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +46,23 @@ def test_the_python_example_runs(server):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("{'finished': 0, 'pending': ")
+
+
+def test_the_example_that_runs_to_the_end_stores_a_run(tmp_path, datasets):
+    (code,) = examples("python", "<!-- runs to the end in tests/server/test_docs.py -->")
+    runs_db = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+    server = Server(runs_db, datasets, tmp_path / "serve.log")
+    try:
+        done = subprocess.run([sys.executable, "-c", code.replace("http://127.0.0.1:8000", server.url)],
+                              capture_output=True, text=True, timeout=300)
+    finally:
+        server.stop()
+    assert done.returncode == 0, done.stderr
+    status, run_id, recall = done.stdout.split()
+    assert status == "COMPLETED" and run_id.startswith("r-") and 0 < float(recall) <= 1
+    report = CliRunner().invoke(main, ["report", "bm25 floor, k=3", "--runs-db", runs_db, "--html",
+                                       str(tmp_path / "floor.html")])
+    assert report.exit_code == 0, report.output
 
 
 def test_the_engine_example_answers_an_evaluation(tmp_path, monkeypatch, api, db_url, datasets):

@@ -12,11 +12,13 @@ from fastapi.testclient import TestClient
 from ragretrieval.cli import main
 from ragretrieval.server.db import Database
 from ragretrieval.server.jobs import claims
-from ragretrieval.server.jobs.engine import QuestionResult
+from ragretrieval.server.jobs.engine import QuestionResult, load_engine
+from ragretrieval.server.jobs.worker import Worker
 from ragretrieval.server.security import session_value
 from ragretrieval.server.settings import ServeError, ServeSettings, check_bind
+from ragretrieval.testing.chat_server import ChatServer, Reply
 
-from .conftest import CORPUS, Api, new_evaluation, new_set
+from .conftest import CORPUS, FAST, Api, new_evaluation, new_set, wait_for
 
 TOKEN = "a-long-enough-token-0123456789"
 KEY = "sk-test-NEVER-STORE-ME-5d2e"
@@ -160,15 +162,30 @@ def test_a_non_loopback_bind_needs_a_token(tmp_path):
     assert bad.exit_code == 2 and "must be longer than --heartbeat" in bad.output
 
 
-def test_api_keys_reach_no_page_and_no_row(make_client, db_url, monkeypatch, rag_service):
+def test_api_keys_reach_no_page_and_no_row(make_client, db_url, datasets, monkeypatch, tmp_path):
+    """An evaluation answered by a model with the server's key: the key goes to the model, and nowhere else (pages,
+    the API, the result rows, the stored run)."""
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("RAGRETRIEVAL_CACHE_DIR", str(tmp_path / "cache"))
     api = Api(make_client())
     question_set = new_set(api, 2)
-    created = api.post("/api/v1/evaluations", {
-        "name": "model", "dataset": CORPUS, "question_set_id": question_set["id"], "generator": "openai:gpt-4o-mini",
-        "base_url": "http://127.0.0.1:9/v1", "judge": "score5", "judge_model": "gpt-4o-mini"}, expect=201)
+    with ChatServer(lambda request: Reply("An answer [0].")) as model:
+        created = api.post("/api/v1/evaluations", {
+            "name": "model", "dataset": CORPUS, "question_set_id": question_set["id"],
+            "generator": "openai:test-model", "base_url": model.url}, expect=201)
+        db = Database(db_url)
+        worker = Worker(db, load_engine(None), FAST, locate=lambda name: str(datasets / name))
+        worker.start()
+        try:
+            done = wait_for(lambda: (e := api.get(f"/api/v1/evaluations/{created['id']}"))["status"] == "COMPLETED"
+                            and e, what="COMPLETED")
+        finally:
+            worker.stop()
+            db.close()
+    assert model.authorizations == [f"Bearer {KEY}"] * 2 and done["run_id"]
     texts = [api.client.get(p).text for p in ("/evaluations/list", f"/evaluations/{created['id']}", "/evaluations/new",
-                                              f"/evaluations/question-sets/{question_set['id']}", "/openapi.json")]
+                                              f"/evaluations/question-sets/{question_set['id']}", "/openapi.json",
+                                              f"/api/v1/evaluations/{created['id']}")]
     assert all(KEY not in text for text in texts)
     if db_url.startswith("sqlite"):
         folder = Path(db_url.removeprefix("sqlite:///")).parent
@@ -178,7 +195,8 @@ def test_api_keys_reach_no_page_and_no_row(make_client, db_url, monkeypatch, rag
         import psycopg
 
         with psycopg.connect(db_url.replace("+psycopg", "")) as conn:
-            for table in ("rr_evaluations", "rr_evaluation_results", "rr_question_sets", "rr_questions"):
+            for table in ("rr_evaluations", "rr_evaluation_results", "rr_question_sets", "rr_questions", "rr_runs",
+                          "rr_run_reports"):
                 rows = conn.execute(f"SELECT * FROM {table}").fetchall()
                 assert rows and KEY not in repr(rows), table
 

@@ -12,18 +12,24 @@ one worker, which moves the row's ``heartbeat`` every few seconds while it works
   worker that was taken over, or whose evaluation was deleted, writes nothing. With the unique constraint on
   (evaluation, question), a question is stored once.
 - **Heartbeat** (`heartbeat`): one statement for all of a worker's claims, on the database's clock.
+- **Completion**: the transaction that stores an evaluation's last result also marks it COMPLETED and, through the
+  worker's `complete` callback, stores its answer run (stored_run.py), so the run exists exactly when the
+  evaluation completed, and a worker that dies before committing leaves its question to be taken over.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import partial
+from typing import Callable
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import and_, or_, select, update
 from sqlalchemy.engine import Connection
 
 from ...runs.schema import evaluation_results, evaluations
 from ..db import Database, utc_now
+from ..store.summary import recount
 from .engine import EvaluationSettings, QuestionItem, QuestionResult
 
 E, R = evaluations.c, evaluation_results.c
@@ -37,17 +43,28 @@ class Claim:
     question: QuestionItem
 
 
-def _settings(row, dataset_path) -> EvaluationSettings:
+def _settings(row, dataset_path, questions) -> EvaluationSettings:
     return EvaluationSettings(
         id=row.id, name=row.name, dataset=row.dataset, dataset_path=dataset_path, question_set_id=row.question_set_id,
         generator=row.generator, base_url=row.base_url, retriever=row.retriever, judge=row.judge,
-        judge_model=row.judge_model, judge_base_url=row.judge_base_url, options=json.loads(row.options or "{}"))
+        judge_model=row.judge_model, judge_base_url=row.judge_base_url, options=json.loads(row.options or "{}"),
+        questions=questions)
 
 
 def _question(row) -> QuestionItem:
     return QuestionItem(question_id=row.question_id, position=row.position, question_type=row.question_type,
                         question_text=row.question_text, ground_truth=row.ground_truth,
                         source_record=json.loads(row.source_record) if row.source_record else None)
+
+
+QUESTION_COLUMNS = (R.question_id, R.position, R.question_type, R.question_text, R.ground_truth, R.source_record)
+
+
+def questions_of(db: Database, eval_id: str) -> list[QuestionItem]:
+    """Every question of the evaluation, in order, as it was when the evaluation was created."""
+    with db.read() as conn:
+        rows = conn.execute(select(*QUESTION_COLUMNS).where(R.evaluation_id == eval_id).order_by(R.position)).all()
+    return [_question(row) for row in rows]
 
 
 def claim(db: Database, worker: str, stale_after: float, locate=lambda name: None) -> Claim | None:
@@ -59,7 +76,7 @@ def claim(db: Database, worker: str, stale_after: float, locate=lambda name: Non
                                 .limit(100)).scalars().all()
         for eval_id in open_ids:
             claimable = or_(R.state == "PENDING", and_(R.state == "RUNNING", R.heartbeat < now - stale_after))
-            row = conn.execute(select(evaluation_results).where(R.evaluation_id == eval_id, claimable)
+            row = conn.execute(select(R.id, R.attempts, *QUESTION_COLUMNS).where(R.evaluation_id == eval_id, claimable)
                                .order_by(R.position).limit(1).with_for_update(skip_locked=True)).first()
             if row is None:
                 continue
@@ -70,7 +87,8 @@ def claim(db: Database, worker: str, stale_after: float, locate=lambda name: Non
                 state="RUNNING", worker=worker, heartbeat=now, attempts=row.attempts + 1))
             if evaluation.status == "PENDING":
                 _mark_running(conn, eval_id)
-            return Claim(row.id, _settings(evaluation, locate(evaluation.dataset)), _question(row))
+            settings = _settings(evaluation, locate(evaluation.dataset), partial(questions_of, db, eval_id))
+            return Claim(row.id, settings, _question(row))
     return None
 
 
@@ -97,9 +115,12 @@ def _lock_evaluation(conn: Connection, eval_id: str):
                         .with_for_update()).first()
 
 
-def finish(db: Database, claim: Claim, worker: str, result: QuestionResult) -> str | None:
+def finish(db: Database, claim: Claim, worker: str, result: QuestionResult,
+           complete: Callable[[Connection], dict] | None = None) -> str | None:
     """Store the result if `worker` still holds the claim; the evaluation's status after it, or None when the claim
-    was lost (taken over after a stale heartbeat, released, or the evaluation deleted): nothing is written then."""
+    was lost (taken over after a stale heartbeat, released, or the evaluation deleted): nothing is written then.
+    When this result completes the evaluation, `complete(conn)` runs in the same transaction and gives more values
+    for the evaluation's row (``run_id``, or an ``error``)."""
     stamp = utc_now()
     with db.write() as conn:
         evaluation = _lock_evaluation(conn, claim.evaluation.id)
@@ -109,22 +130,23 @@ def finish(db: Database, claim: Claim, worker: str, result: QuestionResult) -> s
         values["rag_answer_sources"] = json.dumps(values["rag_answer_sources"], ensure_ascii=False)
         values["checks"] = json.dumps(values["checks"], ensure_ascii=False)
         values["metrics"] = json.dumps(values["metrics"], ensure_ascii=False)
+        if values["answer_record"] is not None:
+            values["answer_record"] = json.dumps(values["answer_record"], ensure_ascii=False)
         stored = conn.execute(update(evaluation_results).where(
             R.id == claim.result_id, R.worker == worker, R.state == "RUNNING"
         ).values(state="DONE", heartbeat=None, gmt_updated=stamp, **values)).rowcount  # `worker` stays: who answered
         if stored != 1:
             return None
-        done, average = conn.execute(select(func.count(), func.avg(R.llm_judge_score)).where(
-            R.evaluation_id == claim.evaluation.id, R.state == "DONE")).one()
-        status = "COMPLETED" if done >= evaluation.total_questions else evaluation.status
-        progress = done * 100 // evaluation.total_questions
+        counters = recount(conn, claim.evaluation.id, evaluation.total_questions)
+        status = "COMPLETED" if counters["completed_questions"] >= evaluation.total_questions else evaluation.status
         extra = {"finished_at": stamp, "error": None} if status == "COMPLETED" else {}
+        if status == "COMPLETED" and complete is not None:
+            extra.update(complete(conn))
         if evaluation.status == "PENDING":  # its claim could not mark it (jobs/claims.py `_mark_running`)
             status = "RUNNING" if status == "PENDING" else status
             extra["started_at"] = evaluation.started_at or stamp
         conn.execute(update(evaluations).where(E.id == claim.evaluation.id).values(
-            completed_questions=done, progress=progress, average_score=average, status=status, gmt_updated=stamp,
-            **extra))
+            **counters, status=status, gmt_updated=stamp, **extra))
         return status
 
 

@@ -8,8 +8,13 @@ row. A question the engine could not answer but the evaluation can go on without
 exception means the evaluation cannot go on: it becomes FAILED with that message, the question goes back to the work
 list, and a resume tries it again.
 
-`load_engine` picks the engine: ``None`` is the built-in one, ``"module:function"`` any other (``serve --engine``,
-``worker --engine``, or ``$RAGRETRIEVAL_SERVE_ENGINE``; the tests use one that asks a small HTTP service).
+A runner may also have ``report(records, timings)``: given every question's ``answer_record`` in question order, the
+run to store in the runs history (an `AnswerReport`). The worker that stores the last result calls it, in the same
+transaction, so a completed evaluation has its run (``run_id``) or none was ever stored.
+
+`load_engine` picks the engine: ``None`` is the built-in one (`answer_engine.AnswerEngine`: the answer session of
+`ragretrieval answer`), ``"module:function"`` any other (``serve --engine``, ``worker --engine``, or
+``$RAGRETRIEVAL_SERVE_ENGINE``).
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from __future__ import annotations
 import importlib
 import os
 from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import Callable, Protocol, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -29,6 +34,18 @@ ENGINE_VARIABLE = "RAGRETRIEVAL_SERVE_ENGINE"
 
 class EngineError(RagretrievalError):
     """An engine that cannot be loaded, or an evaluation it cannot run."""
+
+
+@dataclass(frozen=True)
+class QuestionItem:
+    """One question of the evaluation, as it was when the evaluation was created."""
+
+    question_id: str
+    position: int
+    question_type: str
+    question_text: str
+    ground_truth: str
+    source_record: dict | None = None  # the dataset's question record (relevance labels, checks), when known
 
 
 @dataclass(frozen=True)
@@ -48,18 +65,8 @@ class EvaluationSettings:
     judge_model: str | None = None
     judge_base_url: str | None = None
     options: dict = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class QuestionItem:
-    """One question of the evaluation, as it was when the evaluation was created."""
-
-    question_id: str
-    position: int
-    question_type: str
-    question_text: str
-    ground_truth: str
-    source_record: dict | None = None  # the dataset's question record (relevance labels, checks), when known
+    # every question of the evaluation, read when called (an engine that prepares for all of them at once)
+    questions: Callable[[], Sequence[QuestionItem]] = field(default=tuple, compare=False, repr=False)
 
 
 class QuestionResult(BaseModel):
@@ -77,6 +84,7 @@ class QuestionResult(BaseModel):
     latency: float | None = None  # seconds
     cost: float | None = None
     error: str | None = None  # set when this question could not be answered (the evaluation goes on)
+    answer_record: dict | None = None  # the engine's whole record (an AnsweredQuestion), for `report`; not shown
 
 
 class QuestionRunner(Protocol):
@@ -88,17 +96,14 @@ class QuestionRunner(Protocol):
 Engine = Callable[[EvaluationSettings, StopToken], QuestionRunner]
 
 
-def builtin_engine(evaluation: EvaluationSettings, stop: StopToken) -> QuestionRunner:
-    """The engine of `ragretrieval answer` is not part of this build yet: every evaluation fails with this message."""
-    raise EngineError("this ragretrieval has no answer engine yet (it comes with `ragretrieval answer`); start the "
-                      "server with --engine MODULE:FUNCTION to use your own (docs/web.md)")
-
-
-def load_engine(spec: str | None = None) -> Engine:
-    """The engine named by `spec` (``module:function``), else by ``$RAGRETRIEVAL_SERVE_ENGINE``, else the built-in."""
+def load_engine(spec: str | None = None, api_key_env: str = "OPENAI_API_KEY") -> Engine:
+    """The engine named by `spec` (``module:function``), else by ``$RAGRETRIEVAL_SERVE_ENGINE``, else the built-in
+    one, which reads model API keys from the environment variable `api_key_env`."""
     spec = spec or os.environ.get(ENGINE_VARIABLE) or None
     if spec is None:
-        return builtin_engine
+        from .answer_engine import AnswerEngine
+
+        return AnswerEngine(api_key_env)
     module, _, attribute = spec.partition(":")
     if not module or not attribute:
         raise EngineError(f"engine {spec!r} must be written module:function")

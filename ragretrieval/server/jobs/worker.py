@@ -21,8 +21,9 @@ from ...errors import RagretrievalError
 from ...work.stop import Stopped, StopToken
 from ..db import Database
 from . import claims
-from .engine import Engine
+from .engine import Engine, EvaluationSettings
 from .runners import Runners
+from .stored_run import store_run
 
 log = logging.getLogger("ragretrieval.server.jobs")
 
@@ -108,21 +109,41 @@ class Worker:
             with self.runners.use(evaluation) as runner:
                 where = f"question {question.position + 1} ({question.question_id})"
                 result = runner.run(question)
+                where = None  # answered: what fails from here is the database, not the engine
+                status = claims.finish(self.db, claim, self.id, result, self._completion(evaluation, runner))
         except Stopped:  # the worker is stopping: the question goes back to the list, the evaluation goes on
             claims.release(self.db, self.id, claim.result_id)
             return
         except Exception as error:
+            if where is None:
+                raise
             claims.release(self.db, self.id, claim.result_id)
             claims.fail(self.db, evaluation.id, f"{where}: {describe(error)}")
             log.warning("evaluation %s failed: %s: %s", evaluation.id, where, describe(error))
             self.runners.retire(evaluation.id)
             return
-        status = claims.finish(self.db, claim, self.id, result)
         if status is None:
             log.info("worker %s: question %s of %s was taken over or deleted; its answer is dropped", self.id,
                      question.question_id, evaluation.id)
         if status != "RUNNING" and not claims.is_open(self.db, evaluation.id):
             self.runners.retire(evaluation.id)
+
+    def _completion(self, evaluation: EvaluationSettings, runner):
+        """What the transaction that completes the evaluation also does: store its answer run, when the engine
+        makes one (a savepoint, so a run that cannot be stored leaves the evaluation COMPLETED with the reason)."""
+        if not hasattr(runner, "report"):
+            return None
+
+        def complete(conn) -> dict:
+            try:
+                with conn.begin_nested():
+                    return {"run_id": store_run(conn, self.db.history, evaluation, runner)}
+            except Exception as error:
+                log.exception("evaluation %s: storing its run failed", evaluation.id)
+                return {"error": f"every question is answered, but the run could not be stored in the runs "
+                                 f"history: {describe(error)}"}
+
+        return complete
 
     def _beat(self) -> None:
         while not self.stop_token.wait(self.settings.heartbeat_interval):

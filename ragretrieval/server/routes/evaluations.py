@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Query, Request
 
+from ..jobs.engine import EngineError
+from ..jobs.options import check_evaluation
 from ..schemas import STATUSES, EvaluationDetail, EvaluationIn, EvaluationOut, Page
 from ..store import Invalid
 from . import deps
@@ -21,20 +23,15 @@ def list_evaluations(request: Request, offset: int = Query(0, ge=0), limit: int 
     return Page(items=items, total=total, offset=offset, limit=limit)
 
 
-def check_retriever(name: str | None) -> None:
-    if name:
-        from ...retrieval.registry import available_retrievers
-
-        known = available_retrievers()
-        if name not in known:
-            raise Invalid(f"unknown retriever {name!r}; known: {', '.join(sorted(known))}")
-
-
 @router.post("", status_code=201, response_model=EvaluationOut)
 def create_evaluation(request: Request, body: EvaluationIn):
-    """A new evaluation, PENDING, with one work item per question of the set; a worker starts on it at once."""
+    """A new evaluation, PENDING, with one work item per question of the set; a worker starts on it at once. The
+    generator, retriever and judges are checked against ragretrieval's registries, `options` against the engine's."""
     deps.corpus(request, body.dataset)
-    check_retriever(body.retriever)
+    try:
+        check_evaluation(body.generator, body.retriever, body.judge, body.options)
+    except EngineError as error:
+        raise Invalid(str(error)) from None
     return deps.evaluations(request).create(body)
 
 

@@ -10,13 +10,13 @@ from fastapi.responses import RedirectResponse
 
 from ..corpora import find_corpora
 from ..generate import default_prompt
+from ..jobs.judging import available_judges
+from ..jobs.options import DEFAULT_RETRIEVER
 from ..schemas import QUESTION_TYPES, STATUSES
 from . import deps
 
 router = APIRouter(include_in_schema=False)
 LIST_PAGE, RESULTS_PAGE = 50, 20
-JUDGES = ("score5", "correctness", "groundedness", "relevance_to_query", "safety", "chunk_relevance",
-          "context_sufficiency")  # the judge names the answer engine knows (issue F2); shown as suggestions
 
 
 def render(request: Request, name: str, **context):
@@ -55,7 +55,8 @@ def evaluation_new(request: Request, question_set: str | None = None):
 
     sets, _ = deps.question_sets(request).list(0, 500)
     return render(request, "evaluation_new.html", corpora=find_corpora(deps.settings(request).datasets),
-                  sets=sets, chosen_set=question_set, retrievers=sorted(available_retrievers()), judges=JUDGES)
+                  sets=sets, chosen_set=question_set, retrievers=sorted(available_retrievers()),
+                  judges=available_judges(), default_retriever=DEFAULT_RETRIEVER)
 
 
 @router.get("/evaluations/question-sets")
@@ -85,6 +86,25 @@ def question_set_edit(request: Request, set_id: str):
     return _editor(request, deps.question_sets(request).get(set_id))
 
 
+def metric_grids(metrics: dict[str, float]) -> tuple[dict, dict]:
+    """Retrieval means named ``level/family@k`` as one grid per level (families by cutoffs), and any others."""
+    grids: dict[str, dict] = {}
+    others = {}
+    for name, value in metrics.items():
+        level, _, rest = name.partition("/")
+        family, _, k = rest.partition("@")
+        if not (level and family and k.isdigit()):
+            others[name] = value
+            continue
+        grid = grids.setdefault(level, {"ks": set(), "rows": {}})
+        grid["ks"].add(int(k))
+        grid["rows"].setdefault(family, {})[int(k)] = value
+    for grid in grids.values():
+        grid["ks"] = sorted(grid["ks"])
+    order = {"doc": 0, "chunk": 1}  # documents first, as `eval` prints them
+    return dict(sorted(grids.items(), key=lambda item: (order.get(item[0], 2), item[0]))), others
+
+
 @router.get("/evaluations/{eval_id}")
 def evaluation_detail(request: Request, eval_id: str, page: int = Query(1, ge=1), score: str | None = None):
     store = deps.evaluations(request)
@@ -94,4 +114,6 @@ def evaluation_detail(request: Request, eval_id: str, page: int = Query(1, ge=1)
         return found, found.results_total
 
     evaluation, where = paged(fetch, page, RESULTS_PAGE)
-    return render(request, "evaluation_detail.html", evaluation=evaluation, score=score or "", **where)
+    grids, other_metrics = metric_grids(evaluation.summary["metrics"])
+    return render(request, "evaluation_detail.html", evaluation=evaluation, score=score or "", grids=grids,
+                  other_metrics=other_metrics, **where)

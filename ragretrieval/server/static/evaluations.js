@@ -118,7 +118,7 @@ if (create) {
     event.preventDefault();
     const f = create.elements;
     const system = f.system.value;
-    const value = (name) => f[name].value.trim() || null;
+    const value = (name) => (f[name] ? f[name].value.trim() || null : null);  // judges: absent without any
     const generator = system === "openai" ? `openai:${value("openai_model") || "gpt-4o-mini"}`
       : system === "http" ? `http:${value("http_url") || ""}` : "extractive";
     const request = { name: value("name"), dataset: f.dataset.value, question_set_id: f.question_set_id.value,

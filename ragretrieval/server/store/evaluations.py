@@ -12,10 +12,13 @@ from ..db import Database, new_id, utc_now
 from ..schemas import EvaluationDetail, EvaluationIn, EvaluationOut, ResultOut
 from . import Conflict, Invalid, NotFound
 from .question_sets import QuestionSets
-from .summary import summarize
+from .summary import recount, summarize
 
 E, R = evaluations.c, evaluation_results.c
 DONE = "DONE"
+SHOWN = [column for column in evaluation_results.c if column.name != "answer_record"]  # the engine's record stays in
+RESULT_FIELDS = ("rag_answer", "rag_answer_sources", "llm_judge_score", "llm_judge_reasoning", "checks", "metrics",
+                 "input_tokens", "output_tokens", "latency", "cost", "error", "answer_record")
 
 
 def evaluation_out(row, **detail) -> EvaluationOut:
@@ -93,7 +96,7 @@ class Evaluations:
             row = conn.execute(select(evaluations).where(E.id == eval_id)).first()
             if row is None:
                 raise NotFound(f"no evaluation {eval_id!r}")
-            finished = select(evaluation_results).where(R.evaluation_id == eval_id, R.state == DONE)
+            finished = select(*SHOWN).where(R.evaluation_id == eval_id, R.state == DONE)
             total = select(func.count()).where(R.evaluation_id == eval_id, R.state == DONE)
             if condition is not None:
                 finished, total = finished.where(condition), total.where(condition)
@@ -116,12 +119,15 @@ class Evaluations:
         return self._move(eval_id, {"PENDING", "RUNNING"}, "PAUSED", "paused")
 
     def resume(self, eval_id: str) -> EvaluationOut:
-        """PAUSED or FAILED -> PENDING (nothing answered yet) or RUNNING: workers go on with the questions left."""
+        """PAUSED or FAILED -> PENDING (nothing answered yet) or RUNNING: workers go on with the questions left, and
+        ask again those whose answer failed."""
         return self._move(eval_id, {"PAUSED", "FAILED"}, None, "resumed")
 
     def _move(self, eval_id: str, sources: set[str], target: str | None, verb: str) -> EvaluationOut:
         with self.db.write() as conn:
             status, completed = self._lock(conn, eval_id)
+            if status in sources and target is None:
+                completed = self._ask_failed_again(conn, eval_id, completed)
             goal = target or ("RUNNING" if completed else "PENDING")
             if status in sources:
                 values = {"status": goal, "gmt_updated": utc_now()}
@@ -132,6 +138,20 @@ class Evaluations:
                 raise Conflict(f"evaluation {eval_id!r} is {status}; only a {' or '.join(sorted(sources))} "
                                f"evaluation can be {verb}")
             return evaluation_out(conn.execute(select(evaluations).where(E.id == eval_id)).one())
+
+    @staticmethod
+    def _ask_failed_again(conn, eval_id: str, completed: int) -> int:
+        """The finished questions stored with an error go back to the work list; how many stay finished."""
+        again = conn.execute(update(evaluation_results).where(
+            R.evaluation_id == eval_id, R.state == DONE, R.error.is_not(None)
+        ).values(state="PENDING", worker=None, heartbeat=None, gmt_updated=utc_now(),
+                 **{name: None for name in RESULT_FIELDS})).rowcount
+        if not again:
+            return completed
+        total = conn.execute(select(E.total_questions).where(E.id == eval_id)).scalar_one()
+        counters = recount(conn, eval_id, total)
+        conn.execute(update(evaluations).where(E.id == eval_id).values(**counters))
+        return counters["completed_questions"]
 
     @staticmethod
     def _lock(conn, eval_id: str):

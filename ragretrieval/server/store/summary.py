@@ -38,6 +38,14 @@ def _means(documents: list[str | None]) -> dict[str, float]:
     return {name: sum(values) / len(values) for name, values in sorted(sums.items())}
 
 
+def recount(conn: Connection, eval_id: str, total: int) -> dict:
+    """The evaluation's counters from its finished results: completed questions, progress in percent, average
+    judge score (what a worker writes after each result, and a resume after putting failed questions back)."""
+    done, average = conn.execute(select(func.count(), func.avg(R.llm_judge_score)).where(
+        R.evaluation_id == eval_id, R.state == "DONE")).one()
+    return {"completed_questions": done, "progress": done * 100 // total, "average_score": average}
+
+
 def summarize(conn: Connection, eval_id: str) -> dict:
     states = dict(conn.execute(select(R.state, func.count()).where(R.evaluation_id == eval_id)
                                .group_by(R.state)).all())
