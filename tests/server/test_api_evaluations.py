@@ -152,3 +152,24 @@ def test_pause_resume_and_delete_follow_the_status(api, db_url):
     api.get(f"/api/v1/evaluations/{eval_id}", expect=404)
     api.delete(f"/api/v1/evaluations/{eval_id}", expect=404)
     api.request("POST", "/api/v1/evaluations/eval_missing/pause", expect=404)
+
+
+def test_the_summary_means_count_numbers_booleans_and_verdicts_and_leave_out_the_rest():
+    from ragretrieval.server.store.summary import _means
+
+    documents = ['{"a": 1, "b": 0.5}', '{"a": 0, "b": 1.0}',  # the usual case: the same names, numbers
+                 '{"a": true, "b": {"value": 0, "reasoning": "no"}, "c": "text", "d": null}',
+                 '{"b": {"value": null, "error": "failed"}, "a": NaN, "e": [1]}', None, '{"c": false}']
+    assert _means(documents) == {"a": pytest.approx(2 / 3), "b": pytest.approx(1.5 / 3), "c": 0.0}
+
+
+def test_a_kept_summary_is_computed_again_when_a_result_comes_in(api, db_url):
+    question_set = new_set(api, 3)
+    eval_id = new_evaluation(api, question_set["id"], URL)["id"]
+    answer_all(db_url, [4])
+    assert api.get(f"/api/v1/evaluations/{eval_id}")["summary"]["finished"] == 1
+    assert api.get(f"/api/v1/evaluations/{eval_id}")["summary"]["checks"] == {"cite": 0.5, "include": 0}
+    answer_all(db_url, [2])
+    summary = api.get(f"/api/v1/evaluations/{eval_id}")["summary"]
+    assert summary["finished"] == 2 and summary["checks"] == {"cite": 0.5, "include": 0.5}
+    assert summary["scores"]["2"] == summary["scores"]["4"] == 1

@@ -12,13 +12,15 @@ from ..db import Database, new_id, utc_now
 from ..schemas import EvaluationDetail, EvaluationIn, EvaluationOut, ResultOut
 from . import Conflict, Invalid, NotFound
 from .question_sets import QuestionSets
-from .summary import recount, summarize
+from .summary import recount, summaries
 
 E, R = evaluations.c, evaluation_results.c
 DONE = "DONE"
-SHOWN = [column for column in evaluation_results.c if column.name != "answer_record"]  # the engine's record stays in
 RESULT_FIELDS = ("rag_answer", "rag_answer_sources", "llm_judge_score", "llm_judge_reasoning", "checks", "metrics",
-                 "input_tokens", "output_tokens", "latency", "cost", "error", "answer_record")
+                 "input_tokens", "output_tokens", "latency", "cost", "error")
+# what a result shows: not the engine's whole record (answer_record, kilobytes a row), which the page never reads
+SHOWN = [R.question_id, R.position, R.question_type, R.question_text, R.ground_truth,
+         *(getattr(R, name) for name in RESULT_FIELDS)]
 
 
 def evaluation_out(row, **detail) -> EvaluationOut:
@@ -102,7 +104,7 @@ class Evaluations:
                 finished, total = finished.where(condition), total.where(condition)
             results = [] if limit == 0 else [result_out(r) for r in conn.execute(
                 finished.order_by(R.position).offset(offset).limit(limit))]
-            summary = summarize(conn, eval_id)
+            summary = summaries.get(conn, row)
             return evaluation_out(row, results=results, results_total=conn.execute(total).scalar_one(),
                                   summary=summary, offset=offset, limit=limit)
 
@@ -145,7 +147,7 @@ class Evaluations:
         again = conn.execute(update(evaluation_results).where(
             R.evaluation_id == eval_id, R.state == DONE, R.error.is_not(None)
         ).values(state="PENDING", worker=None, heartbeat=None, gmt_updated=utc_now(),
-                 **{name: None for name in RESULT_FIELDS})).rowcount
+                 answer_record=None, **{name: None for name in RESULT_FIELDS})).rowcount
         if not again:
             return completed
         total = conn.execute(select(E.total_questions).where(E.id == eval_id)).scalar_one()
