@@ -96,10 +96,12 @@ def api(server):
     client.client.close()
 
 
-def shot(page, name: str) -> None:
+def shot(page, name: str, height: int | None = None) -> None:
+    """The page (its first `height` pixels when given) as docs/images/NAME.png, when screenshots are asked for."""
     if SHOTS:
         Path(SHOTS).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(SHOTS) / f"{name}.png"), full_page=True)
+        clip = {"x": 0, "y": 0, "width": page.viewport_size["width"], "height": height} if height else None
+        page.screenshot(path=str(Path(SHOTS) / f"{name}.png"), full_page=True, clip=clip)
 
 
 def test_a_set_typed_and_imported_is_evaluated_by_the_extractive_baseline(page):
@@ -187,7 +189,7 @@ def test_a_corpus_s_questions_answered_by_a_model(page, services):
     expect(page.locator("#summary")).to_contain_text("Stored run")
     cards.first.locator("details.sources summary").click()
     expect(cards.first.locator("details.sources li.cited")).to_have_count(2)
-    shot(page, "evaluation-detail")
+    shot(page, "evaluation-detail", height=2400)
     assert page.errors == []
 
 
