@@ -20,11 +20,12 @@ transaction, so a completed evaluation has its run (``run_id``) or none was ever
 from __future__ import annotations
 
 import importlib
+import math
 import os
 from dataclasses import dataclass, field
 from typing import Callable, Protocol, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ...errors import RagretrievalError
 from ...work.stop import StopToken
@@ -85,6 +86,13 @@ class QuestionResult(BaseModel):
     cost: float | None = None
     error: str | None = None  # set when this question could not be answered (the evaluation goes on)
     answer_record: dict | None = None  # the engine's whole record (an AnsweredQuestion), for `report`; not shown
+
+    @field_validator("checks", "metrics")
+    @classmethod
+    def _finite(cls, values: dict) -> dict:
+        """NaN and infinities are no value to show or average (and not JSON): left out."""
+        return {name: value for name, value in values.items()
+                if not (isinstance(value, float) and not math.isfinite(value))}
 
 
 class QuestionRunner(Protocol):

@@ -19,7 +19,6 @@ The whole `AnsweredQuestion` is kept as ``answer_record``, from which the stored
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 
 from pydantic import ValidationError
@@ -70,10 +69,6 @@ def question_records(items: list[QuestionItem], documents) -> tuple[dict[str, Qu
     return records, notes
 
 
-def _finite(value) -> bool:
-    return isinstance(value, (int, float)) and math.isfinite(value)
-
-
 def sources(answered: AnsweredQuestion) -> list[dict]:
     """The contexts in the order the generator saw them, marked when cited, then cited positions beyond them."""
     cited = {citation.position for citation in answered.citations}
@@ -91,7 +86,7 @@ def sources(answered: AnsweredQuestion) -> list[dict]:
 def question_result(answered: AnsweredQuestion) -> QuestionResult:
     score, reasoning, checks = judge_fields(answered)
     metrics = {f"{level}/{name}": value for level, values in sorted(answered.metrics.items())
-               if level != ANSWER_LEVEL for name, value in values.items() if _finite(value)}
+               if level != ANSWER_LEVEL for name, value in values.items()}  # QuestionResult drops NaN
     tokens = answered.input_tokens or answered.output_tokens
     return QuestionResult(
         rag_answer=answered.answer if answered.error is None else None, rag_answer_sources=sources(answered),
