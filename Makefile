@@ -7,7 +7,7 @@ ADAPTERS := milvus qdrant chroma lancedb
 # System packages the test suite starts for real (PostgreSQL for the runs history, Chromium for the HTML report).
 SYSTEM_PACKAGES := postgresql chromium
 
-.PHONY: demo test system-deps clean
+.PHONY: demo test mutation system-deps clean
 
 $(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
@@ -43,5 +43,12 @@ test: $(VENV)/.test system-deps
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest -q
 
+# Mutation testing (docs/testing.md): not part of `make test`, it takes long. GROUPS="rollup chunking" runs only those;
+# MUTATION_OPTIONS="--keep" reuses the last run's verdicts, "--update-doc" refreshes the table in docs/testing.md.
+MUTMUT_VERSION := 3.8.1
+mutation: $(VENV)/.test
+	$(PIP) install -q mutmut==$(MUTMUT_VERSION)
+	$(PY) tests/mutation/run.py $(GROUPS) $(MUTATION_OPTIONS)
+
 clean:
-	rm -rf $(VENV) .demo
+	rm -rf $(VENV) .demo .mutation

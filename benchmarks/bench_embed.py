@@ -1,17 +1,30 @@
-"""How fast does each local embedder embed a real corpus cold, and what does it cost in retrieval quality?
+"""How fast does each local embedder embed a real corpus cold, what does it cost in retrieval quality, and what do
+fusion and reranking add on top?
 
-Every model embeds all HowToCook chunks (chunk size 300) and the file-name questions with an empty cache, in this
-one process, through the same `evaluate()` a cold `ragretrieval eval` runs; printed per model: embedding seconds,
-texts/s, the speed-up against the named baseline (fp32 m3e-small), and the document-level hit@1, hit@5, recall@5 and
-MRR@10 of the dense retrieval. A warm re-run (same cache) of each model is timed too: it must embed nothing.
+1. Models: every model embeds all HowToCook chunks (chunk size 300) and the file-name questions with an empty
+   cache, in this one process, through the same `evaluate()` a cold `ragretrieval eval` runs; printed per model:
+   texts embedded, embedding seconds, texts/s, the speed-up against the named baseline (fp32 m3e-small), the cold
+   and warm (same cache: must embed nothing) evaluation times, and the document-level hit@1, hit@5, recall@5 and
+   MRR@10 of the dense retrieval.
+2. Fused and reranked rows, on each model's warm cache: ``hybrid`` (BM25 + the model, rrf) and BM25 reranked by
+   ``embed:<model>`` (top 50); printed: the whole evaluation's time, the time of the fusion or rerank stage (the
+   extra time over the parts, the embeddings being cached), and the same metrics.
+3. Cold command lines (issue P's done-when): ``ragretrieval eval --model m3e-small`` and ``--model m3e-small@int8``,
+   each a fresh process with an empty cache, timed wall to wall in the same run of the benchmark; it checks that
+   int8 takes at most 1/2.5 of fp32's time with document recall@5 within 0.01.
 
-    python benchmarks/bench_embed.py                                   # m3e-small, m3e-small@int8 (+ e5-small-q4)
+    python benchmarks/bench_embed.py                                   # m3e-small, m3e-small@int8, e5-small-q4
     python benchmarks/bench_embed.py --corpus datasets/demo/dishes     # a quick smoke run
+    python benchmarks/bench_embed.py --model e5-small-q4 --no-cold-cli
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -20,12 +33,14 @@ from ragretrieval.data.corpus import load_corpus
 from ragretrieval.data.dataset import Dataset, Manifest
 from ragretrieval.data.filename_questions import filename_questions
 from ragretrieval.embedders import EmbeddingCache
-from ragretrieval.embedders.registry import families
 from ragretrieval.evaluation.pipeline import evaluate
 from ragretrieval.evaluation.report import EvalConfig
 
 BASELINE = "m3e-small"
-HOWTOCOOK = Path(__file__).resolve().parents[2] / "shared" / "data" / "howtocook"
+LOCAL_MODELS = (BASELINE, f"{BASELINE}@int8", "e5-small-q4")
+HOWTOCOOK = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "howtocook"
+CLI = [sys.executable, "-c", "from ragretrieval.cli import main; main()"]
+RERANK_DEPTH = 50
 
 
 def dataset_from(folder: Path) -> Dataset:
@@ -36,48 +51,101 @@ def dataset_from(folder: Path) -> Dataset:
     return Dataset(folder, tuple(corpus.documents), questions, manifest)
 
 
-def default_models() -> list[str]:
-    models = [BASELINE, f"{BASELINE}@int8"]
-    if any(f.matches("e5-small-q4") for f in families()):
-        models.append("e5-small-q4")
-    return models
-
-
-def run(dataset: Dataset, model: str, cache_dir: Path) -> dict:
-    config = EvalConfig(retriever="dense", model=model, chunk_size=300, ks=[1, 5, 10], granularity="doc")
-    started = time.perf_counter()
-    cold = evaluate(dataset, config, cache=EmbeddingCache(cache_dir), progress=False)
-    cold_total = time.perf_counter() - started
-    started = time.perf_counter()
-    warm = evaluate(dataset, config, cache=EmbeddingCache(cache_dir), progress=False)
-    means = cold.means["doc"]
-    return {"model": model, "texts": cold.embedded_texts, "embedding": cold.timings["embedding"],
-            "total": cold_total, "warm_total": time.perf_counter() - started, "warm_texts": warm.embedded_texts,
-            "hit@1": means["hit_rate@1"], "hit@5": means["hit_rate@5"], "recall@5": means["recall@5"],
+def metrics(report) -> dict:
+    means = report.means["doc"]
+    return {"hit@1": means["hit_rate@1"], "hit@5": means["hit_rate@5"], "recall@5": means["recall@5"],
             "mrr@10": means["mrr@10"]}
+
+
+def timed(dataset: Dataset, config: EvalConfig, cache_dir: Path):
+    started = time.perf_counter()
+    report = evaluate(dataset, config, cache=EmbeddingCache(cache_dir), progress=False)
+    return report, time.perf_counter() - started
+
+
+def run_model(dataset: Dataset, model: str, cache_dir: Path) -> tuple[dict, list[dict]]:
+    """The model's cold and warm rows, then the fused and reranked rows on its warm cache."""
+    config = EvalConfig(retriever="dense", model=model, chunk_size=300, ks=[1, 5, 10], granularity="doc")
+    cold, cold_total = timed(dataset, config, cache_dir)
+    warm, warm_total = timed(dataset, config, cache_dir)
+    row = {"model": model, "texts": cold.embedded_texts, "embedding": cold.timings["embedding"], "total": cold_total,
+           "warm_total": warm_total, "warm_texts": warm.embedded_texts, **metrics(cold)}
+    composite = []
+    for label, stage, settings in (
+            (f"hybrid: bm25 + {model} (rrf)", "fusion", dict(retriever="hybrid", model=model)),
+            (f"bm25 reranked by embed:{model} (top {RERANK_DEPTH})", "rerank",
+             dict(retriever="bm25", rerank={"name": f"embed:{model}", "depth": RERANK_DEPTH}))):
+        report, total = timed(dataset, EvalConfig(**settings, chunk_size=300, ks=[1, 5, 10], granularity="doc"),
+                              cache_dir)
+        composite.append({"row": label, "total": total, "stage": stage, "extra": report.timings[stage],
+                          "texts": report.embedded_texts, **metrics(report)})
+    return row, composite
+
+
+def cold_cli(corpus: Path) -> dict:
+    """Wall time and document recall@5 of a cold `ragretrieval eval` of fp32 and int8 m3e-small, fresh caches."""
+    found = {}
+    with tempfile.TemporaryDirectory(prefix="ragretrieval-bench-embed-") as tmp:
+        tmp = Path(tmp)
+        base_env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+        subprocess.run([*CLI, "build-dataset", str(corpus), "--out", str(tmp / "dataset")], env=base_env, check=True,
+                       stdout=subprocess.DEVNULL)
+        for model in (BASELINE, f"{BASELINE}@int8"):
+            env = {**base_env, "RAGRETRIEVAL_CACHE_DIR": str(tmp / f"cache-{model}")}
+            out = tmp / f"{model}.json"
+            started = time.perf_counter()
+            subprocess.run([*CLI, "eval", "--dataset", str(tmp / "dataset"), "--model", model, "--no-progress",
+                            "--no-save", "--granularity", "doc", "--out", str(out)], env=env, check=True,
+                           stdout=subprocess.DEVNULL)
+            report = json.loads(out.read_text(encoding="utf-8"))
+            found[model] = (time.perf_counter() - started, report["means"]["doc"]["recall@5"])
+    return found
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=HOWTOCOOK / "dishes")
-    parser.add_argument("--model", action="append", help="repeatable; default: the local models")
+    parser.add_argument("--model", action="append", help=f"repeatable; default: {', '.join(LOCAL_MODELS)}")
+    parser.add_argument("--no-cold-cli", action="store_true", help="skip part 3 (cold command lines, fp32 vs int8)")
     args = parser.parse_args()
+    if not args.corpus.is_dir():
+        sys.exit(f"{args.corpus}: corpus folder not found (pass --corpus DIR)")
     dataset = dataset_from(args.corpus)
-    print(f"{args.corpus}: {len(dataset.documents)} documents, {len(dataset.questions)} questions")
-    rows = []
-    for model in args.model or default_models():
+    print(f"{args.corpus}: {len(dataset.documents)} documents, {len(dataset.questions)} questions; "
+          f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    rows, composite = [], []
+    for model in args.model or LOCAL_MODELS:
         with tempfile.TemporaryDirectory() as cache_dir:
-            rows.append(run(dataset, model, Path(cache_dir)))
-        print(f"  {model}: {rows[-1]['embedding']:.1f}s", flush=True)
+            row, more = run_model(dataset, model, Path(cache_dir))
+        rows.append(row)
+        composite += more
+        print(f"  {model}: {row['embedding']:.1f}s embedding", flush=True)
+
     base = next((r for r in rows if r["model"] == BASELINE), rows[0])
     print(f"\n| model | texts | embedding s | texts/s | speed-up vs {base['model']} | cold eval s | warm eval s "
           "(texts embedded) | hit@1 | hit@5 | recall@5 | MRR@10 |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['model']} | {r['texts']} | {r['embedding']:.1f} | {r['texts'] / r['embedding']:.0f} | "
+        print(f"| {r['model']} | {r['texts']} | {r['embedding']:.1f} | {r['texts'] / r['embedding']:.1f} | "
               f"{base['embedding'] / r['embedding']:.2f}x | {r['total']:.1f} | {r['warm_total']:.2f} "
               f"({r['warm_texts']}) | {r['hit@1']:.3f} | {r['hit@5']:.3f} | {r['recall@5']:.3f} | "
               f"{r['mrr@10']:.3f} |")
+    print("\n| fused / reranked (warm cache) | eval s | extra s (stage) | hit@1 | hit@5 | recall@5 | MRR@10 |")
+    print("|---|---|---|---|---|---|---|")
+    for r in composite:
+        print(f"| {r['row']} | {r['total']:.2f} | {r['extra']:.2f} ({r['stage']}) | {r['hit@1']:.3f} | "
+              f"{r['hit@5']:.3f} | {r['recall@5']:.3f} | {r['mrr@10']:.3f} |")
+
+    if args.no_cold_cli:
+        return
+    found = cold_cli(args.corpus)
+    (fp32, fp32_recall), (int8, int8_recall) = found[BASELINE], found[f"{BASELINE}@int8"]
+    print(f"\ncold `ragretrieval eval` (fresh process, empty cache; load average {os.getloadavg()[0]:.2f}):")
+    print(f"  {BASELINE}: {fp32:.1f} s, recall@5 {fp32_recall:.4f}")
+    print(f"  {BASELINE}@int8: {int8:.1f} s, recall@5 {int8_recall:.4f}")
+    fast, close = int8 <= fp32 / 2.5, abs(int8_recall - fp32_recall) <= 0.01
+    print(f"  int8 / fp32 = {int8 / fp32:.2f} (target <= 0.40: {'met' if fast else 'NOT met'}); "
+          f"recall@5 difference {int8_recall - fp32_recall:+.4f} (target within 0.01: {'met' if close else 'NOT met'})")
 
 
 if __name__ == "__main__":

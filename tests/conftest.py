@@ -17,6 +17,7 @@ from itertools import count
 from pathlib import Path
 
 import pytest
+from hypothesis import Phase, settings
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEMO_CORPUS = REPO_ROOT / "datasets" / "demo" / "dishes"
@@ -24,6 +25,15 @@ DEMO_CORPUS = REPO_ROOT / "datasets" / "demo" / "dishes"
 SHARED = next((p / "shared" for p in (REPO_ROOT.parent, REPO_ROOT.parent.parent) if (p / "shared").is_dir()),
               REPO_ROOT.parent / "shared")
 HOWTOCOOK_CORPUS = (SHARED / "data" / "howtocook" / "dishes").resolve()
+
+
+# Property tests draw the same examples on every run (a fixed seed per test), so CI and `make mutation` judge a change
+# or a mutant the same way each time; RAGRETRIEVAL_HYPOTHESIS=explore draws new ones, and `make mutation` uses
+# "mutation": the same examples, no shrinking (a mutant needs one failure, not the smallest) (docs/testing.md).
+settings.register_profile("fixed", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.register_profile("mutation", derandomize=True, phases=[Phase.explicit, Phase.generate])
+settings.load_profile(os.environ.get("RAGRETRIEVAL_HYPOTHESIS", "fixed"))
 
 
 def pytest_configure(config) -> None:

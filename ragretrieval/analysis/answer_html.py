@@ -12,12 +12,17 @@ from .html import comparison_table, esc, fmt, histogram
 
 MAX_CARDS = 200
 SUMMARY = ("score", "total", "correctness", "safety", "include", "exclude", "cite_f1", "refuse", "safe",
-           "fact_exact", "evidence_set", "conflict_gap", "pass_rate")
+           "fact_exact", "evidence_set", "conflict_gap", "pass_rate", "average_score",
+           "response/llm_judged/correctness/rating", "response/llm_judged/groundedness/rating",
+           "response/llm_judged/relevance_to_query/rating", "response/llm_judged/safety/rating",
+           "retrieval/llm_judged/chunk_relevance_precision", "retrieval/llm_judged/context_sufficiency/rating")
+NOT_CHECKS = ("score", "correctness", "safety", "total")  # the question's aggregates, shown as its score
 CARD_CSS = """
 .card{border:1px solid #ccc;border-radius:6px;padding:.6em 1em;margin:1em 0}.card h3{margin:.2em 0;font-size:1.05em}
 .answers{display:flex;gap:1em;flex-wrap:wrap}.answer{flex:1;min-width:280px;background:#fafafa;padding:.5em}
 .pass{color:#176b2c}.fail{color:#b00020}.part{color:#8a6d00}.truth{background:#eef6ff;padding:.3em .5em}
 .answer pre{white-space:pre-wrap;font-family:inherit;margin:.3em 0}
+.judge{border-top:1px dashed #ddd;margin:.3em 0;padding-top:.2em}.judge b{font-weight:600}
 """
 
 
@@ -32,6 +37,10 @@ def _config_rows(run: ComparedRun) -> dict[str, str]:
             "checks": ", ".join(f"{k}={v}" for k, v in cfg.checks.model_dump().items() if v is not None),
             "dataset": rep.dataset.path, "questions": str(len(rep.questions)), "failed": str(rep.failed),
             "tokens / cost": f"{int(rep.usage.get('total_tokens', 0))} / {rep.usage.get('cost', 0):.4f}",
+            "judges": "; ".join(f"{name} ({s.get('model', '')})" for name, s in cfg.scorers.items()
+                                if name != "checks") or "–",
+            "judge tokens / cost": f"{int(rep.usage.get('judge_total_tokens', 0))} / "
+                                   f"{rep.usage.get('judge_cost', 0):.4f}",
             "time": ", ".join(f"{k} {v:.2f}s" for k, v in rep.timings.items()),
             "ragretrieval": rep.ragretrieval_version}
 
@@ -63,15 +72,32 @@ def _check_cell(name: str, value: float) -> str:
     return f'<span class="{cls}" title="{esc(name)} = {value:.2f}">{mark} {esc(name)} {value:.2f}</span>'
 
 
+def _judge_cell(name: str, verdict: dict) -> str:
+    """One judge's verdict: its rating or value, its reasoning, and why there is none when it failed or skipped."""
+    if verdict.get("value") is None:
+        why = verdict.get("skipped") or verdict.get("failure") or "no verdict"
+        cls = "note" if verdict.get("skipped") else "fail"
+        return f'<p class="judge"><b>{esc(name)}</b> <span class="{cls}">{"skipped" if cls == "note" else "failed"}: ' \
+               f'{esc(why)}</span></p>'
+    rating = verdict.get("rating")
+    shown = esc(rating) if rating is not None else fmt(verdict.get("value"))
+    disagree = " (disagree)" if verdict.get("disagreement") else ""
+    samples = (f' <span class="note">samples {esc(verdict["samples"])}{disagree}</span>'
+               if verdict.get("samples") else "")
+    chunks = " ".join(f'[{esc(d.get("position"))}] {esc(d.get("rating") or "failed")}'
+                      for d in verdict.get("details", []))
+    return (f'<p class="judge"><b>{esc(name)}</b> {shown}{samples} – {esc(verdict.get("reasoning", ""))}'
+            + (f'<br><span class="note">{chunks}</span>' if chunks else "") + "</p>")
+
+
 def _answer_block(run: ComparedRun, question) -> str:
     values = question.metrics.get("answer", {})
-    checks = " ".join(_check_cell(n, v) for n, v in values.items() if n not in ("score", "correctness", "safety",
-                                                                                  "total"))
+    checks = " ".join(_check_cell(n, v) for n, v in values.items()
+                      if n not in NOT_CHECKS and "/" not in n and n != "llm_judge_score")
     cited = ", ".join(f"[{c.position}] {esc(c.doc_id or 'outside the context')}" for c in question.citations)
     body = (f'<p class="fail">failed: {esc(question.error)}</p>' if question.error is not None else
             f"<pre>{esc(question.answer)}</pre>")
-    judges = "".join(f'<p class="note">{esc(name)}: {esc(v.get("value"))} – {esc(v.get("reasoning", ""))}</p>'
-                     for name, v in question.judges.items())
+    judges = "".join(_judge_cell(name, verdict) for name, verdict in question.judges.items())
     return (f'<div class="answer"><b>{esc(run.label)}</b> score {fmt(question.score)}{body}'
             f'<p>{checks or "<span class=note>no checks</span>"}</p>'
             f'<p class="note">cited: {cited or "nothing"}</p>{judges}</div>')

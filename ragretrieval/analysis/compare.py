@@ -24,6 +24,10 @@ from .stats import CORRECTIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, TESTS, PairedSt
 SHOWN_IDS = 5  # question ids quoted in a "different question sets" message
 ANSWER_LEVEL = "answer"  # answer runs' metric level (answers/report.py), beside the retrieval granularities
 LEVELS = (*GRANULARITIES, ANSWER_LEVEL)
+# answer metrics whose run-level mean has a name of its own: score5's per-question llm_judge_score averages to the
+# run's average_score (the names of the question-set design); `compare -m average_score` pairs llm_judge_score
+RUN_LEVEL_NAMES = {"llm_judge_score": "average_score"}
+PER_QUESTION_NAMES = {run: question for question, run in RUN_LEVEL_NAMES.items()}
 TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test",
               "permutation": "sign-flip permutation test", "bootstrap": "paired bootstrap test"}
 
@@ -56,6 +60,8 @@ def report_values(report, metric: str, granularity: str, label: str = "run") -> 
     failed answer) is NaN, and `compare` pairs only the questions both runs have values for."""
     if granularity not in LEVELS:
         raise CompareError(f"granularity must be one of {', '.join(LEVELS)}; got {granularity!r}")
+    if granularity == ANSWER_LEVEL:
+        metric = PER_QUESTION_NAMES.get(metric, metric)
     stored = [q.metrics.get(granularity, {}) for q in report.questions]
     if stored and all(metric in values for values in stored):
         return np.array([values[metric] for values in stored], dtype=np.float64)

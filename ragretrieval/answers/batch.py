@@ -28,6 +28,7 @@ from ..data.dataset import questions_fingerprint
 from ..llm.journal import Journal
 from ..work.pool import parallel_map
 from ..work.progress import as_progress
+from .judges.summary import failure_notes
 from .report import ANSWER_LEVEL, AnsweredQuestion, AnswerReport, answer_config_key
 from .session import AnswerSession
 from .summary import summarize
@@ -72,6 +73,18 @@ class AnswerLog:
         self._file.close()
 
 
+def usage_status(session: AnswerSession) -> Callable[[], str | None]:
+    """The progress bar's running bill: the generator's tokens and cost, then the judges' (they share one client)."""
+    generator = getattr(session.generator, "usage", None)
+    judges = list({id(u): u for s in session.scorers if (u := getattr(s, "usage", None)) is not None}.values())
+
+    def status() -> str | None:
+        parts = ([generator.status()] if generator is not None else []) + [f"judges {u.status()}" for u in judges]
+        return "; ".join(parts) or None
+
+    return status
+
+
 def run_answers(session: AnswerSession, threads: int = 4, journal_path=None, progress=None, stop=None,
                 on_answer: Callable[[AnsweredQuestion], None] | None = None) -> AnswerReport:
     """Answer every question of the session (those in the journal are taken from it) and build the report."""
@@ -90,7 +103,7 @@ def run_answers(session: AnswerSession, threads: int = 4, journal_path=None, pro
     started = time.perf_counter()
     progress.stage(f"answering with {session.generator.spec}", total=len(questions), unit="question")
     progress.advance(len(done))
-    usage = getattr(session.generator, "usage", None)
+    status = usage_status(session)
     for start in range(0, len(todo), RETRIEVAL_BLOCK):
         block = todo[start:start + RETRIEVAL_BLOCK]
         pairs = list(zip(block, session.retrieve_many(block)))
@@ -101,7 +114,7 @@ def run_answers(session: AnswerSession, threads: int = 4, journal_path=None, pro
             done[answered.id] = answered
             if on_answer is not None:
                 on_answer(answered)
-            progress.advance(1, usage.status() if usage is not None else None)
+            progress.advance(1, status())
     answering = time.perf_counter() - started
     return build_report(session, [done[q.id] for q in questions], {**session.timings, "answering": answering})
 
@@ -115,6 +128,7 @@ def build_report(session: AnswerSession, answered: list[AnsweredQuestion], timin
     if summary["failed"]:
         notes.append(f"{summary['failed']} of {len(answered)} questions got no answer (the generator failed); "
                      "they are left out of the answer metrics")
+    notes += failure_notes(summary["judges"])
     skipped = sum(1 for q in answered if not q.relevant)
     if session.retrieval is not None and skipped:
         notes.append(f"{skipped} question(s) without relevant documents have no retrieval metrics")

@@ -97,6 +97,26 @@ class AnsweredQuestion(BaseModel):
     retrieved_documents: list[str] = Field(default_factory=list)
 
 
+class JudgeSummary(BaseModel):
+    """One judge over a run (answers/judges/summary.py): how many verdicts it gave, failed or skipped, what they cost,
+    how often repeated samples disagreed, and how well it agrees with the matching deterministic check."""
+
+    judged: int = 0  # questions with a verdict
+    failed: int = 0  # no verdict: malformed after one repair request, or a refused request; left out of the mean
+    skipped: int = 0  # the judge does not apply (no reference answer, no contexts)
+    failures: list[str] = Field(default_factory=list)  # the first distinct reasons
+    skipped_because: dict[str, int] = Field(default_factory=dict)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+    cost: float = 0.0
+    requests: int = 0  # answers taken, repair requests and repeated samples included (cached ones too)
+    latency: float = 0.0  # seconds the judge's requests took, summed
+    samples: int = 1  # --judge-samples
+    disagreement_rate: float | None = None  # share of judged questions whose samples did not all agree
+    agreement: dict | None = None  # with the matching check: check, statistic, value, n, observed or p
+
+
 class AnswerReport(BaseModel):
     """One answer run: configuration, data fingerprints, means with 95% CIs, usage, per-question results."""
 
@@ -118,6 +138,8 @@ class AnswerReport(BaseModel):
     by_type: dict[str, dict[str, float]] = Field(default_factory=dict)  # question_type -> metric -> mean
     usage: dict[str, float] = Field(default_factory=dict)
     failed: int = 0
+    judges: dict[str, JudgeSummary] = Field(default_factory=dict)  # judge name -> its summary over the run
+    judged_from: str | None = None  # judge-answers --new-run: the id of the run whose answers were judged
     questions: list[AnsweredQuestion]
 
     @field_validator("report_version")
@@ -171,11 +193,11 @@ def load_report(path) -> EvalReport | AnswerReport:
 def answer_config_key(config: AnswerConfig, corpus_fingerprint: str, questions_fp: str, labels_fp: str | None,
                       answer_labels_fp: str) -> str:
     """What identifies an answer run's inputs (runs/identity.py explains configuration keys): the whole
-    configuration (generator and its public settings with the prompt's hash, contexts, checks, scorers, retrieval
-    without its display-only ``top_k``), the corpus, the questions and both kinds of labels."""
+    configuration (generator and its public settings with the prompt's hash, contexts, checks, scorers, and the
+    retrieval settings a retrieval run's key covers), the corpus, the questions and both kinds of labels."""
     settings = config.model_dump(mode="json")
-    if settings.get("retrieval"):
-        settings["retrieval"].pop("top_k", None)
+    if config.retrieval is not None:
+        settings["retrieval"] = config.retrieval.identity_settings()
     parts = {"kind": "answer", "config": settings, "corpus": corpus_fingerprint, "questions": questions_fp,
              "labels": labels_fp, "answer_labels": answer_labels_fp}
     text = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"))

@@ -1,7 +1,8 @@
 """One answer run's working state, built once: the dataset, the contexts (a retriever indexed, or the questions' own
 documents), the generator, the checks and any further scorers. `AnswerSession.answer_one(question)` is the whole
-per-question path, contexts -> generate -> citations -> scorers (checks, then judges) -> retrieval metrics, and is
-safe to call from several threads at once; the batch runner (batch.py) and the web app both call it.
+per-question path, contexts -> generate -> citations -> scorers (checks, then judges) -> cost and latency ->
+retrieval metrics, and is safe to call from several threads at once; the batch runner (batch.py) and the web app both
+call it.
 
 Contexts (`AnswerSettings.contexts`):
 
@@ -38,6 +39,7 @@ from .prompt import REFUSALS, pick_language
 from .report import ANSWER_LEVEL, AnswerConfig, AnsweredQuestion, CheckConfig, Citation, ContextUsed
 from .retrieved import RetrievedContexts
 from .scorers import CheckScorer, QuestionScorer, expectations
+from .usage import add_agent_metrics
 
 
 class AnswerSettingsError(CheckError):
@@ -196,6 +198,7 @@ class AnswerSession:
                                                               self.settings.citation_pattern))]
         for scorer in self.scorers:
             scorer.score(question, answered)
+        add_agent_metrics(answered)
         if retrieved is not None:
             answered.metrics.update(retrieved.metrics)
             answered.retrieved_chunks, answered.retrieved_documents = retrieved.chunks, retrieved.documents

@@ -8,17 +8,23 @@
 - Questions whose generator failed are left out of every answer-level mean (and counted in ``failed``).
 - Retrieval levels (``doc``, ``chunk``): plain means over the questions that have relevant documents.
 - ``by_type``: the same answer-level means within each ``question_type``.
-- ``usage``: tokens, cost and requests summed; latency mean, p50 and p95 over answered questions.
+- ``usage``: tokens, cost and requests summed; latency mean, p50 and p95 over answered questions (usage.py).
+- ``judges``: each judge's counts, tokens, cost, sample disagreement and agreement with its check
+  (judges/summary.py); a judge's per-question metric is averaged like any other (``llm_judge_score``, score5's, is
+  reported as ``average_score``: analysis/compare.py, `RUN_LEVEL_NAMES`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..analysis.compare import RUN_LEVEL_NAMES
 from ..analysis.stats import bootstrap_ratio_ci
 from .checks.legal import LEGAL_TYPES, PASS_MARK
 from .checks.registry import INSTANCE_AGGREGATES, instance_sums
+from .judges.summary import judge_summaries, judge_usage
 from .report import ANSWER_LEVEL, AnsweredQuestion
+from .usage import run_usage
 
 RESAMPLES = 2_000
 
@@ -41,11 +47,12 @@ def level_summary(questions: list[AnsweredQuestion], level: str, resamples: int 
         pairs = [row[name] for row in rows if name in row]
         sums = np.array([p[0] for p in pairs], dtype=np.float64)
         weights = np.array([p[1] for p in pairs], dtype=np.float64)
-        means[name] = float(sums.sum() / weights.sum())
-        counts[name] = len(pairs)
+        shown = RUN_LEVEL_NAMES.get(name, name) if level == ANSWER_LEVEL else name
+        means[shown] = float(sums.sum() / weights.sum())
+        counts[shown] = len(pairs)
         low, high = bootstrap_ratio_ci(sums, weights, n_resamples=resamples) if resamples else (np.nan, np.nan)
         if np.isfinite(low):
-            intervals[name] = (low, high)
+            intervals[shown] = (low, high)
     if level == ANSWER_LEVEL:
         for kind in LEGAL_TYPES:
             scores = [q.metrics[level][kind] for q in questions if kind in q.metrics.get(level, {})]
@@ -55,23 +62,8 @@ def level_summary(questions: list[AnsweredQuestion], level: str, resamples: int 
     return means, intervals, counts
 
 
-def usage(questions: list[AnsweredQuestion]) -> dict[str, float]:
-    answered = [q for q in questions if q.error is None]
-    latencies = np.array([q.latency for q in answered], dtype=np.float64)
-    totals = {"questions": len(questions), "answered": len(answered), "failed": len(questions) - len(answered),
-              "cached": sum(q.cached for q in answered),
-              "input_tokens": sum(q.input_tokens for q in answered),
-              "output_tokens": sum(q.output_tokens for q in answered),
-              "total_tokens": sum(q.total_tokens for q in answered),
-              "cost": round(sum(q.cost for q in answered), 6)}
-    if len(latencies):
-        totals.update(latency_mean=float(latencies.mean()), latency_p50=float(np.percentile(latencies, 50)),
-                      latency_p95=float(np.percentile(latencies, 95)))
-    return totals
-
-
 def summarize(questions: list[AnsweredQuestion], resamples: int = RESAMPLES) -> dict:
-    """The report's means, intervals, counts, by_type, usage and failed fields."""
+    """The report's means, intervals, counts, by_type, usage, failed and judges fields."""
     scored = [q for q in questions if q.error is None]
     levels = list(dict.fromkeys(level for q in questions for level in q.metrics))
     means, intervals, counts = {}, {}, {}
@@ -83,5 +75,7 @@ def summarize(questions: list[AnsweredQuestion], resamples: int = RESAMPLES) -> 
         mine = [q for q in scored if q.question_type == kind]
         by_type[kind] = level_summary(mine, ANSWER_LEVEL, resamples=0)[0] if any(
             ANSWER_LEVEL in q.metrics for q in mine) else {}
-    return {"means": means, "intervals": intervals, "counts": counts, "by_type": by_type, "usage": usage(questions),
-            "failed": len(questions) - len(scored)}
+    judges = judge_summaries(questions)
+    return {"means": means, "intervals": intervals, "counts": counts, "by_type": by_type,
+            "usage": run_usage(questions, judge_usage(judges)), "failed": len(questions) - len(scored),
+            "judges": judges}

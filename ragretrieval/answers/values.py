@@ -1,9 +1,10 @@
 """Numbers and dates as people write them in Chinese and English answers, for the legal checks.
 
 Numbers: ``42000``, ``42,000``, ``4.2万``, ``四万二千``, ``两千零五十``, ``4万2千`` and full-width digits all read as
-the same value; units 十 百 千 万 亿 scale what precedes them. Dates: ``2020-08-30``, ``2020/8/30``, ``2020.8.30`` and
-``2020年8月30日`` read as ``2020-08-30`` (Arabic digits only; a date written in Chinese numerals is read as its
-numbers, not as a date).
+the same value; units 十 百 千 万 亿 scale what precedes them. Units with no digit before them are not a number
+(``万元``, ``千万别``: an idiom), except a leading 十, which is 一十 (``十万`` is 100000, ``十亿`` 10^9).
+Dates: ``2020-08-30``, ``2020/8/30``, ``2020.8.30`` and ``2020年8月30日`` read as ``2020-08-30`` (Arabic digits only;
+a date written in Chinese numerals is read as its numbers, not as a date).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ def _value(text: str) -> float | None:
     seen_digit, last_large = False, None
     for token in _TOKEN.findall(text):
         if token in SMALL_UNITS:
+            seen_digit = seen_digit or token == "十"  # a leading 十 is 一十: 十万 is 100000 (千万 alone is an idiom)
             section += (pending if pending is not None else 1) * SMALL_UNITS[token]
             pending = None
         elif token in LARGE_UNITS:

@@ -8,6 +8,7 @@ import click
 
 from ..answers.batch import AnswerLog, run_answers, run_key
 from ..answers.generators import GeneratorOptions
+from ..answers.judges import build_judges
 from ..answers.render import metric_table, question_line
 from ..answers.session import AnswerSession, AnswerSettings
 from ..data.dataset import load_dataset
@@ -15,6 +16,7 @@ from ..embedders.cache import default_cache_dir
 from ..evaluation.report import EvalConfig
 from ..llm.replies import check_failures
 from .evaluate import DEFAULT_KS, parse_ks, parse_options, retrieval_options, retrieval_settings
+from .judge_options import judge_options, judge_settings
 from .llm_options import llm_options
 from .progress import no_progress_option, terminal_progress
 from .runs import keep_report, open_history, save_options
@@ -76,6 +78,7 @@ def answer_options(command):
 @llm_options("", "question, docs, documents, refusal_message",
              names=("base_url", "api_key_env", "prompt_file", "language", "price_in", "price_out", "timeout",
                     "max_retries"), languages=("zh", "en", "pl"), max_retries=5)
+@judge_options()
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write the JSON report here.")
 @click.option("-v", "--verbose", is_flag=True, help="One line per question.")
 @no_progress_option
@@ -83,12 +86,13 @@ def answer_options(command):
 def answer_command(dataset_dir, questions, generator, generator_options, contexts, context_k, shuffle_context, seed,
                    ks, rel_level, system_message, refusal_message, temperature, max_tokens, threads, sleep_time,
                    text_completion, log_file, lemmatizer, match, citation_pattern, unsafe_words, no_cite_relevant,
-                   base_url, api_key_env, prompt_file, language, price_in, price_out, timeout, max_retries, out,
-                   verbose, no_progress, runs_db, name, tags, no_save, executor_spec, index_dir, rebuild,
-                   **retrieval) -> None:
+                   base_url, api_key_env, prompt_file, language, price_in, price_out, timeout, max_retries, judges,
+                   judge_samples, judge_temperature, judge_prompts, judge_model, judge_base_url, judge_api_key_env,
+                   judge_language, judge_price_in, judge_price_out, judge_timeout, judge_max_retries, out, verbose,
+                   no_progress, runs_db, name, tags, no_save, executor_spec, index_dir, rebuild, **retrieval) -> None:
     """Answer every question of a dataset and score the answers: contexts (retrieved or given), an answer from the
-    generator, its citations, the deterministic checks of each question, and the retrieval metrics of the same
-    ranking. The run is stored in the runs history like an `eval`."""
+    generator, its citations, the deterministic checks of each question, the LLM judges asked for (--judge), and
+    the retrieval metrics of the same ranking. The run is stored in the runs history like an `eval`."""
     from ..embedders.executors import make_executor
 
     cutoffs = sorted({*(parse_ks(ks) if ks else DEFAULT_KS), context_k})
@@ -113,6 +117,13 @@ def answer_command(dataset_dir, questions, generator, generator_options, context
     click.get_current_context().call_on_close(executor.close)
     context = BuildContext(progress=progress, executor=executor, index_dir=index_dir, rebuild=rebuild)
     session = AnswerSession(dataset, settings, progress=progress, context=context)
+    names, judging = judge_settings(
+        judges, judge_samples, judge_temperature, judge_prompts, judge_model, judge_base_url, judge_api_key_env,
+        judge_language, judge_price_in, judge_price_out, judge_timeout, judge_max_retries,
+        model=generator.removeprefix("openai:") if generator.startswith("openai:") else None, base_url=base_url,
+        api_key_env=api_key_env, data_language=session.language)
+    if names:
+        session.scorers += build_judges(names, judging)
     journal = default_cache_dir() / "answers" / f"{run_key(session)}.journal.jsonl"
     log = AnswerLog(log_file) if log_file else None
     try:

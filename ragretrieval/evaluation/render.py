@@ -29,6 +29,8 @@ def summary_table(report: EvalReport) -> str:
             lines.append(f"  {k:>4}{cells}")
         lines.append("")
     what = f"{cfg.retriever}" + (f" ({cfg.model}, {cfg.store})" if cfg.model else "")
+    if cfg.rerank:
+        what += f", reranked by {cfg.rerank['name']} (top {cfg.rerank['depth']})"
     lines.append(f"retriever: {what}; chunks: size {cfg.chunk_size}, overlap {cfg.chunk_overlap}")
     timing = ", ".join(f"{name} {seconds:.2f}s" for name, seconds in report.timings.items())
     lines.append(f"time: {timing}; texts embedded: {report.embedded_texts}")

@@ -18,6 +18,10 @@ class ReportError(RagretrievalError):
     """A file that is not a readable evaluation report."""
 
 
+DISPLAY_ONLY = ("top_k",)  # configuration fields that change no number
+ADDED_LATER = ("embed", "rerank")  # fields added in 0.3: left out of keys while unset, so older keys stay valid
+
+
 class EvalConfig(BaseModel):
     """Everything that decides an evaluation's numbers."""
 
@@ -26,7 +30,11 @@ class EvalConfig(BaseModel):
     model: str | None = "m3e-small"
     store: str = "faiss"
     store_options: dict = Field(default_factory=dict)
-    retriever_options: dict = Field(default_factory=dict)  # http / run-file settings, docs/bring-your-own.md
+    retriever_options: dict = Field(default_factory=dict)  # http / run-file / hybrid settings
+    # embedding settings that differ from the defaults (EmbedSettings: API endpoint, dimensions, prefixes, ...);
+    # None, as in runs made before 0.3, leaves the configuration key unchanged
+    embed: dict | None = None
+    rerank: dict | None = None  # RerankSettings of a reranking stage after the retriever (None: no reranking)
     chunk_size: int = 300
     chunk_overlap: int = 50
     ks: list[int] = Field(default_factory=lambda: [1, 3, 5, 10])
@@ -40,12 +48,36 @@ class EvalConfig(BaseModel):
         per-question lines is one of the cutoffs (the largest by default)."""
         if not _uses_model(self.retriever):
             self.model = None
+            if not (self.rerank or {}).get("name", "").startswith("embed:"):
+                self.embed = None  # nothing of this run embeds: its settings would only change the key
+        if self.embed is not None:
+            from ..embedders.settings import EmbedSettings
+
+            self.embed = EmbedSettings.parse(self.embed).recorded()
+        if self.rerank is not None:
+            from ..retrieval.rerank.base import RerankSettings
+
+            self.rerank = RerankSettings.parse(self.rerank).recorded()
         if self.ks:
             if self.top_k is None:
                 self.top_k = max(self.ks)
             elif self.top_k not in self.ks:
                 self.ks = sorted({*self.ks, self.top_k})
         return self
+
+
+    def identity_settings(self) -> dict:
+        """The settings that change a number, as a run's configuration key covers them (runs/identity.py): all but
+        the display-only ``top_k``, the fields added in 0.3 while unset (so older keys stay valid), and embedding
+        settings that change only speed or the bill."""
+        from ..embedders.settings import SPEED_ONLY
+
+        settings = {k: v for k, v in self.model_dump(mode="json").items()
+                    if k not in DISPLAY_ONLY and not (k in ADDED_LATER and v is None)}
+        embed = {k: v for k, v in (settings.pop("embed", None) or {}).items() if k not in SPEED_ONLY}
+        if embed:
+            settings["embed"] = embed
+        return settings
 
 
 def _uses_model(retriever: str) -> bool:

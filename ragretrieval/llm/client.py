@@ -17,17 +17,18 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import RagretrievalError
-from ..io.http import RETRY_STATUS
-from ..work.retry import RetriesExhausted, parse_retry_after, with_retries
+from ..io.openai_calls import describe, is_retryable, public_url, retry_after, retryable_status
+from ..work.retry import RetriesExhausted, with_retries
 from ..work.stop import StopToken
 from .cache import Answer, AnswerCache, request_key
 
 DEFAULT_MODEL = "gpt-4o-mini"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 SHOWN = 200  # characters of a bad answer shown in an error
+# statuses that refuse one request (too long, ...) while others may pass; 401, 403, 404 would refuse every one
+PER_REQUEST_STATUS = frozenset({400, 413, 422})
 
 
 class LLMError(RagretrievalError, RuntimeError):
@@ -41,16 +42,6 @@ class LLMError(RagretrievalError, RuntimeError):
 
 class _NotACompletion(Exception):
     """A 2xx answer that is not a completion: retried, like a 5xx."""
-
-
-def public_url(url: str | None) -> str | None:
-    """An endpoint as it may be written down: without user info or query string."""
-    if not url:
-        return None
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    host = f"[{host}]" if ":" in host else host
-    return urlunsplit((parts.scheme, f"{host}:{parts.port}" if parts.port else host, parts.path, "", ""))
 
 
 @dataclass(frozen=True)
@@ -172,12 +163,6 @@ class ChatClient:
 
     def _ask(self, body: dict) -> Answer:
         oa = self._openai
-        transient = (oa.RateLimitError, oa.InternalServerError, oa.APITimeoutError, oa.APIConnectionError,
-                     _NotACompletion)
-
-        def retryable(error) -> bool:
-            return isinstance(error, transient) or (isinstance(error, oa.APIStatusError)
-                                                    and (error.status_code >= 500 or error.status_code in RETRY_STATUS))
 
         def attempt() -> Answer:
             started = time.perf_counter()
@@ -189,29 +174,22 @@ class ChatClient:
             except (json.JSONDecodeError, UnicodeDecodeError) as error:
                 raise _NotACompletion(f"the answer is not JSON: {getattr(error, 'doc', '')[:SHOWN]!r}") from None
             except oa.APIStatusError as error:
-                if error.status_code >= 500 or error.status_code in RETRY_STATUS:
+                if retryable_status(error):
                     raise
                 raise LLMError(f"{self._where()}: {self._describe(error)} (not retried)",
                                error.status_code) from None
             return _answer(response, time.perf_counter() - started)
 
-        def retry_after(error) -> float | None:
-            response = getattr(error, "response", None)
-            return parse_retry_after(response.headers.get("retry-after")) if response is not None else None
-
         try:
             return with_retries(attempt, retries=self.settings.max_retries, backoff=self.settings.backoff,
-                                retryable=retryable, retry_after=retry_after,
-                                stop=self.stop)
+                                retryable=lambda error: is_retryable(error, oa, (_NotACompletion,)),
+                                retry_after=retry_after, stop=self.stop)
         except RetriesExhausted as error:
             raise LLMError(f"{self._where()}: gave up after {error.attempts} attempts; last error: "
                            f"{self._describe(error.last)}") from None
 
     def _describe(self, error) -> str:
-        status = getattr(error, "status_code", None)
-        kind = "timeout" if isinstance(error, self._openai.APITimeoutError) else type(error).__name__.lstrip("_")
-        text = f"HTTP {status}: {error.message}" if status else f"{kind}: {error}"
-        return text.replace(self._secret, "***")
+        return describe(error, self._openai, self._secret)
 
     def _where(self) -> str:
         return f"{self.settings.endpoint} (model {self.settings.model})"

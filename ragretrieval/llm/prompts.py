@@ -43,32 +43,57 @@ class Prompt:
         return string.Template(self.text).substitute({k: str(v) for k, v in values.items()})
 
 
+@dataclass(frozen=True)
+class PromptSpec:
+    """Where a kind of prompt's defaults live and what it may say: ``$name`` placeholders it knows, and those it
+    must contain. Prompts of other rooms (the answer judges) describe themselves with one of these."""
+
+    kind: str
+    package: str  # the package whose folder holds the defaults, as ``{folder}/{kind}_{language}.md``
+    folder: str
+    known: tuple[str, ...]
+    required: tuple[str, ...]
+    languages: tuple[str, ...] = LANGUAGES
+
+
+SPECS = {
+    "questions": PromptSpec("questions", __package__, "prompts", PLACEHOLDERS["questions"], ("document",)),
+    "judge": PromptSpec("judge", __package__, "prompts", PLACEHOLDERS["judge"], ("question", "passage")),
+}
+
+
 def load_prompt(kind: str, language: str, path=None) -> Prompt:
     """The user's prompt file if `path` is given, else the shipped default for `language`."""
-    if language not in LANGUAGES:
-        raise PromptError(f"language must be one of {', '.join(LANGUAGES)}; got {language!r}")
+    return load_template(SPECS[kind], language, path)
+
+
+def load_template(spec: PromptSpec, language: str, path=None) -> Prompt:
+    """The prompt file at `path` (its placeholders checked against `spec`), else the default for `language`."""
+    if language not in spec.languages:
+        raise PromptError(f"language must be one of {', '.join(spec.languages)}; got {language!r}")
     if path is None:
-        text = resources.files(__package__).joinpath("prompts", f"{kind}_{language}.md").read_text(encoding="utf-8")
-        return Prompt(kind, text, f"default:{kind}_{language}")
+        name = f"{spec.kind}_{language}.md"
+        text = resources.files(spec.package).joinpath(spec.folder, name).read_text(encoding="utf-8")
+        return Prompt(spec.kind, text, f"default:{spec.kind}_{language}")
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise PromptError(f"{path}: cannot read the prompt file ({error})") from None
-    check_placeholders(kind, text, str(path))
-    return Prompt(kind, text, str(path))
+    check_placeholders(spec, text, str(path))
+    return Prompt(spec.kind, text, str(path))
 
 
-def check_placeholders(kind: str, text: str, source: str) -> None:
-    known = PLACEHOLDERS[kind]
+def check_placeholders(spec: PromptSpec, text: str, source: str) -> None:
     template = string.Template(text)
     if not template.is_valid():
         raise PromptError(f"{source}: a '$' that is not a placeholder; write $$ for a dollar sign")
     names = set(template.get_identifiers())
-    unknown = sorted(names - set(known))
+    unknown = sorted(names - set(spec.known))
     if unknown:
-        raise PromptError(f"{source}: unknown placeholder ${unknown[0]}; known: {', '.join('$' + k for k in known)}")
-    missing = [k for k in known if k in ("document", "passage", "question") and k not in names]
+        known = ", ".join("$" + k for k in spec.known)
+        raise PromptError(f"{source}: unknown placeholder ${unknown[0]}; known: {known}")
+    missing = [k for k in spec.required if k not in names]
     if missing:
         raise PromptError(f"{source}: the prompt must contain ${missing[0]}")
 

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..errors import RagretrievalError
 from ..io.jsonfiles import describe
+from .cache import Answer
 from .prompts import REPAIR
 
 _FENCED = re.compile(r"```[A-Za-z]*[ \t]*\n?(.*?)```", re.S)
@@ -40,24 +42,39 @@ def extract_json(text: str):
     raise MalformedAnswer(error)
 
 
-def ask(client, messages: list[dict], parse, language: str, **options):
-    """(parsed answer, None); or, when the answer and one repair request are both malformed, (None, reason).
+@dataclass(frozen=True)
+class Asked:
+    """What `ask_parsed` got: the parsed value, or None with the reason; and every answer it took (for tokens,
+    cost and latency: the first, and the repair's when one was sent)."""
 
-    A malformed answer is rejected from the cache (llm/cache.py), so a later run asks again instead of failing on
-    the same text forever. `options` go to `client.complete` (temperature, sample, ...)."""
+    value: object
+    reason: str | None
+    answers: tuple[Answer, ...]
+
+
+def ask_parsed(client, messages: list[dict], parse, language: str, **options) -> Asked:
+    """Ask, parse; when the answer is malformed, reject it from the cache (llm/cache.py: a later run asks again
+    instead of failing on the same text forever) and send one repair request naming the problem. `options` go to
+    `client.complete` (temperature, sample, ...)."""
     answer = client.complete(messages, **options)
     try:
-        return parse(answer.text), None
+        return Asked(parse(answer.text), None, (answer,))
     except MalformedAnswer as error:
         client.reject(answer, str(error))
         repair = messages + [{"role": "assistant", "content": answer.text},
                              {"role": "user", "content": REPAIR[language].format(error=error)}]
-    answer = client.complete(repair, **options)
+    second = client.complete(repair, **options)
     try:
-        return parse(answer.text), None
+        return Asked(parse(second.text), None, (answer, second))
     except MalformedAnswer as error:
-        client.reject(answer, str(error))
-        return None, f"malformed JSON after one repair request: {error}"
+        client.reject(second, str(error))
+        return Asked(None, f"malformed JSON after one repair request: {error}", (answer, second))
+
+
+def ask(client, messages: list[dict], parse, language: str, **options):
+    """(parsed answer, None); or, when the answer and one repair request are both malformed, (None, reason)."""
+    asked = ask_parsed(client, messages, parse, language, **options)
+    return asked.value, asked.reason
 
 
 class TooManyFailures(RagretrievalError):
@@ -114,13 +131,19 @@ class Judgement(BaseModel):
     reasoning: str = ""
 
 
-def parse_judgement(text: str) -> Judgement:
+def parse_object(schema: type[BaseModel], text: str, shape: str):
+    """The reply as one JSON object of `schema` (a list holding one object is taken too); `shape` is quoted back to
+    the model in the repair request when the reply is not an object."""
     data = extract_json(text)
     if isinstance(data, list) and len(data) == 1:
         data = data[0]
     if not isinstance(data, dict):
-        raise MalformedAnswer('expected one JSON object {"score": 0-3, "reasoning": "..."}')
+        raise MalformedAnswer(f"expected one JSON object {shape}")
     try:
-        return Judgement.model_validate(data)
+        return schema.model_validate(data)
     except ValidationError as error:
         raise MalformedAnswer(describe(error, "answer")) from None
+
+
+def parse_judgement(text: str) -> Judgement:
+    return parse_object(Judgement, text, '{"score": 0-3, "reasoning": "..."}')

@@ -61,13 +61,14 @@ class RetrieverInfo:
     notes: list[str] = field(default_factory=list)  # true statements about this run, shown with the table
     details: dict[str, Any] = field(default_factory=dict)  # e.g. a hybrid's parts, a reranker's identity
 
-    def merge(self, other: "RetrieverInfo", prefix: str = "") -> None:
-        """Fold a child retriever's info into this one (a hybrid's or reranker's parts)."""
+    def merge(self, other: "RetrieverInfo", prefix: str = "", part: str | None = None) -> None:
+        """Fold a child retriever's info into this one (a hybrid's or reranker's parts): its embedder roles get
+        `prefix`, its details go under `part` (default: the prefix without its dot, else "child")."""
         self.embedders.update({prefix + role: identity for role, identity in other.embedders.items()})
         self.embedded_texts += other.embedded_texts
-        self.notes.extend(other.notes)
+        self.notes.extend(note for note in other.notes if note not in self.notes)
         if other.details:
-            self.details[prefix.rstrip(".") or "child"] = other.details
+            self.details.setdefault("parts", {})[part or prefix.rstrip(".") or "child"] = other.details
 
 
 @runtime_checkable
@@ -94,8 +95,9 @@ class RetrieverSpec(BaseModel):
 
     def label(self) -> str:
         """A short human name: ``dense(m3e-small)``, ``hybrid(bm25 + dense(e5-small-q4))``."""
-        inner = [self.options["model"]] if self.options.get("model") else []
-        inner += [child.label() for child in self.children]
+        inner = [child.label() for child in self.children]  # a composite's model is its children's
+        if not inner and self.options.get("model"):
+            inner = [self.options["model"]]
         return f"{self.name}({' + '.join(inner)})" if inner else self.name
 
 

@@ -19,14 +19,15 @@ from .base import Ranking, RetrieverInfo, RetrieverSpec, SimpleRetriever, questi
 
 
 class DenseRetriever(SimpleRetriever):
-    """Options: ``model`` (an embedder name, embedders/registry.py), ``store``, ``store_options``."""
+    """Options: ``model`` (an embedder name, embedders/registry.py), ``embed`` (its `EmbedSettings` values: API
+    endpoint, prefixes, ...), ``store``, ``store_options``."""
 
     sweepable: ClassVar[bool] = True
-    config_fields: ClassVar[tuple[str, ...]] = ("model", "store", "store_options")
+    config_fields: ClassVar[tuple[str, ...]] = ("model", "embed", "store", "store_options")
     keeps_index: ClassVar[bool] = True
 
     def __init__(self, embedder, cache, store: str = "faiss", store_options: dict | None = None,
-                 progress=None, batch_size: int = 64, index_dir=None, rebuild: bool = False, executor=None,
+                 progress=None, batch_size: int | None = None, index_dir=None, rebuild: bool = False, executor=None,
                  stop=None):
         self.embedder, self.cache = embedder, cache
         self.passage_embedder, self.query_embedder = embedder.for_side("passage"), embedder.for_side("query")
@@ -35,7 +36,9 @@ class DenseRetriever(SimpleRetriever):
         self.reloaded = False  # True when the store came from index_dir
         self.store_name, self.store_options = store, dict(store_options or {})
         make_store(store, **self.store_options)  # a missing store or a bad option fails now, before any embedding
-        self.progress, self.batch_size, self.stop = as_progress(progress), batch_size, stop
+        # an API embedder wants batches big enough for its concurrent requests
+        self.batch_size = batch_size or getattr(embedder, "preferred_batch", 64)
+        self.progress, self.stop = as_progress(progress), stop
         self.store = None
         self.embedded = 0  # texts the model actually embedded (not found in the cache)
         self.timings: dict[str, float] = {"embedding": 0.0, "indexing": 0.0}
@@ -43,7 +46,8 @@ class DenseRetriever(SimpleRetriever):
     @classmethod
     def build(cls, spec: RetrieverSpec, context) -> "DenseRetriever":
         options = dict(spec.options)
-        return cls(context.embedder(options.pop("model", None) or "m3e-small"), context.embedding_cache(),
+        embedder = context.embedder(options.pop("model", None) or "m3e-small", options.pop("embed", None))
+        return cls(embedder, context.embedding_cache(),
                    options.pop("store", "faiss"), options.pop("store_options", None), progress=context.progress,
                    index_dir=context.index_dir, rebuild=context.rebuild, executor=context.executor,
                    stop=context.stop, **options)
@@ -90,5 +94,11 @@ class DenseRetriever(SimpleRetriever):
         embedders = {"dense": self.passage_embedder.identity}
         if self.query_embedder.identity != self.passage_embedder.identity:
             embedders["dense.query"] = self.query_embedder.identity
-        return RetrieverInfo(embedders=embedders, embedded_texts=self.embedded,
-                             details={"store": self.store_name, "index_reloaded": self.reloaded})
+        details, notes = {"store": self.store_name, "index_reloaded": self.reloaded}, []
+        usage = getattr(self.embedder, "usage", None)
+        if usage is not None:  # an embeddings API: what it cost, and what it had to say
+            details["embedding_api"] = usage.as_dict()
+            notes += usage.warnings
+            if usage.cut_inputs:
+                notes.append(f"{usage.cut_inputs} texts were over the model's input limit and were cut to fit")
+        return RetrieverInfo(embedders=embedders, embedded_texts=self.embedded, details=details, notes=notes)

@@ -10,7 +10,7 @@ import numpy as np
 from ..data.chunking import Chunk
 from ..stores.base import SearchResult
 from ..text import tokenize
-from .base import Ranking, RetrieverSpec, SimpleRetriever, question_texts
+from .base import Ranking, RetrieverInfo, RetrieverSpec, SimpleRetriever, question_texts
 
 
 class BM25Retriever(SimpleRetriever):
@@ -49,3 +49,6 @@ class BM25Retriever(SimpleRetriever):
 
     def search(self, questions, depth: int) -> Ranking:
         return Ranking.from_search(self.search_texts(question_texts(questions), depth))
+
+    def info(self) -> RetrieverInfo:
+        return RetrieverInfo(details={"k1": self.k1, "b": self.b})

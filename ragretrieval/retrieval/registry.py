@@ -10,6 +10,7 @@ Every retriever passes one conformance suite, `ragretrieval.testing.retriever_co
 from __future__ import annotations
 
 import importlib
+import json
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -26,6 +27,8 @@ BUILT_IN = {
     "bm25": "ragretrieval.retrieval.lexical:BM25Retriever",
     "http": "ragretrieval.retrieval.external.http:HttpRetriever",
     "run-file": "ragretrieval.retrieval.external.run_file:RunFileRetriever",
+    "hybrid": "ragretrieval.retrieval.hybrid:HybridRetriever",
+    "rerank": "ragretrieval.retrieval.rerank.reranked:RerankedRetriever",
 }
 
 
@@ -61,12 +64,24 @@ def sweepable_retrievers() -> list[str]:
     return [name for name in available_retrievers() if retriever_class(name).sweepable]
 
 
+def first_stage_retrievers() -> list[str]:
+    """The names `--retriever` offers: every retriever but those that only wrap another (``rerank``: ``--rerank``)."""
+    return [name for name in available_retrievers() if getattr(retriever_class(name), "first_stage", True)]
+
+
 def spec_from_config(config) -> RetrieverSpec:
     """The spec an evaluation configuration describes: ``config.retriever`` with the settings its class reads
-    (`config_fields`) and ``config.retriever_options``; composite retrievers add their children."""
+    (`config_fields`) and ``config.retriever_options``; composite retrievers add their children. With
+    ``config.rerank`` the spec is a reranker whose child is that first stage (rerank/reranked.py)."""
     plugin = retriever_class(config.retriever)
     options = {name: getattr(config, name) for name in plugin.config_fields} | dict(config.retriever_options)
-    return RetrieverSpec(name=config.retriever, options=options, children=plugin.children(options))
+    spec = RetrieverSpec(name=config.retriever, options=options, children=plugin.children(options))
+    rerank = getattr(config, "rerank", None)
+    if rerank:
+        embed = getattr(config, "embed", None)
+        spec = RetrieverSpec(name="rerank", options={**rerank, "embed": embed} if embed else dict(rerank),
+                             children=(spec,))
+    return spec
 
 
 @dataclass
@@ -89,12 +104,14 @@ class BuildContext:
             self.cache = EmbeddingCache()
         return self.cache
 
-    def embedder(self, name: str):
-        if name not in self.embedders:
+    def embedder(self, name: str, settings: dict | None = None):
+        """The embedder for a model name and its settings (`EmbedSettings` values), made once per context."""
+        key = name if not settings else f"{name} {json.dumps(settings, sort_keys=True)}"
+        if key not in self.embedders:
             from ..embedders import get_embedder
 
-            self.embedders[name] = get_embedder(name)
-        return self.embedders[name]
+            self.embedders[key] = get_embedder(name, settings=settings)
+        return self.embedders[key]
 
 
 def build_retriever(spec: RetrieverSpec, context: BuildContext | None = None) -> Retriever:

@@ -2,7 +2,8 @@
 
 - Depth (`search_for_documents`): ask for 4k, and double until every question's ranking holds k distinct parent
   documents, or the retriever has nothing more for the questions that lack them (a row shorter than asked), or the
-  depth covers every chunk.
+  depth covers every chunk. A ranking with foreign hits (hits.py) comes from the retriever's own index, which may
+  hold more chunks than ours: its depth is not capped by our chunk count, only by `FOREIGN_DEPTH_LIMIT`.
 - Document level: each document is ranked at its best-ranked hit (its first appearance), gaps closed.
 - Chunk level: the first k hits. A foreign hit (hits.py) is a chunk of another chunking, or of no chunking when the
   retriever named only documents; it is never relevant. Chunk level is scored only when some hit is one of our
@@ -23,6 +24,7 @@ from ..scoring.ranking import drop_duplicates
 from .base import Ranking, Retriever
 
 NO_CHUNK_ID = "(hit without a chunk id #{})"
+FOREIGN_DEPTH_LIMIT = 1 << 16  # hits per question: the most asked of a retriever that names chunks of its own
 
 
 def distinct_per_row(codes: np.ndarray) -> np.ndarray:
@@ -87,9 +89,12 @@ def search_for_documents(retriever: Retriever, questions: Sequence, k: int, tabl
         docs, _ = table.codes(ranking)
         full = (ranking.positions >= 0).sum(axis=1) >= depth
         wanting = full & (distinct_per_row(docs) < k)
-        if depth >= n_chunks or not wanting.any():
+        # a ranking of our chunks alone holds at most n_chunks hits; one with foreign hits comes from an index of
+        # the retriever's own, which may hold more (a finer chunking), so only a short row says it has no more
+        most = n_chunks if not (ranking.positions >= n_chunks).any() else max(n_chunks, FOREIGN_DEPTH_LIMIT)
+        if depth >= most or not wanting.any():
             return ranking
-        depth = min(n_chunks, depth * 2)
+        depth = min(most, depth * 2)
 
 
 def _width(rows: np.ndarray, k: int, pad: int) -> np.ndarray:

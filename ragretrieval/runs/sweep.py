@@ -60,6 +60,8 @@ class SweepGrid(BaseModel):
     granularity: str = "both"
     rel_level: int = 1
     primary: str = "recall@5"
+    embed: dict = Field(default_factory=dict)  # EmbedSettings values for every model (API endpoint, prefixes, ...)
+    fusion: dict = Field(default_factory=dict)  # options of the hybrid cells: fusion, rrf_k, alpha, candidates
 
     @field_validator("models", "retrievers", "stores", "chunk_sizes", "chunk_overlaps", mode="before")
     @classmethod
@@ -182,7 +184,9 @@ def plan(grid: SweepGrid, dataset: Dataset) -> list[Cell]:
         stored = "store" in uses[retriever]
         config = EvalConfig(retriever=retriever, model=model, store=store if stored else _DEFAULTS.store,
                             store_options=grid.store_options if stored else {}, chunk_size=size,
-                            chunk_overlap=overlap, ks=grid.ks, granularity=grid.granularity, rel_level=grid.rel_level)
+                            chunk_overlap=overlap, ks=grid.ks, granularity=grid.granularity, rel_level=grid.rel_level,
+                            embed=(grid.embed or None) if "embed" in uses[retriever] else None,
+                            retriever_options=grid.fusion if retriever == "hybrid" else {})
         try:
             check_config(config)
         except ValueError as error:

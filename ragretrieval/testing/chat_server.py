@@ -10,6 +10,12 @@ after a number of requests, like an endpoint that goes down mid-run. Usage is re
 In a process of its own (so that a benchmark measures only its client's CPU time)::
 
     python -m ragretrieval.testing.chat_server --reply "An answer [0]."   # prints its URL, serves until killed
+
+Other routes (an embeddings or a rerank API) are served by `routes`: path suffix -> responder whose `Reply.payload`
+is sent as JSON.
+
+Requests for the model ``--judge-model`` (default ``judge``) get ``--judge-reply`` instead, a verdict every built-in
+judge accepts, so one server plays generator and judge.
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ from typing import Callable
 
 DOCUMENT = re.compile(r"<<<\n(.*)\n>>>", re.S)
 TEST_API_KEY = "sk-test-NEVER-WRITE-ME-7f3a9c"  # what tests put in OPENAI_API_KEY, to check it is written nowhere
+# a verdict every built-in judge accepts: the yes/no judges read rating and rationale, score5 score and reasoning
+JUDGE_REPLY = '{"rating": "yes", "rationale": "Supported.", "score": 4, "reasoning": "Right, one detail missing."}'
 
 
 @dataclass
@@ -34,6 +42,8 @@ class Reply:
     headers: dict = field(default_factory=dict)
     raw: bytes | None = None  # sent as the body of a 200 instead of a completion (HTML, broken JSON, ...)
     content_type: str = "application/json"
+    payload: object = None  # the JSON answer of a route other than completions
+    message: str | None = None  # the error message of a reply whose status is not 200
 
 
 def document_in(request: dict) -> str:
@@ -72,7 +82,8 @@ class LocalServer:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", port), handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}{path}"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                        daemon=True)
 
     def __enter__(self):
         self._thread.start()
@@ -84,8 +95,10 @@ class LocalServer:
 
 
 class ChatServer(LocalServer):
-    def __init__(self, responder: Callable[[dict], Reply], port: int = 0):
+    def __init__(self, responder: Callable[[dict], Reply] | None = None,
+                 routes: dict[str, Callable[[dict], Reply]] | None = None, port: int = 0):
         self.responder = responder
+        self.routes = dict(routes or {})
         self.requests: list[dict] = []
         self.authorizations: list[str] = []
         self.fail_after: int | None = None
@@ -94,6 +107,7 @@ class ChatServer(LocalServer):
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"  # keep-alive, as real endpoints do: clients reuse their connections
+            disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms delayed-ACK stall
 
             def log_message(self, *args):  # keep test output quiet
                 pass
@@ -104,18 +118,23 @@ class ChatServer(LocalServer):
                     server.requests.append(body)
                     server.authorizations.append(self.headers.get("Authorization", ""))
                     number = len(server.requests)
+                route = next((r for r in server.routes if self.path.endswith(r)), None)
                 chat = self.path.endswith("/chat/completions")
-                if not chat and not self.path.endswith("/completions"):
+                completion = server.responder is not None and (chat or self.path.endswith("/completions"))
+                if route is None and not completion:
                     return self._send(404, {"error": {"message": f"no route {self.path}"}})
                 if server.fail_after is not None and number > server.fail_after:
                     return self._send(500, {"error": {"message": "server down"}})
-                reply = server.responder(body)
+                reply = server.routes[route](body) if route else server.responder(body)
                 if reply.delay:
                     time.sleep(reply.delay)
                 if reply.status != 200:
-                    return self._send(reply.status, {"error": {"message": f"status {reply.status}"}}, reply.headers)
+                    message = reply.message or f"status {reply.status}"
+                    return self._send(reply.status, {"error": {"message": message}}, reply.headers)
                 if reply.raw is not None:
                     return self._send_bytes(200, reply.raw, reply.content_type, reply.headers)
+                if route:
+                    return self._send(200, reply.payload, reply.headers)
                 prompt = "".join(m["content"] for m in body["messages"]) if chat else body.get("prompt", "")
                 prompt_tokens = len(prompt) // 2
                 choice = ({"message": {"role": "assistant", "content": reply.content}} if chat else
@@ -142,14 +161,17 @@ class ChatServer(LocalServer):
 
 
 def main(argv=None) -> None:
-    """Serve one fixed reply to every request until killed; print the base URL first."""
+    """Serve one fixed reply to every request until killed (another to the judge's model); print the base URL."""
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reply", default="An answer [0].", help="the content of every answer")
+    parser.add_argument("--judge-model", default="judge", help="requests for this model get --judge-reply")
+    parser.add_argument("--judge-reply", default=JUDGE_REPLY, help="the content of every judge's answer")
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 [default: a free one]")
     args = parser.parse_args(argv)
-    server = ChatServer(lambda request: Reply(args.reply), port=args.port)
+    server = ChatServer(lambda request: Reply(args.judge_reply if request.get("model") == args.judge_model
+                                              else args.reply), port=args.port)
     print(server.url, flush=True)
     try:
         server.httpd.serve_forever()

@@ -44,12 +44,25 @@ DOCUMENTS = (
 )
 QUESTIONS = (
     ("q-soup", "How long do the tomatoes boil for the egg soup?", ["soup/tomato.md", "dessert/pudding.md"],
-     {"include": [["five minutes", "5 minutes"]], "cite": ["soup/tomato.md"]}),
+     {"include": [["five minutes", "5 minutes"]], "cite": ["soup/tomato.md"]}, "Five minutes."),
     ("q-rice", "Which rice is best for egg fried rice?", ["dessert/pudding.md", "staple/rice.md"],
-     {"include": ["cold rice"], "cite": ["staple/rice.md"]}),
-    ("q-none", "What is the capital of France?", ["dessert/pudding.md"], {"refuse": True}),
+     {"include": ["cold rice"], "cite": ["staple/rice.md"]}, "Cold rice from the day before."),
+    ("q-none", "What is the capital of France?", ["dessert/pudding.md"], {"refuse": True},
+     "The recipes do not say: the answer is a refusal."),
 )
 SECRET_VARIABLES = ("OPENAI_API_KEY",)
+
+
+def conformance_dataset(folder):
+    """The suites' small dataset (three recipes; three questions with given contexts, checks and reference answers),
+    written to `folder` and loaded."""
+    questions = [QuestionRecord(id=qid, text=text, context=context, expect=expect, ground_truth=truth,
+                                provenance=Provenance(generator="hand"))
+                 for qid, text, context, expect, truth in QUESTIONS]
+    manifest = Manifest(corpus_fingerprint=corpus_fingerprint(DOCUMENTS), n_documents=len(DOCUMENTS),
+                        n_questions=len(questions))
+    write_dataset(folder, DOCUMENTS, questions, manifest)
+    return load_dataset(folder)
 
 
 class GeneratorConformance:
@@ -67,13 +80,7 @@ class GeneratorConformance:
 
     @pytest.fixture
     def dataset(self, tmp_path):
-        questions = [QuestionRecord(id=qid, text=text, context=context, expect=expect,
-                                    provenance=Provenance(generator="hand"))
-                     for qid, text, context, expect in QUESTIONS]
-        manifest = Manifest(corpus_fingerprint=corpus_fingerprint(DOCUMENTS), n_documents=len(DOCUMENTS),
-                            n_questions=len(questions))
-        write_dataset(tmp_path / "conformance-dataset", DOCUMENTS, questions, manifest)
-        return load_dataset(tmp_path / "conformance-dataset")
+        return conformance_dataset(tmp_path / "conformance-dataset")
 
     @pytest.fixture
     def generator(self, generator_spec, options, dataset) -> Generator:

@@ -124,14 +124,27 @@ class RetrieverConformance:
     # ---- end to end ------------------------------------------------------------------------------------------------
     def test_evaluates_the_demo(self, spec, context, demo, min_doc_recall):
         from ..evaluation.pipeline import evaluate
-        from ..evaluation.report import EvalConfig
 
-        config = EvalConfig(retriever=spec.name, **{k: v for k, v in spec.options.items()
-                                                    if k in ("model", "store", "store_options")},
-                            retriever_options={k: v for k, v in spec.options.items()
-                                               if k not in ("model", "store", "store_options")})
+        config = config_for(spec)
         report = evaluate(demo, config, context=context)
+        recorded = report.retriever["spec"]
+        assert recorded["name"] == spec.name, "the run records the spec it ran"
+        assert [c["name"] for c in recorded["children"]] == [c.name for c in spec.children]
         means = report.means["doc"]
         assert all(0.0 <= value <= 1.0 for value in means.values())
         assert means["recall@10"] >= min_doc_recall
         assert len(report.questions) == len(demo.questions)
+
+
+def config_for(spec: RetrieverSpec):
+    """The evaluation configuration whose spec is `spec`: the settings its class reads (`config_fields`), its other
+    options as ``retriever_options``; a ``rerank`` spec is its first stage's configuration with ``rerank`` set."""
+    from ..evaluation.report import EvalConfig
+    from ..retrieval.registry import retriever_class
+
+    if spec.name == "rerank":
+        first = config_for(spec.children[0])
+        return EvalConfig(**{**first.model_dump(), "rerank": {k: v for k, v in spec.options.items() if k != "embed"}})
+    fields = retriever_class(spec.name).config_fields
+    return EvalConfig(retriever=spec.name, **{k: v for k, v in spec.options.items() if k in fields},
+                      retriever_options={k: v for k, v in spec.options.items() if k not in fields})

@@ -6,6 +6,7 @@
   pause at a boundary; whatever finished is already in a cache or journal, so resuming costs nothing.
 - `with_retries` (retry.py): one retry loop with exponential backoff, jitter and ``Retry-After``.
 - `parallel_map` (pool.py): calls on a bounded thread pool, results as they finish, stop and errors handled once.
+- named.py: plug-ins found by name, from a built-in table and an entry-point group (the registries' shared part).
 """
 
 from .pool import parallel_map

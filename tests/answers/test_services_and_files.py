@@ -10,18 +10,12 @@ from click.testing import CliRunner
 
 from ragretrieval.answers.report import AnswerReport
 from ragretrieval.cli import main
-from ragretrieval.data.corpus import corpus_fingerprint
-from ragretrieval.data.dataset import Manifest, Provenance, QuestionRecord, write_dataset
-from ragretrieval.testing.generator_conformance import DOCUMENTS, QUESTIONS
+from ragretrieval.testing.generator_conformance import conformance_dataset
 
 
 @pytest.fixture
 def small_dataset(tmp_path):
-    questions = [QuestionRecord(id=qid, text=text, context=context, expect=expect,
-                                provenance=Provenance(generator="hand")) for qid, text, context, expect in QUESTIONS]
-    write_dataset(tmp_path / "ds", DOCUMENTS, questions, Manifest(corpus_fingerprint=corpus_fingerprint(DOCUMENTS),
-                                                                  n_documents=3, n_questions=3))
-    return tmp_path / "ds"
+    return conformance_dataset(tmp_path / "ds").path
 
 
 def answer(dataset, generator, tmp_path, *extra, code=0):

@@ -107,3 +107,20 @@ def test_bad_size_or_overlap_is_an_error(size, overlap, message):
     with pytest.raises(ChunkingError) as error:
         ChunkPolicy(size, overlap)
     assert str(error.value) == message
+
+
+def test_heading_titles_lose_their_line_end_and_only_spaces_and_tabs():
+    """CRLF files give the same titles as LF ones; as in CommonMark, only spaces and tabs around a title are dropped
+    (an ideographic space or a trailing X is part of it)."""
+    for newline in ("\n", "\r\n"):
+        text = newline.join(["# 汤X", "正文。", "## 做法\u3000", "步骤。", "### 收汁 \t##", "大火。", ""])
+        paths = [c.heading_path for c in chunk_document(Document("h.md", "h", text), ChunkPolicy(8, 0))]
+        assert list(dict.fromkeys(paths)) == [("汤X",), ("汤X", "做法\u3000"), ("汤X", "做法\u3000", "收汁")]
+
+
+def test_the_fingerprint_is_sha256_over_ids_and_offsets():
+    import hashlib
+
+    chunks = chunk_document(Document("f.md", "f", RECIPE), ChunkPolicy(60, 10))
+    digest = hashlib.sha256("".join(f"{c.chunk_id}\0{c.start}\0{c.end}\0" for c in chunks).encode("utf-8"))
+    assert chunks_fingerprint(chunks) == "sha256:" + digest.hexdigest()

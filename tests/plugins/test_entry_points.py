@@ -17,14 +17,17 @@ import pytest
 from ragretrieval.retrieval import RetrieverSpec
 from ragretrieval.testing.embedder_conformance import EmbedderConformance
 from ragretrieval.testing.generator_conformance import GeneratorConformance
+from ragretrieval.testing.judge_conformance import JudgeConformance
 from ragretrieval.testing.retriever_conformance import RetrieverConformance
 
 TOY_MODULE = '''
 """A toy plugin: ranks chunks by how many of the question's characters they hold; embeds by character counts."""
 import time
 import numpy as np
+from ragretrieval.answers.judges import BaseJudge, JudgeResult
 from ragretrieval.embedders.base import Symmetric
 from ragretrieval.retrieval.base import Ranking, RetrieverInfo, SimpleRetriever
+from ragretrieval.retrieval.rerank.base import PerQuestion
 
 
 class OverlapRetriever(SimpleRetriever):
@@ -89,6 +92,35 @@ class ShoutGenerator:
 
     def info(self):
         return {"volume": self.volume}
+
+
+class LengthJudge(BaseJudge):
+    """A judge that asks no model: is the answer at most `limit` characters?"""
+
+    name = "short"
+    metric = "short_answer"
+
+    def __init__(self, limit):
+        self.limit = limit
+
+    @classmethod
+    def build(cls, context):
+        return cls(80)
+
+    def settings(self):
+        return {"limit": self.limit}
+
+    def judge(self, answered):
+        short = len(answered.answer) <= self.limit
+        return JudgeResult(value=float(short), rating="yes" if short else "no",
+                           reasoning=f"{len(answered.answer)} characters")
+class OverlapReranker(PerQuestion):
+    def __init__(self, name, settings, context):
+        super().__init__(context.progress, context.stop)
+        self.identity = name
+
+    def score(self, question, passages):
+        return np.array([len(set(question) & set(p)) for p in passages], np.float32)
 '''
 
 
@@ -101,7 +133,9 @@ def install_toy(folder: Path) -> Path:
     (info / "entry_points.txt").write_text(
         "[ragretrieval.retrievers]\noverlap = toy_plugin:OverlapRetriever\n\n"
         "[ragretrieval.embedders]\ntoy: = toy_plugin:CharacterCounts\n\n"
-        "[ragretrieval.generators]\nshout: = toy_plugin:ShoutGenerator\n", encoding="utf-8")
+        "[ragretrieval.generators]\nshout: = toy_plugin:ShoutGenerator\n\n"
+        "[ragretrieval.judges]\nshort = toy_plugin:LengthJudge\n\n"
+        "[ragretrieval.rerankers]\noverlap: = toy_plugin:OverlapReranker\n", encoding="utf-8")
     return folder
 
 
@@ -127,6 +161,8 @@ def test_plugins_are_listed(toy_path):
     assert "overlap          toy-plugin sweepable" in done.stdout
     assert "toy:NAME" in done.stdout
     assert "  shout:...        toy-plugin" in done.stdout
+    assert "  short                toy-plugin" in done.stdout
+    assert "overlap:NAME" in done.stdout and "from toy-plugin" in done.stdout
 
 
 def test_answer_runs_the_plugin_generator(toy_path, demo_dataset, tmp_path):
@@ -137,6 +173,30 @@ def test_answer_runs_the_plugin_generator(toy_path, demo_dataset, tmp_path):
     assert report["config"]["generator"] == "shout:loud" and report["config"]["generator_settings"] == {
         "volume": "loud"}
     assert report["questions"][0]["answer"].endswith("!!!! [0]") and report["usage"]["output_tokens"] == 90
+
+
+def test_answer_and_judge_answers_run_the_plugin_judge_without_any_key(toy_path, demo_dataset, tmp_path,
+                                                                       monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # a judge that asks no model needs no key
+    done = cli(toy_path, "answer", "--dataset", demo_dataset, "--generator", "extractive", "--retriever", "bm25",
+               "--judge", "short", "--no-progress", "--no-save", "--out", tmp_path / "a.json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "a.json").read_text(encoding="utf-8"))
+    assert report["config"]["scorers"]["short"] == {"limit": 80} and report["judges"]["short"]["judged"] == 30
+    assert 0 <= report["means"]["answer"]["short_answer"] <= 1
+    again = cli(toy_path, "judge-answers", tmp_path / "a.json", "--judge", "short", "--out", tmp_path / "b.json",
+                "--no-progress")
+    assert again.returncode == 0, again.stderr  # the same judge and settings: every verdict is kept
+
+
+def test_a_plugin_reranker_reranks_a_built_in_first_stage(toy_path, demo_dataset, tmp_path):
+    out = tmp_path / "reranked.json"
+    done = cli(toy_path, "eval", "--dataset", demo_dataset, "--retriever", "bm25", "--rerank", "overlap:chars",
+               "--rerank-depth", "20", "--no-progress", "--no-save", "--out", out)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["retriever"]["details"]["reranker"] == "overlap:chars"
+    assert report["retriever"]["spec"]["children"][0]["name"] == "bm25"
 
 
 def test_eval_and_sweep_run_the_plugin_retriever_with_a_plugin_embedder(toy_path, demo_dataset, tmp_path):
@@ -174,6 +234,14 @@ class TestOverlapPlugin(RetrieverConformance):
 
 
 @pytest.mark.usefixtures("toy_path")
+class TestOverlapReranker(RetrieverConformance):
+    @pytest.fixture
+    def spec(self):
+        return RetrieverSpec(name="rerank", options={"name": "overlap:chars", "depth": 20},
+                             children=(RetrieverSpec(name="bm25"),))
+
+
+@pytest.mark.usefixtures("toy_path")
 class TestToyEmbedder(EmbedderConformance):
     @pytest.fixture
     def model_name(self):
@@ -185,3 +253,14 @@ class TestShoutGenerator(GeneratorConformance):
     @pytest.fixture
     def generator_spec(self):
         return "shout:soft"
+
+
+@pytest.mark.usefixtures("toy_path")
+class TestLengthJudge(JudgeConformance):
+    @pytest.fixture
+    def judge_name(self):
+        return "short"
+
+    @pytest.fixture
+    def uses_llm(self):
+        return False

@@ -54,7 +54,7 @@ def test_an_evaluation_starts_pending_with_one_work_item_per_question(api):
     ({"generator": "gpt-4"}, 400, "generator: unknown generator 'gpt-4'; known: extractive, "),
     ({"generator": "openai:"}, 400, "generator: unknown generator 'openai:'"),
     ({"generator": "file:/etc/passwd"}, 400, "generator file: reads answers from a file on the server"),
-    ({"judge": "score5"}, 400, "judge: this ragretrieval has no LLM judges yet"),
+    ({"judge": "score5,nosuch"}, 400, "judge: unknown judge 'nosuch'; known: chunk_relevance, "),
     ({"options": {"context_k": 0}}, 400, "options.context_k: Input should be greater than or equal to 1"),
     ({"options": {"frobnicate": 1}}, 400, "options.frobnicate: Extra inputs are not permitted"),
     ({"options": {"lemmatizer": "fst:/etc/passwd"}}, 400, "fst: reads files on the server"),

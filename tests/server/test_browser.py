@@ -9,6 +9,7 @@ With ``RAGRETRIEVAL_SCREENSHOTS=DIR`` the tests also save the screenshots docs/w
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -46,7 +47,10 @@ def respond(request: dict) -> dict:
 
 
 def model_reply(request: dict) -> Reply:
-    """Questions about a document (the Generate dialog), else an answer citing the first two contexts."""
+    """Questions about a document (the Generate dialog), a score5 verdict for ``judge-model``, else an answer citing
+    the first two contexts."""
+    if request["model"] == "judge-model":
+        return Reply(json.dumps({"score": 4, "reasoning": "做法对，<b>火候</b>没说"}, ensure_ascii=False))
     if DOCUMENT.search(request["messages"][-1]["content"]):
         return good_reply(request)
     return Reply("根据文档 [0]，做法见上 [1]。")
@@ -133,7 +137,7 @@ def test_a_set_typed_and_imported_is_evaluated_by_the_extractive_baseline(page):
     page.click("text=Evaluate this set")
     page.fill('input[name="name"]', "extractive baseline")
     expect(page.locator('input[name="system"][value="extractive"]')).to_be_checked()  # the default: no model
-    expect(page.locator("#judges")).to_contain_text("no LLM judges yet")
+    expect(page.locator("#judge-names option[value=score5]")).to_have_count(1)  # the registry's judges offered
     page.click('button[type="submit"]')
     page.wait_for_url(re.compile(r"/evaluations/eval_[0-9a-f]{16}$"))
     expect(page.locator("#summary .percent")).to_have_text("100 %", timeout=120_000)
@@ -190,6 +194,32 @@ def test_a_corpus_s_questions_answered_by_a_model(page, services):
     cards.first.locator("details.sources summary").click()
     expect(cards.first.locator("details.sources li.cited")).to_have_count(2)
     shot(page, "evaluation-detail", height=2400)
+    assert page.errors == []
+
+
+def test_a_judge_scores_each_answer_on_the_page(page, api, services):
+    from playwright.sync_api import expect
+
+    _, model = services
+    question_set = new_set(api, 3, name="judged set")
+    page.goto(f"/evaluations/new?question_set={question_set['id']}")
+    page.fill('input[name="name"]', "judged by score5")
+    page.check('input[name="system"][value="openai"]')
+    page.fill('input[name="openai_model"]', "test-model")
+    page.fill('input[name="base_url"]', model.url)
+    page.select_option('select[name="retriever"]', "bm25")
+    page.fill('input[name="judge"]', "score5")
+    page.fill('input[name="judge_model"]', "judge-model")  # at the model's base URL: the judge field is empty
+    page.click('button[type="submit"]')
+    page.wait_for_url(re.compile(r"/evaluations/eval_[0-9a-f]{16}$"))
+    expect(page.locator("#summary .status")).to_have_text("COMPLETED", timeout=120_000)
+    page.reload()
+    expect(page.locator("#summary .average")).to_have_text("4")
+    cards = page.locator("article.card")
+    expect(cards).to_have_count(3)
+    expect(cards.locator(".score")).to_have_text(["4", "4", "4"])
+    expect(cards.first.locator(".reasoning .text")).to_have_text("做法对，<b>火候</b>没说")  # text, not markup
+    expect(page.locator("#score-filter")).to_be_visible()
     assert page.errors == []
 
 

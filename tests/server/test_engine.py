@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from judges.conftest import BLOCK, plays_both, share, verdict, which_judge
 
 from ragretrieval.answers.report import AnsweredQuestion, Citation, ContextUsed
 from ragretrieval.cli import main
@@ -105,7 +106,8 @@ def test_a_model_answers_with_tokens_and_cost_and_is_asked_nothing_twice(api, ru
     assert first["status"] == again["status"] == "COMPLETED" and request["temperature"] == 0.5
     assert request["messages"][-1]["content"].count("\n[") == 3  # context_k=3 documents in the prompt
     result = first["results"][0]
-    prompt = "".join(m["content"] for m in request["messages"])
+    asked_first = next(r for r in model.requests if result["question_text"] in r["messages"][-1]["content"])
+    prompt = "".join(m["content"] for m in asked_first["messages"])
     assert (result["input_tokens"], result["output_tokens"]) == (len(prompt) // 2, len("大火蒸 8 分钟 [0]。"))
     assert result["cost"] == pytest.approx((result["input_tokens"] * 1.0 + result["output_tokens"] * 2.0) / 1e6)
     assert result["checks"]["include"] == 1.0 and result["rag_answer_sources"][0]["cited"] is True
@@ -186,14 +188,46 @@ def test_an_answer_becomes_the_result_row_the_pages_show():
 
 def test_judges_verdicts_fill_the_score_and_join_the_checks():
     judged = answered(judges={"score5": {"value": 4, "reasoning": "one small gap"},
-                              "correctness": {"value": 1, "reasoning": "matches"},
-                              "groundedness": {"value": None, "error": "malformed verdict after one repair"}},
-                      metrics={"answer": {"include": 1.0, "correctness": 1.0, "score5": 4.0}})
-    assert judge_fields(judged) == (4.0, "one small gap", {
+                              "correctness": {"value": 1, "rating": "yes", "reasoning": "matches"},
+                              "groundedness": {"value": None, "failure": "malformed verdict after one repair"}},
+                      metrics={"answer": {"include": 1.0, "response/llm_judged/correctness/rating": 1.0,
+                                          "llm_judge_score": 4.0}})
+    assert judge_fields(judged) == (4.0, "one small gap", {  # each judge once, as its verdict
         "include": 1.0, "correctness": {"value": 1.0, "reasoning": "matches"},
         "groundedness": {"value": None, "error": "malformed verdict after one repair"}})
     off_scale = answered(judges={"score5": {"value": 7, "reasoning": "?"}}, metrics={})
     assert judge_fields(off_scale) == (None, None, {"score5": {"value": 7.0, "reasoning": "?"}})
+
+
+def test_judges_score_a_web_evaluation_as_answer_judge_does(api, db_url, run_worker, tmp_path, monkeypatch):
+    monkeypatch.setenv("RAGRETRIEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-judge")
+    question_set = answer_set(api)
+    with ChatServer(plays_both) as model:
+        done = run_worker(api, api.post("/api/v1/evaluations", {
+            "name": "judged", "dataset": CORPUS, "generator": "openai:gen-model", "base_url": model.url,
+            "judge": "score5,correctness", "judge_model": "judge-model", "question_set_id": question_set["id"]},
+            expect=201)["id"])
+        judge_requests = [r for r in model.requests if r["model"] == "judge-model"]
+    assert done["status"] == "COMPLETED", done["error"]
+    assert len(judge_requests) == 2 * len(done["results"])  # each question judged once by each judge
+    for result in done["results"]:
+        prompt = next(r["messages"][-1]["content"] for r in judge_requests
+                      if which_judge(r["messages"][-1]["content"]) == "score5"
+                      and result["question_text"] in r["messages"][-1]["content"])
+        question, truth, answer = BLOCK.findall(prompt)
+        expected = verdict("score5", [question, truth, answer])
+        assert answer == result["rag_answer"] and truth == result["ground_truth"]
+        assert (result["llm_judge_score"], result["llm_judge_reasoning"]) == (expected["score"], expected["reasoning"])
+        correct = result["checks"]["correctness"]
+        assert correct["value"] == (1.0 if share(truth, answer) >= 0.6 else 0.0) and correct["reasoning"]
+        assert "llm_judge_score" not in result["checks"]  # the score is shown once, as the score
+    scores = [r["llm_judge_score"] for r in done["results"]]
+    assert done["average_score"] == pytest.approx(sum(scores) / len(scores))
+    with RunHistory(db_url) as history:
+        stored = history.get("judged")
+    assert stored.report.means["answer"]["average_score"] == pytest.approx(done["average_score"])  # as answer's
+    assert stored.report.judges["score5"].judged == len(scores) and stored.report.judges["correctness"].failed == 0
 
 
 def test_options_become_the_settings_of_ragretrieval_answer():

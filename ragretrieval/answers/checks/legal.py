@@ -147,11 +147,12 @@ def score_evidence_set(question: LegalQuestion, sample: LegalSample) -> dict[str
 
 
 def invented_values(sample: LegalSample) -> set:
-    """Numbers and dates in the answer that neither its contexts nor the question hold."""
-    source = "\n".join([sample.question, *sample.contexts])
+    """Numbers and dates in the answer that neither its contexts nor the question hold (each text read alone, so a
+    date cannot be pieced together from the end of one text and the start of the next)."""
+    sources = [sample.question, *sample.contexts]
     text = answer_values_text(sample.answer)
-    numbers = numbers_in(text) - numbers_in(source)
-    dates = dates_in(text) - dates_in(source)
+    numbers = numbers_in(text) - set().union(*map(numbers_in, sources))
+    dates = dates_in(text) - set().union(*map(dates_in, sources))
     return numbers | dates
 
 

@@ -16,11 +16,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ...llm.client import ChatClient, LLMError, LLMSettings, price
+from ...llm.client import PER_REQUEST_STATUS, ChatClient, LLMError, LLMSettings, price
 from ..prompt import SYSTEM_MESSAGES, AnswerPrompt
 from .base import Generated, GenerationFailed, GenerationRequest, GeneratorError, GeneratorOptions, context_documents
-
-PER_REQUEST_STATUS = frozenset({400, 413, 422})  # one request refused; 401, 403, 404 would refuse every one
 
 
 class OpenAIGenerator:

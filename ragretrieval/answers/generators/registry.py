@@ -10,9 +10,9 @@ exact name, one named ``mine:`` every spec starting with it), the way retrievers
 
 from __future__ import annotations
 
-import importlib
 from importlib.metadata import entry_points
 
+from ...work.named import available, load_target
 from .base import Generator, GeneratorError, GeneratorOptions, GeneratorPlugin
 
 ENTRY_POINT_GROUP = "ragretrieval.generators"
@@ -30,17 +30,9 @@ SUMMARY = {
 }
 
 
-def _load(target: str):
-    module, _, attribute = target.partition(":")
-    return getattr(importlib.import_module(module), attribute)
-
-
 def available_generators() -> dict[str, str]:
     """Name or prefix -> where it comes from ("built in", or the distribution that provides it)."""
-    found = {name: "built in" for name in BUILT_IN}
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        found.setdefault(ep.name, ep.dist.name if ep.dist else ep.value)
-    return found
+    return available(ENTRY_POINT_GROUP, BUILT_IN)
 
 
 def _claims(name: str, spec: str) -> str | None:
@@ -54,7 +46,7 @@ def generator_class(spec: str) -> tuple[GeneratorPlugin, str]:
     """The registered class that claims `spec`, and the argument after its prefix."""
     for name, target in BUILT_IN.items():
         if (argument := _claims(name, spec)) is not None:
-            return _load(target), argument
+            return load_target(target), argument
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         if (argument := _claims(ep.name, spec)) is not None:
             return ep.load(), argument

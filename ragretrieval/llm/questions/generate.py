@@ -181,7 +181,8 @@ def to_records(documents: list[Document], results: dict[str, DocumentResult], pl
                 id=question_id(question.question_text, namespace=doc.id),
                 text=question.question_text,
                 relevant=[RelevantDocument(doc_id=doc.id, grade=1, spans=question.spans)],
-                provenance=provenance,
+                provenance=provenance, question_type=question.question_type,
+                ground_truth=question.ground_truth or None,
                 metadata={"question_type": question.question_type, "ground_truth": question.ground_truth,
                           "evidence": question.evidence},
             ))

