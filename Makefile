@@ -37,6 +37,7 @@ demo: $(VENV)/.core
 	$(VENV)/bin/ragretrieval eval --dataset .demo/dataset --top-k 5
 	$(VENV)/bin/ragretrieval answer --dataset .demo/dataset --questions datasets/demo/answer_questions.jsonl \
 		--generator extractive --retriever bm25
+	@echo "pages and API: $(VENV)/bin/ragretrieval serve --datasets .demo   (then open http://127.0.0.1:8000/)"
 
 test: $(VENV)/.test system-deps
 	$(VENV)/bin/ruff check .

@@ -52,12 +52,15 @@ def _register() -> None:
     from .judge import judge_command
     from .judge_answers import judge_answers_command
     from .report import report_command
+    from .serve import serve_command
     from .stores import stores_command
+    from .worker import worker_command
 
     for command in (build_dataset.build_dataset, evaluate.eval_command, score.score_command, runs.runs_group,
                     sweep.sweep_command, compare_command, report_command, judge_command, stores_command,
                     plugins.plugins_command, questions_io.import_command, questions_io.export_command,
-                    answer_command, judge_answers_command, import_dataset_command):
+                    answer_command, judge_answers_command, import_dataset_command, serve_command,
+                    worker_command):
         main.add_command(command)
 
 

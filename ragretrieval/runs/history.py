@@ -22,7 +22,7 @@ from typing import Iterable, Literal
 
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import create_engine, delete, event, insert, select, update
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError
 
 from ..answers.report import AnswerReport, Report, parse_report
@@ -119,6 +119,13 @@ def _sqlite_begin(conn) -> None:
     conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("rr_write") else "BEGIN")
 
 
+@contextmanager
+def _savepoint(conn: Connection):
+    """A savepoint in `conn`'s transaction: a failed insert is undone without ending the caller's transaction."""
+    with conn.begin_nested():
+        yield conn
+
+
 def new_run_id(when: datetime) -> str:
     return f"r-{when:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
 
@@ -183,20 +190,41 @@ class RunHistory:
         self.close()
 
     # ------------------------------------------------------------------------------------------------------ writing
-    def save(self, report: EvalReport | AnswerReport, name: str | None = None, tags: Iterable[str] = ()) -> str:
-        """Store `report` as a new run in one transaction; return its id."""
+    def save(self, report: EvalReport | AnswerReport, name: str | None = None, tags: Iterable[str] = (),
+             conn: Connection | None = None) -> str:
+        """Store `report` as a new run in one transaction (or, given `conn`, inside that connection's transaction,
+        so the caller commits the run with its own rows or not at all); return its id."""
         tags = _clean_tags(tags)
         created = datetime.now(timezone.utc)  # microseconds keep runs saved in one second in order
-        questions_fp = report_questions_fingerprint(report)
+        row = self._index_row(report, name, created)
+        body = report.model_dump_json()
+        for _attempt in range(5):  # a random suffix collides only when two runs start in the same second
+            run_id = new_run_id(created)
+            try:
+                with (self._write() if conn is None else _savepoint(conn)) as writing:
+                    writing.execute(insert(runs).values(id=run_id, **row))
+                    self._insert_tags(writing, run_id, tags)
+                    writing.execute(insert(run_reports).values(run_id=run_id, report_version=report.report_version,
+                                                               report=body))
+                return run_id
+            except IntegrityError:
+                if self._exists(run_id, conn):
+                    continue
+                raise
+        raise RunHistoryError("could not find a free run id after 5 attempts")
+
+    @staticmethod
+    def _index_row(report: EvalReport | AnswerReport, name: str | None, created: datetime) -> dict:
+        """The run's row in the index table: copies of the report's configuration, fingerprints and means."""
         cfg, ds = report.config, report.dataset
         retrieval = cfg if report.kind == "retrieval" else cfg.retrieval
-        row = dict(
+        return dict(
             name=name, created_at=created.isoformat(timespec="microseconds"), kind=report.kind,
             retriever=retrieval.retriever if retrieval else f"({cfg.contexts} contexts)",
             model=retrieval.model if retrieval else None, store=retrieval.store if retrieval else "-",
             chunk_size=retrieval.chunk_size if retrieval else 0,
             chunk_overlap=retrieval.chunk_overlap if retrieval else 0, dataset_path=ds.path,
-            corpus_fingerprint=ds.corpus_fingerprint, questions_fingerprint=questions_fp,
+            corpus_fingerprint=ds.corpus_fingerprint, questions_fingerprint=report_questions_fingerprint(report),
             chunks_fingerprint=ds.chunks_fingerprint,
             config_key=report_config_key(report), labels_fingerprint=ds.labels_fingerprint,
             n_questions=ds.n_questions,
@@ -205,21 +233,6 @@ class RunHistory:
             means=json.dumps(report.means), timings=json.dumps(report.timings),
             packages=json.dumps(package_versions()),
         )
-        body = report.model_dump_json()
-        for _attempt in range(5):  # a random suffix collides only when two runs start in the same second
-            run_id = new_run_id(created)
-            try:
-                with self._write() as conn:
-                    conn.execute(insert(runs).values(id=run_id, **row))
-                    self._insert_tags(conn, run_id, tags)
-                    conn.execute(insert(run_reports).values(run_id=run_id, report_version=report.report_version,
-                                                            report=body))
-                return run_id
-            except IntegrityError:
-                if self._exists(run_id):
-                    continue
-                raise
-        raise RunHistoryError("could not find a free run id after 5 attempts")
 
     def update(self, run_id: str, report: EvalReport | AnswerReport, expected_key: str | None = None) -> str:
         """Replace a stored run's report by a later version of it (``judge-answers`` adds judges): the index row's
@@ -275,9 +288,11 @@ class RunHistory:
         return run_id
 
     # ------------------------------------------------------------------------------------------------------ reading
-    def _exists(self, run_id: str) -> bool:
-        with self.engine.connect() as conn:
+    def _exists(self, run_id: str, conn: Connection | None = None) -> bool:
+        if conn is not None:
             return conn.execute(select(runs.c.id).where(runs.c.id == run_id)).first() is not None
+        with self.engine.connect() as own:
+            return self._exists(run_id, own)
 
     def resolve(self, ref: str) -> str:
         """The full id of the run that `ref` names: an exact id, a unique id prefix, or a unique name."""

@@ -31,7 +31,12 @@ def _v2_kind_and_labels(conn: Connection) -> None:
         conn.execute(text("ALTER TABLE rr_runs ADD COLUMN kind VARCHAR(20) NOT NULL DEFAULT 'retrieval'"))
 
 
-STEPS: dict[int, Callable[[Connection], None]] = {2: _v2_kind_and_labels}
+def _v3_web_app(conn: Connection) -> None:
+    """Schema 3: the web app's question sets, evaluations and results. New tables only: `prepare` creates them after
+    the steps; the step exists so that the version says what a store holds."""
+
+
+STEPS: dict[int, Callable[[Connection], None]] = {2: _v2_kind_and_labels, 3: _v3_web_app}
 
 
 class SchemaError(Exception):

@@ -6,13 +6,20 @@ means, one row per run); ``show``/``compare`` read one JSON document per run (`r
 JSON is the single source of truth, so a stored run round-trips to an equal `EvalReport`; the index columns are
 copies made at save time, in the same transaction. Table names carry an ``rr_`` prefix so the history can share a
 PostgreSQL database with other applications.
+
+Since schema 3 the same database holds the web app's records (`ragretrieval serve`, docs/web.md): question sets and
+their questions, evaluations, and one result row per (evaluation, question). The result rows are made with the
+evaluation, in one transaction, as the evaluation's work list: workers claim them one at a time, and the unique
+constraint on (evaluation, question) is what guarantees that no question is stored twice and none is lost. A result
+row keeps its own copy of the question text and ground truth, so editing a question set later never changes an
+evaluation that already ran on it.
 """
 
 from __future__ import annotations
 
-from sqlalchemy import Column, Float, ForeignKey, Integer, MetaData, String, Table, Text
+from sqlalchemy import Column, Float, ForeignKey, Index, Integer, MetaData, String, Table, Text, UniqueConstraint
 
-SCHEMA_VERSION = 2  # migrations.py upgrades older stores in place
+SCHEMA_VERSION = 3  # migrations.py upgrades older stores in place
 
 metadata = MetaData()
 
@@ -61,4 +68,99 @@ run_reports = Table(
     Column("run_id", String(64), ForeignKey("rr_runs.id", ondelete="CASCADE"), primary_key=True),
     Column("report_version", Integer, nullable=False),
     Column("report", Text, nullable=False),  # EvalReport.model_dump_json()
+)
+
+# ----------------------------------------------------------------------------------------- the web app (schema 3)
+# Column names follow the evaluation design the API mirrors (`gmt_created`, `question_count`, `rag_answer`, ...).
+# Times are ISO 8601 UTC text like `created_at` above; heartbeats are seconds on the database's clock (jobs/claims.py).
+
+
+def _stamps(indexed: bool = False) -> list[Column]:
+    """When a row was made and last changed (the design's gmt_created and gmt_updated)."""
+    return [Column("gmt_created", String(40), nullable=False, index=indexed),
+            Column("gmt_updated", String(40), nullable=False)]
+
+
+question_sets = Table(
+    "rr_question_sets", metadata,
+    Column("id", String(24), primary_key=True),  # qs_ + 16 hex digits
+    Column("name", String(255), nullable=False),
+    Column("description", Text, nullable=False, server_default=""),
+    Column("dataset", String(500)),  # the corpus its questions came from, when opened from a dataset or generated
+    Column("source", String(300)),  # dataset:<name>@<labels fingerprint> for a set opened from a dataset
+    Column("question_count", Integer, nullable=False, server_default="0"),
+    *_stamps(indexed=True),
+)
+
+questions = Table(
+    "rr_questions", metadata,
+    Column("id", String(24), primary_key=True),  # q_ + 16 hex digits
+    Column("question_set_id", String(24), ForeignKey("rr_question_sets.id", ondelete="CASCADE"), nullable=False),
+    Column("position", Integer, nullable=False),  # the order of the editor's table
+    Column("question_type", String(50), nullable=False),
+    Column("question_text", Text, nullable=False),
+    Column("ground_truth", Text, nullable=False, server_default=""),
+    Column("source_record", Text),  # JSON of the dataset's question record (labels, checks) when it came from one
+    *_stamps(),
+    Index("ix_rr_questions_set_position", "question_set_id", "position"),
+)
+
+evaluations = Table(
+    "rr_evaluations", metadata,
+    Column("id", String(24), primary_key=True),  # eval_ + 16 hex digits
+    Column("name", String(255), nullable=False),
+    # what answers and what judges: everything an answer session needs, never a key (keys stay in the environment)
+    Column("dataset", String(500), nullable=False),
+    Column("question_set_id", String(24), ForeignKey("rr_question_sets.id"), nullable=False, index=True),
+    Column("generator", String(500), nullable=False),
+    Column("base_url", String(500)),
+    Column("retriever", String(100)),
+    Column("judge", String(300)),
+    Column("judge_model", String(200)),
+    Column("judge_base_url", String(500)),
+    Column("options", Text, nullable=False, server_default="{}"),  # JSON: further answer-session settings
+    # state
+    Column("status", String(20), nullable=False, index=True),  # PENDING RUNNING PAUSED COMPLETED FAILED
+    Column("progress", Integer, nullable=False, server_default="0"),  # percent
+    Column("total_questions", Integer, nullable=False),
+    Column("completed_questions", Integer, nullable=False, server_default="0"),
+    Column("average_score", Float),
+    Column("error", Text),
+    Column("run_id", String(64)),  # the stored answer run, once there is one (compare, report)
+    Column("started_at", String(40)),
+    Column("finished_at", String(40)),
+    *_stamps(indexed=True),
+)
+
+evaluation_results = Table(
+    "rr_evaluation_results", metadata,
+    Column("id", String(24), primary_key=True),  # res_ + 16 hex digits
+    Column("evaluation_id", String(24), ForeignKey("rr_evaluations.id", ondelete="CASCADE"), nullable=False),
+    Column("question_id", String(24), nullable=False),
+    Column("position", Integer, nullable=False),
+    Column("question_type", String(50), nullable=False),
+    Column("question_text", Text, nullable=False),
+    Column("ground_truth", Text, nullable=False),
+    Column("source_record", Text),
+    # the work list: PENDING -> RUNNING (claimed by `worker`, alive while `heartbeat` moves) -> DONE
+    Column("state", String(10), nullable=False),
+    Column("worker", String(200)),  # host:pid:xxxx of the worker holding it, then of the one that answered it
+    Column("heartbeat", Float),
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    # the result
+    Column("rag_answer", Text),
+    Column("rag_answer_sources", Text),  # JSON list
+    Column("llm_judge_score", Float),
+    Column("llm_judge_reasoning", Text),
+    Column("checks", Text),  # JSON: check or judge name -> value
+    Column("metrics", Text),  # JSON: retrieval metrics of the ranking the answer used
+    Column("input_tokens", Integer),
+    Column("output_tokens", Integer),
+    Column("latency", Float),  # seconds
+    Column("cost", Float),
+    Column("error", Text),  # the question could not be answered (the evaluation goes on)
+    Column("answer_record", Text),  # JSON: the engine's whole record of the answer, from which the stored run is made
+    *_stamps(),
+    UniqueConstraint("evaluation_id", "question_id", name="uq_rr_evaluation_results_question"),
+    Index("ix_rr_evaluation_results_page", "evaluation_id", "state", "position"),
 )

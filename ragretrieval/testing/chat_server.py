@@ -74,7 +74,27 @@ def send_json(handler: BaseHTTPRequestHandler, status: int, payload, headers: di
     send_bytes(handler, status, json.dumps(payload, ensure_ascii=False).encode("utf-8"), "application/json", headers)
 
 
-class ChatServer:
+class LocalServer:
+    """An HTTP server on 127.0.0.1 (a free port unless given), serving from a thread while the `with` block lasts;
+    `url` is its address with `path`. The chat server is one; so are the tests' RAG services."""
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler], path: str, port: int = 0):
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}{path}"
+        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                        daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+class ChatServer(LocalServer):
     def __init__(self, responder: Callable[[dict], Reply] | None = None,
                  routes: dict[str, Callable[[dict], Reply]] | None = None, port: int = 0):
         self.responder = responder
@@ -133,18 +153,7 @@ class ChatServer:
             def _send_bytes(self, status, data, content_type, headers=None):
                 send_bytes(self, status, data, content_type, headers)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(Handler, "/v1", port)
 
     def count(self, predicate=lambda request: True) -> int:
         with self._lock:

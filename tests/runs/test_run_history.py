@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from ragretrieval.runs import RunHistory, RunHistoryError, RunNotFoundError
 from ragretrieval.runs import history as history_module
 from ragretrieval.runs.identity import config_key, report_questions_fingerprint
-from ragretrieval.runs.schema import run_reports, run_tags, runs
+from ragretrieval.runs.schema import SCHEMA_VERSION, run_reports, run_tags, runs
 
 
 def test_save_get_round_trip(history, bm25_reports):
@@ -112,7 +112,7 @@ def test_a_newer_schema_is_refused(tmp_path):
     url = f"sqlite:///{tmp_path / 'runs.sqlite'}"
     with RunHistory(url) as history, history.engine.begin() as conn:
         conn.exec_driver_sql("UPDATE rr_meta SET value = '99' WHERE key = 'schema_version'")
-    with pytest.raises(RunHistoryError, match="schema version 99 was written by a newer ragretrieval \\(this one reads up to 2\\)"):
+    with pytest.raises(RunHistoryError, match=f"schema version 99 was written by a newer ragretrieval \\(this one reads up to {SCHEMA_VERSION}\\)"):
         RunHistory(url)
 
 

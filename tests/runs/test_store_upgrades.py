@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from ragretrieval.runs import RunHistory
+from ragretrieval.runs.schema import SCHEMA_VERSION
 
 # The tables of ragretrieval 0.1 (schema version 1), written out as they were, so the upgrade meets a real old file.
 V1_TABLES = """
@@ -69,7 +70,7 @@ def test_a_version_1_store_is_upgraded_in_place(tmp_path, bm25_reports):
         new_id = history.save(bm25_reports[1])  # and the upgraded store takes new runs
         assert [s.id for s in history.list()] == [run_id, new_id]
     with sqlite3.connect(path) as conn:
-        assert conn.execute("SELECT value FROM rr_meta WHERE key = 'schema_version'").fetchone() == ("2",)
+        assert conn.execute("SELECT value FROM rr_meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
         columns = {row[1] for row in conn.execute("PRAGMA table_info(rr_runs)")}
     assert {"kind", "labels_fingerprint"} <= columns
 

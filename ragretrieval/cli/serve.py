@@ -1,0 +1,52 @@
+"""``ragretrieval serve``: the web app (pages, JSON API, OpenAPI docs at /docs) with a worker inside
+(docs/web.md)."""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+import click
+
+from .runs import runs_db_option
+from .worker import worker_options, worker_settings
+
+TOKEN_HELP = ("Require this token (bearer for the API, a login for pages); needed to bind other than loopback. "
+              "`--token` alone makes a random one and prints it. Prefer $RAGRETRIEVAL_SERVE_TOKEN: a value on the "
+              "command line is visible to other users of the machine.")
+
+
+@click.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option("--port", type=int, default=8000, show_default=True, help="Port to bind.")
+@runs_db_option
+@click.option("--datasets", type=click.Path(exists=True, file_okay=False, path_type=Path), default=Path("."),
+              show_default=True,
+              help="Folder whose dataset folders are the corpora (named by their path in it).")
+@click.option("--token", is_flag=False, flag_value="", default=None, envvar="RAGRETRIEVAL_SERVE_TOKEN",
+              help=TOKEN_HELP)
+@click.option("--max-body-mb", type=click.FloatRange(min=0.1), default=16.0, show_default=True,
+              help="Largest request body accepted (imports are half of it).")
+@click.option("--worker/--no-worker", "with_worker", default=True, show_default=True,
+              help="Run evaluations inside the server (--no-worker: only `ragretrieval worker` processes do).")
+@worker_options
+def serve_command(host, port, runs_db, datasets, token, max_body_mb, with_worker, **worker) -> None:
+    """Serve question sets, evaluations and their results on http://HOST:PORT."""
+    import uvicorn
+
+    from ..server import ServeSettings, create_app
+    from ..server.settings import check_bind
+
+    if token == "":
+        token = secrets.token_urlsafe(24)
+        click.echo(f"token: {token}")
+    settings = ServeSettings(runs_db=runs_db, datasets=datasets, host=host, port=port, token=token or None,
+                             max_body_bytes=int(max_body_mb * 2**20), worker=with_worker,
+                             worker_settings=worker_settings(**worker), engine=worker["engine"],
+                             api_key_env=worker["api_key_env"])
+    check_bind(settings)
+    app = create_app(settings)
+    shown = f"[{host}]" if ":" in host else host
+    click.echo(f"ragretrieval serve: http://{shown}:{port}/ (runs history {app.state.db.url}, corpora under "
+               f"{datasets.resolve()}, {'a worker inside' if with_worker else 'no worker inside'}); Ctrl-C stops")
+    uvicorn.run(app, host=host, port=port, log_level="info", server_header=False)

@@ -1,0 +1,103 @@
+"""LLM judges in web evaluations: the names an evaluation may ask for, the scorers that join its answer session, and
+how a judge's verdict lands in a result row.
+
+Judges come from the one judge registry (answers/judges/registry.py: the built-in judges and installed plug-ins), the
+same as ``ragretrieval answer --judge``. They are per-question scorers of the answer session (`AnswerSession.scorers`:
+the checks first, judges appended); each writes its verdict to ``answered.judges[name]`` as ``{"value", "reasoning",
+"failure", ...}``. In a result row the ``score5`` judge fills ``llm_judge_score`` and ``llm_judge_reasoning``; every
+other judge goes into ``checks`` beside the deterministic checks, as ``{"value", "reasoning", "error"}``.
+
+A judge asks the evaluation's ``judge_model`` at ``judge_base_url``; either left empty falls back to the generator's
+(``openai:<model>`` and ``base_url``), as ``answer --judge`` falls back to ``--model`` and ``--base-url``. The key is
+the worker's (``--api-key-env``), never the evaluation's. Prompts are the shipped ones, in Chinese for a Chinese
+corpus and in English otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ...answers.judges import JudgeError, JudgeOptions, build_judges, judge_class, judge_names
+from ...answers.judges import available_judges as registered_judges
+from ...answers.judges.registry import SUMMARY
+from ...answers.report import ANSWER_LEVEL, AnsweredQuestion
+from .engine import EngineError, EvaluationSettings
+
+SCORE_JUDGE = "score5"  # the 1-5 judge whose verdict is the result's llm_judge_score
+
+
+def available_judges() -> dict[str, str]:
+    """Judge name -> what it judges (built-in judges), or the distribution a plug-in judge comes from."""
+    return {name: SUMMARY.get(name, f"from {origin}") for name, origin in sorted(registered_judges().items())}
+
+
+def check_judges(judge: str | None) -> list[str]:
+    """The judge names of an evaluation's ``judge`` field, each one known; `EngineError` otherwise."""
+    try:
+        return judge_names(judge or "")
+    except JudgeError as error:
+        raise EngineError(f"judge: {error}") from None
+
+
+def judge_options(evaluation: EvaluationSettings, api_key_env: str, language: str, stop=None) -> JudgeOptions:
+    """The judges' endpoint and prompt language for this evaluation (see the module's text)."""
+    generator_model = evaluation.generator.partition(":")[2] if evaluation.generator.startswith("openai:") else None
+    options = JudgeOptions(language="zh" if language == "zh" else "en", api_key_env=api_key_env, stop=stop,
+                           base_url=evaluation.judge_base_url or evaluation.base_url)
+    if evaluation.judge_model or generator_model:
+        options.model = evaluation.judge_model or generator_model
+    return options
+
+
+def judge_scorers(evaluation: EvaluationSettings, api_key_env: str, language: str, stop=None) -> list:
+    """The scorers to append to the session's ``scorers`` for the evaluation's judges (none when it names none)."""
+    names = check_judges(evaluation.judge)
+    if not names:
+        return []
+    try:
+        return build_judges(names, judge_options(evaluation, api_key_env, language, stop))
+    except JudgeError as error:
+        raise EngineError(f"judge: {error}") from None
+
+
+def _number(value) -> float | None:
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)) and math.isfinite(value):
+        return float(value)
+    return None
+
+
+def verdict(found: dict) -> dict:
+    """A judge's verdict as a result row's check: its value (None when the judge failed), reasoning and error."""
+    shown = {"value": _number(found.get("value"))}
+    if found.get("reasoning"):
+        shown["reasoning"] = str(found["reasoning"])
+    error = found.get("failure") or found.get("error") or found.get("skipped")
+    if error and shown["value"] is None:
+        shown["error"] = str(error)
+    return shown
+
+
+def judge_metric(name: str) -> str | None:
+    """The per-question metric judge `name` records its value under (None for a judge no longer installed)."""
+    try:
+        return judge_class(name).metric
+    except JudgeError:
+        return None
+
+
+def judge_fields(answered: AnsweredQuestion) -> tuple[float | None, str | None, dict]:
+    """(llm_judge_score, llm_judge_reasoning, checks) of one answered question: the check values, then the judges'
+    verdicts; a score5 verdict on the 1-5 scale is the score, a failed one is shown among the checks."""
+    judged = {judge_metric(name) for name in answered.judges}  # shown once, as the judge's verdict
+    checks = {name: value for name, value in answered.metrics.get(ANSWER_LEVEL, {}).items()
+              if name not in judged and _number(value) is not None}
+    score = reasoning = None
+    for name, found in answered.judges.items():
+        shown = verdict(found)
+        if name == SCORE_JUDGE and shown["value"] is not None and 1 <= shown["value"] <= 5:
+            score, reasoning = shown["value"], shown.get("reasoning")
+        else:
+            checks[name] = shown
+    return score, reasoning, checks

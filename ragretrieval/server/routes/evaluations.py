@@ -1,0 +1,60 @@
+"""``/api/v1/evaluations``: start, list, show (with a page of results), pause, resume and delete evaluations."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Query, Request
+
+from ..jobs.engine import EngineError
+from ..jobs.options import check_evaluation
+from ..schemas import STATUSES, EvaluationDetail, EvaluationIn, EvaluationOut, Page
+from ..store import Invalid
+from . import deps
+
+router = APIRouter(prefix="/api/v1/evaluations", tags=["evaluations"])
+
+
+@router.get("", response_model=Page[EvaluationOut])
+def list_evaluations(request: Request, offset: int = Query(0, ge=0), limit: int = Query(50, ge=1, le=500),
+                     status: str | None = Query(None, description="only evaluations with this status")):
+    """Evaluations, newest first, without their results."""
+    if status is not None and status not in STATUSES:
+        raise Invalid(f"status must be one of {', '.join(STATUSES)}; got {status!r}")
+    items, total = deps.evaluations(request).list(offset, limit, status)
+    return Page(items=items, total=total, offset=offset, limit=limit)
+
+
+@router.post("", status_code=201, response_model=EvaluationOut)
+def create_evaluation(request: Request, body: EvaluationIn):
+    """A new evaluation, PENDING, with one work item per question of the set; a worker starts on it at once. The
+    generator, retriever and judges are checked against ragretrieval's registries, `options` against the engine's."""
+    deps.corpus(request, body.dataset)
+    try:
+        check_evaluation(body.generator, body.retriever, body.judge, body.options)
+    except EngineError as error:
+        raise Invalid(str(error)) from None
+    return deps.evaluations(request).create(body)
+
+
+@router.get("/{eval_id}", response_model=EvaluationDetail)
+def get_evaluation(request: Request, eval_id: str, offset: int = Query(0, ge=0),
+                   limit: int = Query(50, ge=0, le=500),
+                   score: str | None = Query(None, description="scores to show: 5, 1,2 or none (no score)")):
+    """The evaluation, its summary, and `limit` finished results from `offset`, in question order."""
+    return deps.evaluations(request).get(eval_id, offset, limit, score)
+
+
+@router.delete("/{eval_id}", status_code=204)
+def delete_evaluation(request: Request, eval_id: str):
+    deps.evaluations(request).delete(eval_id)
+
+
+@router.post("/{eval_id}/pause", response_model=EvaluationOut)
+def pause(request: Request, eval_id: str):
+    """Workers take no more of its questions; a question being answered is finished and stored."""
+    return deps.evaluations(request).pause(eval_id)
+
+
+@router.post("/{eval_id}/resume", response_model=EvaluationOut)
+def resume(request: Request, eval_id: str):
+    """A paused or failed evaluation goes on with the questions left."""
+    return deps.evaluations(request).resume(eval_id)

@@ -1,0 +1,227 @@
+"""The JSON the API takes and gives (field names of the evaluation design: docs/web.md shows each with an example).
+
+Inputs forbid unknown fields, so a client that sends an API key (``api_key``, ``openai_api_key``, ...) is told no
+rather than having it silently stored: keys stay in the server's environment.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Generic, Literal, TypeVar
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+STATUSES = ("PENDING", "RUNNING", "PAUSED", "COMPLETED", "FAILED")
+QUESTION_TYPES = ("FACTUAL", "INFERENTIAL", "USER_DEFINED")  # the design's; any other short label is kept as given
+MAX_QUESTIONS = 20_000  # per request and per set
+SECRET_WORDS = ("key", "secret", "token", "password", "authorization")
+_JUDGE = re.compile(r"^[a-z][a-z0-9_]*(,[a-z][a-z0-9_]*)*$")
+
+
+class _Input(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+def plain_url(value: str | None, field: str) -> str | None:
+    """An http(s) URL without credentials in it (a stored row must never hold a password)."""
+    if value is None or value == "":
+        return None
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{field} must be an http:// or https:// URL; got {value!r}")
+    if parts.username or parts.password:
+        raise ValueError(f"{field} must not carry credentials: keys stay in the server's environment")
+    return value
+
+
+# ---------------------------------------------------------------------------------------------------- question sets
+class QuestionIn(_Input):
+    id: str | None = None  # given when a set's full list is sent back (PUT): that row is updated, not added
+    question_type: str = Field(default="USER_DEFINED", min_length=1, max_length=50)
+    question_text: str = Field(min_length=1, max_length=20_000)
+    ground_truth: str = Field(default="", max_length=100_000)
+    source_record: dict | None = None  # a dataset question record (relevance labels, checks), kept for answering
+
+
+class QuestionOut(BaseModel):
+    id: str
+    question_type: str
+    question_text: str
+    ground_truth: str
+    source_record: dict | None = None
+
+
+class QuestionSetIn(_Input):
+    name: str = Field(min_length=1, max_length=255)
+    description: str = Field(default="", max_length=10_000)
+    dataset: str | None = Field(default=None, max_length=500)
+    questions: list[QuestionIn] = Field(default_factory=list, max_length=MAX_QUESTIONS)
+
+
+class QuestionSetUpdate(_Input):
+    name: str | None = Field(default=None, min_length=1, max_length=255)
+    description: str | None = Field(default=None, max_length=10_000)
+    dataset: str | None = Field(default=None, max_length=500)
+    questions: list[QuestionIn] | None = Field(default=None, max_length=MAX_QUESTIONS)  # the whole list, if given
+
+
+class QuestionsIn(_Input):
+    questions: list[QuestionIn] = Field(min_length=1, max_length=MAX_QUESTIONS)
+
+
+class QuestionUpdate(_Input):
+    question_type: str | None = Field(default=None, min_length=1, max_length=50)
+    question_text: str | None = Field(default=None, min_length=1, max_length=20_000)
+    ground_truth: str | None = Field(default=None, max_length=100_000)
+
+
+class QuestionSetSummary(BaseModel):
+    id: str
+    name: str
+    description: str
+    dataset: str | None
+    question_count: int
+    evaluations: int = 0  # how many evaluations use it (such a set cannot be deleted)
+    gmt_created: str
+    gmt_updated: str
+
+
+class QuestionSetOut(QuestionSetSummary):
+    questions: list[QuestionOut]
+
+
+class FromDatasetIn(_Input):
+    dataset: str = Field(min_length=1)
+
+
+class GenerateIn(_Input):
+    dataset: str = Field(min_length=1)
+    model: str = Field(min_length=1, max_length=200)
+    base_url: str | None = None
+    count: int = Field(default=10, ge=1, le=200)
+    per_doc: int = Field(default=2, ge=1, le=10)
+    question_types: list[Literal["FACTUAL", "INFERENTIAL"]] = Field(default=["FACTUAL", "INFERENTIAL"], min_length=1)
+    language: Literal["auto", "zh", "en"] = "auto"
+    prompt: str | None = Field(default=None, max_length=50_000)  # placeholders $n $types $title $document
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, value):
+        return plain_url(value, "base_url")
+
+
+class GenerateOut(BaseModel):
+    questions: list[QuestionIn]  # no ids: they are not stored
+    counts: dict
+    usage: dict
+    failed_documents: list[dict]
+
+
+# ------------------------------------------------------------------------------------------------------ evaluations
+class EvaluationIn(_Input):
+    name: str = Field(min_length=1, max_length=255)
+    dataset: str = Field(min_length=1, max_length=500)
+    question_set_id: str = Field(min_length=1, max_length=24)
+    generator: str = Field(min_length=1, max_length=500)
+    base_url: str | None = None
+    retriever: str | None = Field(default=None, max_length=100)
+    judge: str | None = Field(default=None, max_length=300)
+    judge_model: str | None = Field(default=None, max_length=200)
+    judge_base_url: str | None = None
+    options: dict = Field(default_factory=dict)  # more answer-session settings (e.g. context_k), no secrets
+
+    @field_validator("generator")
+    @classmethod
+    def _generator(cls, value: str) -> str:
+        """An http: URL is checked here like every URL field; the name itself against the generators' registry when
+        the evaluation is created (routes/evaluations.py)."""
+        if value.startswith("http:"):
+            plain_url(value[len("http:"):], "the generator's URL")
+        return value
+
+    @field_validator("base_url", "judge_base_url")
+    @classmethod
+    def _urls(cls, value, info):
+        return plain_url(value, info.field_name)
+
+    @field_validator("judge")
+    @classmethod
+    def _judge(cls, value):
+        names = (value or "").replace(" ", "")
+        if names and not _JUDGE.match(names):
+            raise ValueError(f"judge must be judge names separated by commas (e.g. score5,correctness); got {value!r}")
+        return names or None
+
+    @field_validator("options")
+    @classmethod
+    def _no_secrets(cls, value: dict) -> dict:
+        """A name with a word such as key, apikey or token (not max_tokens) is refused with this reason; any other
+        unknown name is refused by the engine's options (jobs/options.py)."""
+        for name in value:
+            if any(word in SECRET_WORDS or word.endswith(SECRET_WORDS) for word in re.split(r"[\W_]+", name.lower())):
+                raise ValueError(f"option {name!r} looks like a secret: API keys stay in the server's environment "
+                                 "and are never stored")
+        return value
+
+
+class ResultOut(BaseModel):
+    question_id: str
+    position: int
+    question_type: str
+    question_text: str
+    ground_truth: str
+    rag_answer: str | None
+    rag_answer_sources: list
+    llm_judge_score: float | None
+    llm_judge_reasoning: str | None
+    checks: dict
+    metrics: dict
+    input_tokens: int | None
+    output_tokens: int | None
+    latency: float | None
+    cost: float | None
+    error: str | None
+
+
+class EvaluationOut(BaseModel):
+    id: str
+    name: str
+    status: Literal["PENDING", "RUNNING", "PAUSED", "COMPLETED", "FAILED"]
+    progress: int
+    total_questions: int
+    completed_questions: int
+    average_score: float | None
+    error: str | None
+    dataset: str
+    question_set_id: str
+    generator: str
+    base_url: str | None
+    retriever: str | None
+    judge: str | None
+    judge_model: str | None
+    judge_base_url: str | None
+    options: dict
+    run_id: str | None
+    started_at: str | None
+    finished_at: str | None
+    gmt_created: str
+    gmt_updated: str
+
+
+class EvaluationDetail(EvaluationOut):
+    summary: dict
+    results: list[ResultOut]
+    results_total: int  # finished results matching the filter (for paging)
+    offset: int
+    limit: int
+
+
+T = TypeVar("T")
+
+
+class Page(BaseModel, Generic[T]):
+    items: list[T]
+    total: int
+    offset: int
+    limit: int

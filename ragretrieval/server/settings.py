@@ -1,0 +1,50 @@
+"""`ServeSettings`: how ``ragretrieval serve`` runs (the CLI's options, one field each), and the bind rule: an
+address other than loopback needs a token."""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import RagretrievalError
+from .jobs.worker import WorkerSettings
+
+TOKEN_VARIABLE = "RAGRETRIEVAL_SERVE_TOKEN"
+
+
+class ServeError(RagretrievalError):
+    """Settings the server refuses to start with."""
+
+    exit_code = 2
+
+
+@dataclass(frozen=True)
+class ServeSettings:
+    runs_db: str | None = None  # None: $RAGRETRIEVAL_RUNS_URL, else ./.ragretrieval/runs.sqlite
+    datasets: Path = Path(".")
+    host: str = "127.0.0.1"
+    port: int = 8000
+    token: str | None = None  # required unless host is loopback
+    max_body_bytes: int = 16 * 2**20
+    worker: bool = True  # run a worker inside the server
+    worker_settings: WorkerSettings = field(default_factory=WorkerSettings)
+    engine: str | None = None  # module:function; None is the built-in engine
+    api_key_env: str = "OPENAI_API_KEY"  # where models' API keys are read (generation, the engine's generator, judges)
+
+
+def is_loopback(host: str) -> bool:
+    if host in ("localhost", "ip6-localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(settings: ServeSettings) -> None:
+    if not is_loopback(settings.host) and not settings.token:
+        raise ServeError(f"binding to {settings.host} lets other machines in: give a token with --token or "
+                         f"${TOKEN_VARIABLE} (the API then needs 'Authorization: Bearer <token>', pages a login)")
+    if settings.token is not None and len(settings.token) < 16:
+        raise ServeError("the token must be at least 16 characters (leave the value out, `--token`, to have one made)")

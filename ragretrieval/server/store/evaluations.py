@@ -1,0 +1,163 @@
+"""Evaluations: created with one result row per question (the work list the workers claim from, jobs/claims.py),
+listed, shown with a page of results, paused, resumed, deleted."""
+
+from __future__ import annotations
+
+import json
+
+from sqlalchemy import and_, delete, func, insert, or_, select, update
+
+from ...runs.schema import evaluation_results, evaluations
+from ..db import Database, new_id, utc_now
+from ..schemas import EvaluationDetail, EvaluationIn, EvaluationOut, ResultOut
+from . import Conflict, Invalid, NotFound
+from .question_sets import QuestionSets
+from .summary import recount, summaries
+
+E, R = evaluations.c, evaluation_results.c
+DONE = "DONE"
+RESULT_FIELDS = ("rag_answer", "rag_answer_sources", "llm_judge_score", "llm_judge_reasoning", "checks", "metrics",
+                 "input_tokens", "output_tokens", "latency", "cost", "error")
+# what a result shows: not the engine's whole record (answer_record, kilobytes a row), which the page never reads
+SHOWN = [R.question_id, R.position, R.question_type, R.question_text, R.ground_truth,
+         *(getattr(R, name) for name in RESULT_FIELDS)]
+
+
+def evaluation_out(row, **detail) -> EvaluationOut:
+    data = dict(row._mapping)
+    data["options"] = json.loads(data.get("options") or "{}")
+    return EvaluationDetail(**data, **detail) if detail else EvaluationOut(**data)
+
+
+def result_out(row) -> ResultOut:
+    return ResultOut(
+        question_id=row.question_id, position=row.position, question_type=row.question_type,
+        question_text=row.question_text, ground_truth=row.ground_truth, rag_answer=row.rag_answer,
+        rag_answer_sources=json.loads(row.rag_answer_sources or "[]"), llm_judge_score=row.llm_judge_score,
+        llm_judge_reasoning=row.llm_judge_reasoning, checks=json.loads(row.checks or "{}"),
+        metrics=json.loads(row.metrics or "{}"), input_tokens=row.input_tokens, output_tokens=row.output_tokens,
+        latency=row.latency, cost=row.cost, error=row.error)
+
+
+def score_filter(spec: str | None):
+    """``5``, ``1,2`` or ``none`` (no score): the detail page's filter, as a condition on the results."""
+    if not spec:
+        return None
+    conditions = []
+    for part in (p.strip().lower() for p in spec.split(",") if p.strip()):
+        if part == "none":
+            conditions.append(R.llm_judge_score.is_(None))
+        elif part.isdigit() and 1 <= int(part) <= 5:
+            score = int(part)  # a score rounds to its nearest whole number (judges sampled several times average)
+            conditions.append(and_(R.llm_judge_score >= score - 0.5, R.llm_judge_score < score + 0.5))
+        else:
+            raise Invalid(f"score filter must be scores 1-5 or 'none' separated by commas; got {spec!r}")
+    return or_(*conditions)
+
+
+class Evaluations:
+    def __init__(self, db: Database):
+        self.db = db
+
+    def create(self, request: EvaluationIn) -> EvaluationOut:
+        """The evaluation (PENDING) and its work list, one row per question with the question as it is now."""
+        now, eval_id = utc_now(), new_id("eval")
+        sets = QuestionSets(self.db)
+        with self.db.write() as conn:
+            sets.lock(conn, request.question_set_id)
+            rows = sets.question_rows(conn, request.question_set_id)
+            if not rows:
+                raise Invalid(f"question set {request.question_set_id!r} has no questions")
+            conn.execute(insert(evaluations).values(
+                id=eval_id, name=request.name, dataset=request.dataset, question_set_id=request.question_set_id,
+                generator=request.generator, base_url=request.base_url, retriever=request.retriever,
+                judge=request.judge, judge_model=request.judge_model, judge_base_url=request.judge_base_url,
+                options=json.dumps(request.options, ensure_ascii=False), status="PENDING", progress=0,
+                total_questions=len(rows), completed_questions=0, gmt_created=now, gmt_updated=now))
+            conn.execute(insert(evaluation_results), [dict(
+                id=new_id("res"), evaluation_id=eval_id, question_id=q.id, position=position,
+                question_type=q.question_type, question_text=q.question_text, ground_truth=q.ground_truth,
+                source_record=q.source_record, state="PENDING", attempts=0, gmt_created=now, gmt_updated=now)
+                for position, q in enumerate(rows)])
+            return evaluation_out(conn.execute(select(evaluations).where(E.id == eval_id)).one())
+
+    def list(self, offset: int = 0, limit: int = 50, status: str | None = None) -> tuple[list[EvaluationOut], int]:
+        query, count = select(evaluations), select(func.count()).select_from(evaluations)
+        if status:
+            query, count = query.where(E.status == status), count.where(E.status == status)
+        with self.db.read() as conn:
+            rows = conn.execute(query.order_by(E.gmt_created.desc(), E.id.desc()).offset(offset).limit(limit)).all()
+            total = conn.execute(count).scalar_one()
+        return [evaluation_out(row) for row in rows], total
+
+    def get(self, eval_id: str, offset: int = 0, limit: int = 50, score: str | None = None) -> EvaluationDetail:
+        """The evaluation with `limit` of its finished results from `offset` (in question order), those matching
+        the `score` filter only; the summary covers every finished result."""
+        condition = score_filter(score)
+        with self.db.read() as conn:
+            row = conn.execute(select(evaluations).where(E.id == eval_id)).first()
+            if row is None:
+                raise NotFound(f"no evaluation {eval_id!r}")
+            finished = select(*SHOWN).where(R.evaluation_id == eval_id, R.state == DONE)
+            total = select(func.count()).where(R.evaluation_id == eval_id, R.state == DONE)
+            if condition is not None:
+                finished, total = finished.where(condition), total.where(condition)
+            results = [] if limit == 0 else [result_out(r) for r in conn.execute(
+                finished.order_by(R.position).offset(offset).limit(limit))]
+            summary = summaries.get(conn, row)
+            return evaluation_out(row, results=results, results_total=conn.execute(total).scalar_one(),
+                                  summary=summary, offset=offset, limit=limit)
+
+    def delete(self, eval_id: str) -> None:
+        """Delete an evaluation and its results; a worker busy with one of its questions drops its answer."""
+        with self.db.write() as conn:
+            self._lock(conn, eval_id)
+            conn.execute(delete(evaluation_results).where(R.evaluation_id == eval_id))
+            conn.execute(delete(evaluations).where(E.id == eval_id))
+
+    def pause(self, eval_id: str) -> EvaluationOut:
+        """PENDING or RUNNING -> PAUSED: workers take no more of its questions; one being answered is finished and
+        stored."""
+        return self._move(eval_id, {"PENDING", "RUNNING"}, "PAUSED", "paused")
+
+    def resume(self, eval_id: str) -> EvaluationOut:
+        """PAUSED or FAILED -> PENDING (nothing answered yet) or RUNNING: workers go on with the questions left, and
+        ask again those whose answer failed."""
+        return self._move(eval_id, {"PAUSED", "FAILED"}, None, "resumed")
+
+    def _move(self, eval_id: str, sources: set[str], target: str | None, verb: str) -> EvaluationOut:
+        with self.db.write() as conn:
+            status, completed = self._lock(conn, eval_id)
+            if status in sources and target is None:
+                completed = self._ask_failed_again(conn, eval_id, completed)
+            goal = target or ("RUNNING" if completed else "PENDING")
+            if status in sources:
+                values = {"status": goal, "gmt_updated": utc_now()}
+                if target is None:
+                    values["error"] = None
+                conn.execute(update(evaluations).where(E.id == eval_id).values(**values))
+            elif not (status == goal or (target is None and status in ("PENDING", "RUNNING"))):
+                raise Conflict(f"evaluation {eval_id!r} is {status}; only a {' or '.join(sorted(sources))} "
+                               f"evaluation can be {verb}")
+            return evaluation_out(conn.execute(select(evaluations).where(E.id == eval_id)).one())
+
+    @staticmethod
+    def _ask_failed_again(conn, eval_id: str, completed: int) -> int:
+        """The finished questions stored with an error go back to the work list; how many stay finished."""
+        again = conn.execute(update(evaluation_results).where(
+            R.evaluation_id == eval_id, R.state == DONE, R.error.is_not(None)
+        ).values(state="PENDING", worker=None, heartbeat=None, gmt_updated=utc_now(),
+                 answer_record=None, **{name: None for name in RESULT_FIELDS})).rowcount
+        if not again:
+            return completed
+        total = conn.execute(select(E.total_questions).where(E.id == eval_id)).scalar_one()
+        counters = recount(conn, eval_id, total)
+        conn.execute(update(evaluations).where(E.id == eval_id).values(**counters))
+        return counters["completed_questions"]
+
+    @staticmethod
+    def _lock(conn, eval_id: str):
+        row = conn.execute(select(E.status, E.completed_questions).where(E.id == eval_id).with_for_update()).first()
+        if row is None:
+            raise NotFound(f"no evaluation {eval_id!r}")
+        return row

@@ -1,0 +1,76 @@
+"""``POST /api/v1/question-sets/generate`` against a real OpenAI-compatible server on 127.0.0.1 (tests/llm): questions
+with their ground truth and evidence come back, nothing is stored, the key stays in the server's environment, and
+what cannot work says why."""
+
+from __future__ import annotations
+
+import pytest
+from llm.conftest import good_reply
+
+from ragretrieval.testing.chat_server import ChatServer
+
+from .conftest import CORPUS, Api
+
+KEY = "sk-test-generate-NEVER-SHOWN-91c3"
+
+
+@pytest.fixture
+def model(monkeypatch, tmp_path):
+    """The chat server, the key in the server's environment, and an empty LLM answer cache."""
+    monkeypatch.setenv("RAGRETRIEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    with ChatServer(good_reply) as server:
+        yield server
+
+
+@pytest.fixture
+def sqlite_api(client_on, sqlite_url):
+    return Api(client_on(sqlite_url))
+
+
+def ask(api, model, **changes):
+    body = {"dataset": CORPUS, "model": "test-model", "base_url": model.url, "count": 3, "per_doc": 2, **changes}
+    return api.request("POST", "/api/v1/question-sets/generate", json=body)
+
+
+def test_generated_questions_come_back_and_nothing_is_stored(sqlite_api, model):
+    response = ask(sqlite_api, model)
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    assert model.count() == 2  # ceil(3 / 2) documents asked about
+    assert set(model.authorizations) == {f"Bearer {KEY}"} and KEY not in response.text
+    questions = answer["questions"]
+    assert len(questions) == 3 and answer["counts"]["documents"] == 2 and answer["failed_documents"] == []
+    assert {q["question_type"] for q in questions} <= {"FACTUAL", "INFERENTIAL"}
+    assert all(q["question_text"] and q["ground_truth"] for q in questions)
+    record = questions[0]["source_record"]
+    assert record["text"] == questions[0]["question_text"] and record["relevant"][0]["spans"]
+    assert answer["usage"]["requests"] == 2 and answer["usage"]["prompt_tokens"] > 0
+    assert sqlite_api.get("/api/v1/question-sets")["total"] == 0
+    kept = sqlite_api.post("/api/v1/question-sets", {"name": "generated", "dataset": CORPUS,
+                                                     "questions": questions[:2]}, expect=201)
+    assert kept["questions"][0]["source_record"] == record  # the labels travel with the question
+
+
+def test_an_edited_prompt_is_used_and_a_broken_one_refused(sqlite_api, model):
+    custom = "只写 $n 个问题（$types），关于《$title》：\n<<<\n$document\n>>>\n"
+    assert ask(sqlite_api, model, prompt=custom, count=1).status_code == 200
+    assert model.requests[-1]["messages"][0]["content"].startswith("只写 2 个问题")
+    broken = ask(sqlite_api, model, prompt="写 $count 个问题：$document")
+    assert broken.status_code == 400 and "unknown placeholder $count" in broken.json()["detail"]
+
+
+def test_what_cannot_work_says_why(sqlite_api, model, monkeypatch):
+    model.fail_after = 0
+    down = ask(sqlite_api, model, count=1)
+    assert down.status_code == 502 and "gave up after" in down.json()["detail"] and KEY not in down.text
+    assert ask(sqlite_api, model, dataset="nope").status_code == 400
+    assert ask(sqlite_api, model, count=500).status_code == 422
+    monkeypatch.delenv("OPENAI_API_KEY")
+    no_key = ask(sqlite_api, model, count=1)
+    assert no_key.status_code == 502 and "no API key: set the environment variable OPENAI_API_KEY" in no_key.text
+
+
+def test_the_editor_page_offers_the_default_prompts(sqlite_api):
+    page = sqlite_api.client.get("/evaluations/question-sets/new").text
+    assert 'id="default-prompts"' in page and "$document" in page and "generate-dialog" in page
