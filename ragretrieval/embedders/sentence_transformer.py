@@ -64,6 +64,19 @@ def _hub_revision(model_id: str) -> str | None:
     return Path(found).parent.name if isinstance(found, str) else None
 
 
+def load_model(kind: str, path, name: str, device: str, error_type: type[Exception], what: str):
+    """A sentence-transformers model class (`kind`: ``SentenceTransformer``, ``CrossEncoder``) loaded from a folder
+    (`path`, offline) or from the local Hugging Face cache (`name`); a failure is `error_type` naming the model."""
+    if path is not None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import sentence_transformers
+
+    try:
+        return getattr(sentence_transformers, kind)(str(path or name), device=device)
+    except Exception as error:  # the library raises many kinds; the user needs the name and the cause
+        raise error_type(f"cannot load {what} {name!r}: {error}") from error
+
+
 class SentenceTransformerEmbedder(Symmetric):
     """A sentence-transformers model by hub id or local folder, on the CPU unless `device` says otherwise.
 
@@ -103,14 +116,8 @@ class SentenceTransformerEmbedder(Symmetric):
 
     def _load(self):
         if self._model is None:
-            if self.path is not None:
-                os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            from sentence_transformers import SentenceTransformer
-
-            try:
-                self._model = SentenceTransformer(str(self.path or self.name), device=self.device)
-            except Exception as error:  # the library raises many kinds; the user needs the name and the cause
-                raise EmbedderError(f"cannot load sentence-transformers model {self.name!r}: {error}") from error
+            self._model = load_model("SentenceTransformer", self.path, self.name, self.device, EmbedderError,
+                                     "sentence-transformers model")
             if self.quantize == "int8":
                 self._model = quantize_int8(self._model)
         return self._model

@@ -4,13 +4,12 @@ identity like an embedder's."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
-from ...embedders.sentence_transformer import _hub_revision, folder_hash
+from ...embedders.sentence_transformer import _hub_revision, folder_hash, load_model
 from .base import PerQuestion, RerankError
 
 BATCH_SIZE = 32
@@ -35,14 +34,7 @@ class CrossEncoderReranker(PerQuestion):
 
     def _load(self):
         if self._model is None:
-            if self.path is not None:
-                os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            from sentence_transformers import CrossEncoder
-
-            try:
-                self._model = CrossEncoder(str(self.path or self.model_name), device="cpu")
-            except Exception as error:  # the library raises many kinds; the user needs the name and the cause
-                raise RerankError(f"cannot load cross-encoder {self.model_name!r}: {error}") from error
+            self._model = load_model("CrossEncoder", self.path, self.model_name, "cpu", RerankError, "cross-encoder")
         return self._model
 
     def score(self, question: str, passages: Sequence[str]) -> np.ndarray:
