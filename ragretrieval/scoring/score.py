@@ -7,6 +7,7 @@ from itertools import repeat
 
 import numpy as np
 
+from .ids import head_of
 from .kernels import Kernel
 from .metrics import Metric, parse_metrics
 from .ranking import judged_ranks
@@ -46,9 +47,9 @@ def _run_rows(qrels: Qrels, run: Run) -> np.ndarray:
 
 def _judged_run_codes(qrels: Qrels, run: Run) -> np.ndarray:
     """Code in the run's vocabulary of each judgement's document; -1 when the run never retrieves it."""
-    shared = min(len(qrels.doc_ids), len(run.doc_ids))
-    if run.doc_ids is qrels.doc_ids or (
-        len(qrels.doc_ids) <= len(run.doc_ids) and np.array_equal(run.doc_ids[:shared], qrels.doc_ids)
+    head = head_of(run.vocabulary)  # the ids already decoded: a run read against these qrels starts with them
+    if head is qrels.doc_ids or (
+        len(qrels.doc_ids) <= len(head) and np.array_equal(head[: len(qrels.doc_ids)], qrels.doc_ids)
     ):  # the run's vocabulary extends the qrels' one (see `read_run`)
         return qrels.doc_codes
     code_of = {doc_id: code for code, doc_id in enumerate(run.doc_ids.tolist())}

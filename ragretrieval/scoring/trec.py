@@ -51,11 +51,12 @@ class _Layout:
     dtype: type
     message: str
     line_numbers: bool  # kept per record (for the duplicate judgement message)
+    lazy_docs: bool  # doc ids other than known ones stay bytes until asked for (`LazyIds`)
     id_fields: tuple = (0, 2)  # query, document
 
 
-_QRELS = _Layout("qid 0 docid rel", True, 3, np.int64, "label '{token}' is not an integer", True)
-_RUN = _Layout("qid Q0 docid rank score tag", False, 4, np.float64, "score '{token}' is not a number", False)
+_QRELS = _Layout("qid 0 docid rel", True, 3, np.int64, "label '{token}' is not an integer", True, False)
+_RUN = _Layout("qid Q0 docid rank score tag", False, 4, np.float64, "score '{token}' is not a number", False, True)
 
 
 def _parse_block(layout: _Layout, columns, buffer, size):
@@ -74,7 +75,8 @@ def _parse_block(layout: _Layout, columns, buffer, size):
 def _read(path, layout: _Layout, known_docs=None):
     """Shared reader: (id codes and vocabularies, numbers, 1-based line of each record)."""
     # queries in file order; doc order is free, so docs are split into parts grouped in parallel
-    columns = [IdColumn(ordered=True), IdColumn(ordered=False, parts=1 if _THREADS == 1 else 4, known=known_docs)]
+    columns = [IdColumn(ordered=True),
+               IdColumn(ordered=False, parts=1 if _THREADS == 1 else 4, known=known_docs, lazy=layout.lazy_docs)]
     numbers, line_numbers = [], []
     first_line = 1
 
@@ -136,7 +138,9 @@ def read_run(path, doc_ids=None) -> Run:
     """Read ``qid Q0 docid rank score tag`` lines; each query's docs keep file order (the scorer ranks them).
 
     `doc_ids`, e.g. ``qrels.doc_ids``: the run's vocabulary then starts with these ids (the same objects, in order),
-    followed by the run's other doc ids, and scoring against that qrels needs no translation of ids.
+    followed by the run's other doc ids, and scoring against that qrels needs no translation of ids. Doc ids that
+    are not among `doc_ids` are checked (UTF-8) but decoded only when `run.doc_ids` is first read: the scorer needs
+    them only to break score ties.
     """
     known = None if doc_ids is None else as_id_array(doc_ids)
     (queries, docs), scores, _ = _read(path, _RUN, known)

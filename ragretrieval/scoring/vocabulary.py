@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .scan import NEWLINE, token_bytes
+from .ids import LazyIds, check_utf8, decode_rows
+from .scan import token_bytes
 
 
 def _hash(matrix: np.ndarray) -> np.ndarray:
@@ -81,16 +82,6 @@ def _sort_order(values: np.ndarray) -> np.ndarray:
     return (keys & np.uint64((1 << bits) - 1)).astype(np.int64)
 
 
-def _decode(rows: np.ndarray) -> np.ndarray:
-    """Distinct ids (bytes rows) -> object array of str, decoded in one call; UnicodeDecodeError if not UTF-8."""
-    matrix = rows.view(np.uint8).reshape(len(rows), rows.dtype.itemsize)
-    joined = np.zeros((len(rows), matrix.shape[1] + 1), np.uint8)
-    joined[:, :-1] = matrix
-    joined[:, -1] = NEWLINE
-    flat = joined.ravel()
-    return np.array(flat[flat != 0].tobytes().decode("utf-8").split("\n")[:-1], dtype=object)
-
-
 def distinct_runs(matrix: np.ndarray):
     """(hashes, rows, repeats) of the runs of equal consecutive ids in a block (a query's lines are one run);
     repeats is None when no id repeats the one before it. Neighbours are compared word by word first, so only the
@@ -116,11 +107,12 @@ class IdColumn:
     the same part, so the parts' vocabularies never overlap.
     """
 
-    def __init__(self, ordered: bool, parts: int = 1, known=None):
+    def __init__(self, ordered: bool, parts: int = 1, known=None, lazy: bool = False):
         """`known` (an array of str ids): the vocabulary will start with those ids, in their order and as the same
-        objects, followed by the column's other ids."""
+        objects, followed by the column's other ids. `lazy`: the other ids stay bytes (`LazyIds`), checked to be
+        UTF-8 but not decoded."""
         self.ordered, self.parts, self.blocks = ordered, parts, []
-        self.known, self._lookup = known, None
+        self.known, self._lookup, self.lazy = known, None, lazy
 
     def prepare(self, matrix: np.ndarray):
         hashes, rows, repeats = distinct_runs(matrix)
@@ -140,12 +132,13 @@ class IdColumn:
 
     def encode(self, pool=None, runs: bool = False):
         """(code per line, vocabulary); with `runs`, ((code, length) of each run of equal consecutive ids,
-        vocabulary)."""
+        vocabulary). The vocabulary is an array of str, or `LazyIds` when the column is `lazy`."""
         known = self.known
         sizes = np.array([n for _, n, _ in self.blocks], dtype=np.int64)
+        decode = (lambda rows: rows) if self.lazy else decode_rows
         if sizes.sum() == 0:
             empty = np.zeros(0, np.int64)
-            return (empty, empty) if runs else empty, np.zeros(0, object) if known is None else known
+            return (empty, empty) if runs else empty, self._vocabulary([decode(np.zeros(0, "S8"))])
         offsets = np.cumsum(sizes) - sizes
 
         def group(p):
@@ -166,22 +159,33 @@ class IdColumn:
             index, part_codes, distinct, found = grouping[p].result() if grouping else group(p)
             if found is None:
                 placing.append(_submit(pool, _place, codes, index, part_codes + base))
-                decoded.append(_decode(distinct))
+                decoded.append(decode(distinct))
             else:
                 new = found < 0
                 found[new] = len(known) + n_new + np.arange(np.count_nonzero(new))
                 n_new += np.count_nonzero(new)
                 placing.append(_submit(pool, _place, codes, index, found, part_codes))
-                decoded.append(_decode(distinct[new]))
+                decoded.append(decode(distinct[new]))
             base += len(distinct)
         for future in placing:
             future.result()
-        vocabulary = np.concatenate(decoded if known is None else [known, *decoded])
+        vocabulary = self._vocabulary(decoded)
         repeats = any(r is not None for _, _, r in self.blocks)  # some lines repeat the id of the line before
         if runs or repeats:
             lengths = np.concatenate([np.ones(n, np.int32) if r is None else r for _, n, r in self.blocks])
             return ((codes, lengths) if runs else np.repeat(codes, lengths)), vocabulary
         return codes, vocabulary
+
+
+    def _vocabulary(self, decoded: list) -> np.ndarray | LazyIds:
+        """The known ids, then the new ones of each part (str arrays, or bytes rows when `lazy`)."""
+        head = np.zeros(0, object) if self.known is None else self.known
+        if not self.lazy:
+            new = [ids for ids in decoded if len(ids)]
+            return np.concatenate([head, *new]) if new else head
+        tail = np.concatenate(decoded)
+        check_utf8(tail)
+        return LazyIds(head, tail)
 
 
 class _Done:
@@ -228,7 +232,7 @@ class _KnownIds:
         if not self.unique:  # two ids share a hash (once in ~10^10 vocabularies): look up by string instead
             if self._index is None:
                 self._index = {k: i for i, k in enumerate(self.ids.tolist())}
-            return np.array([self._index.get(r, -1) for r in _decode(rows).tolist()], dtype=np.int64)
+            return np.array([self._index.get(r, -1) for r in decode_rows(rows).tolist()], dtype=np.int64)
         hashes = _hash(rows.view(np.uint8).reshape(len(rows), -1))
         at = np.minimum(np.searchsorted(self.hashes, hashes), len(self.order) - 1)
         found = np.full(len(rows), -1, np.int64)
