@@ -127,7 +127,7 @@ class IdColumn:
 
     def add(self, prepared) -> None:
         if self.known is not None and self._lookup is None:  # once, while the first blocks are being parsed
-            self._lookup = _KnownIds(self.known)
+            self._lookup = _KnownIds(self.known, self.parts)
         self.blocks.append(prepared)
 
     def encode(self, pool=None, runs: bool = False):
@@ -142,13 +142,23 @@ class IdColumn:
         offsets = np.cumsum(sizes) - sizes
 
         def group(p):
-            """Part p: (line index or None, code per line, distinct rows, index of each in `known` or -1)."""
+            """Part p: (line index or None, code per line, distinct rows) or, with known ids, (line index or None,
+            group per line, rows of the groups no known id is in, index in `known` of each group's id or -1).
+            The known ids of the part are grouped with the lines' ids, so one sort finds them too."""
             mine = [(split[p], offset) for (split, _, _), offset in zip(self.blocks, offsets)]
-            rows = np.concatenate([rows for (_, _, rows), _ in mine])
-            codes, first = _group(np.concatenate([hashes for (_, hashes, _), _ in mine]), rows, self.ordered)
             index = None if self.parts == 1 else np.concatenate([i + offset for (i, _, _), offset in mine])
-            distinct = rows[first]
-            return index, codes, distinct, None if known is None else self._lookup.find(distinct)
+            rows, hashes = [rows for (_, _, rows), _ in mine], [hashes for (_, hashes, _), _ in mine]
+            if known is None:
+                rows = np.concatenate(rows)
+                codes, first = _group(np.concatenate(hashes), rows, self.ordered)
+                return index, codes, rows[first], None
+            known_hashes, known_rows, known_index = self._lookup.parts[p]
+            rows = np.concatenate([*rows, known_rows])
+            codes, first = _group(np.concatenate([*hashes, known_hashes]), rows, self.ordered)
+            n_lines = len(rows) - len(known_rows)
+            found = np.full(len(first), -1, np.int64)
+            found[codes[n_lines:]] = known_index  # a group's first row is a line's whenever a line is in it
+            return index, codes[:n_lines], rows[first[found < 0]], found
 
         # Parts are taken in order as they are grouped: their codes placed by the pool, their new ids decoded here
         # (decoding holds the GIL; the rest is NumPy, which does not).
@@ -159,14 +169,13 @@ class IdColumn:
             index, part_codes, distinct, found = grouping[p].result() if grouping else group(p)
             if found is None:
                 placing.append(_submit(pool, _place, codes, index, part_codes + base))
-                decoded.append(decode(distinct))
+                base += len(distinct)
             else:
                 new = found < 0
-                found[new] = len(known) + n_new + np.arange(np.count_nonzero(new))
-                n_new += np.count_nonzero(new)
+                found[new] = len(known) + n_new + np.arange(len(distinct))
+                n_new += len(distinct)
                 placing.append(_submit(pool, _place, codes, index, found, part_codes))
-                decoded.append(decode(distinct[new]))
-            base += len(distinct)
+            decoded.append(decode(distinct))
         for future in placing:
             future.result()
         vocabulary = self._vocabulary(decoded)
@@ -175,7 +184,6 @@ class IdColumn:
             lengths = np.concatenate([np.ones(n, np.int32) if r is None else r for _, n, r in self.blocks])
             return ((codes, lengths) if runs else np.repeat(codes, lengths)), vocabulary
         return codes, vocabulary
-
 
     def _vocabulary(self, decoded: list) -> np.ndarray | LazyIds:
         """The known ids, then the new ones of each part (str arrays, or bytes rows when `lazy`)."""
@@ -207,37 +215,28 @@ def _place(codes, index, values, by=None) -> None:
 
 
 class _KnownIds:
-    """Given str ids, hashed and sorted once, to look byte rows up in: hashes joined, then bytes compared."""
+    """Given str ids as `_group` compares rows: UTF-8, zero-padded to whole words, hashed, and split by hash into the
+    parts of a column (`parts[p]`: hashes, rows, index of each id in the given ones). Ids that no token can equal are
+    left out, so they match nothing: those holding a NUL (it separates fields; and an id ending in NUL would read as
+    the same zero-padded bytes as the id without it) and those that are not valid Unicode (a lone surrogate)."""
 
-    def __init__(self, ids: np.ndarray):
-        self.ids = ids
-        encoded = [i.encode("utf-8") for i in ids.tolist()]
-        self.encoded = np.array(encoded, dtype=bytes)
-        if self.encoded.dtype.itemsize % 8:  # a width of whole words, as `_hash` reads them
-            self.encoded = self.encoded.astype(f"S{-(-self.encoded.dtype.itemsize // 8) * 8}")
-        # An id ending in NUL would read as the same fixed-width bytes as the id without it; no token holds a NUL
-        # (it separates fields), so such ids are left out: they match nothing.
-        lengths = np.fromiter(map(len, encoded), np.int64, len(encoded))
-        usable = np.flatnonzero(lengths == np.char.str_len(self.encoded)) if len(ids) else np.zeros(0, np.int64)
-        hashes = _hash(self.encoded[usable].view(np.uint8).reshape(len(usable), -1)) if len(usable) else usable
-        by_hash = np.argsort(hashes)
-        self.order, self.hashes = usable[by_hash], hashes[by_hash].astype(np.uint64)
-        self.unique = not np.any(self.hashes[1:] == self.hashes[:-1])
-        self._index = None  # str -> position, built on first use when the hashes are not unique
+    def __init__(self, ids: np.ndarray, parts: int):
+        encoded = [_token_bytes(i) for i in ids.tolist()]
+        usable = np.flatnonzero(np.fromiter(map(len, encoded), np.int64, len(encoded)))
+        rows = np.array([encoded[i] for i in usable.tolist()], dtype=bytes)
+        rows = rows.astype(f"S{max(8, -(-rows.dtype.itemsize // 8) * 8)}")  # whole words, as `_hash` reads them
+        hashes = _hash(rows.view(np.uint8).reshape(len(rows), -1)) if len(rows) else np.zeros(0, np.uint64)
+        part = hashes >> np.uint64(64 - (parts - 1).bit_length()) if parts > 1 else np.zeros(len(rows), np.uint64)
+        self.parts = []
+        for p in range(parts):
+            mine = np.flatnonzero(part == p)
+            self.parts.append((hashes[mine], rows[mine], usable[mine]))
 
-    def find(self, rows: np.ndarray) -> np.ndarray:
-        """Index in the ids of each distinct bytes row, -1 when absent."""
-        if len(self.order) == 0 or len(rows) == 0:
-            return np.full(len(rows), -1, np.int64)
-        if not self.unique:  # two ids share a hash (once in ~10^10 vocabularies): look up by string instead
-            if self._index is None:
-                self._index = {k: i for i, k in enumerate(self.ids.tolist())}
-            return np.array([self._index.get(r, -1) for r in decode_rows(rows).tolist()], dtype=np.int64)
-        hashes = _hash(rows.view(np.uint8).reshape(len(rows), -1))
-        at = np.minimum(np.searchsorted(self.hashes, hashes), len(self.order) - 1)
-        found = np.full(len(rows), -1, np.int64)
-        hit = np.flatnonzero(self.hashes[at] == hashes)
-        candidate = self.order[at[hit]]
-        same = self.encoded[candidate] == rows[hit]  # the bytes, only where the hashes agree
-        found[hit[same]] = candidate[same]
-        return found
+
+def _token_bytes(text: str) -> bytes:
+    """The UTF-8 bytes a token equal to `text` would hold; empty when no token can (see `_KnownIds`)."""
+    try:
+        encoded = text.encode("utf-8")
+    except UnicodeEncodeError:
+        return b""
+    return b"" if b"\x00" in encoded else encoded

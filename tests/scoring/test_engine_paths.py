@@ -185,8 +185,8 @@ def test_reader_paths_read_the_same(tmp_path, monkeypatch, threads, block_bytes)
 def test_run_read_against_the_qrels_vocabulary(tmp_path, monkeypatch):
     """read_run(path, doc_ids=qrels.doc_ids) starts the run's vocabulary with the qrels' own id objects, so score()
     skips translating ids. Known ids absent from the run, ids with a space or empty (only from_dict can make them)
-    must match nothing; with every hash colliding, the byte check (one known id) and the dict fallback (several)
-    must give the same answers; and so with one thread (the known ids looked up in one part)."""
+    must match nothing; with every hash colliding (the known ids and the file's ids then share one group, split
+    again byte for byte) the answers must not change; and so with one thread (the known ids grouped in one part)."""
     rng = np.random.default_rng(7)
     run, qrels = trec_files(rng, extra=True)
     run_path = write_lines(tmp_path / "run", rng, run, True)
