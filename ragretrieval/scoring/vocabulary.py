@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .ids import LazyIds, check_utf8, decode_rows
-from .scan import token_bytes
+from .scan import token_bytes, tokens
 
 
 def _hash(matrix: np.ndarray) -> np.ndarray:
@@ -62,7 +62,9 @@ def _group(hashes: np.ndarray, rows: np.ndarray, ordered: bool):
     live = len(first)
     if len(mixed):
         mixed_groups = np.unique(codes[mixed])
-        members = np.flatnonzero(np.isin(codes, mixed_groups))
+        is_mixed = np.zeros(len(first), bool)
+        is_mixed[mixed_groups] = True
+        members = np.flatnonzero(is_mixed[codes])  # (np.isin would sort every code)
         _, sub_first, sub_codes = np.unique(rows[members], return_index=True, return_inverse=True)
         codes[members] = len(first) + sub_codes.ravel()
         first = np.concatenate([first, members[sub_first]])
@@ -221,10 +223,7 @@ class _KnownIds:
     the same zero-padded bytes as the id without it) and those that are not valid Unicode (a lone surrogate)."""
 
     def __init__(self, ids: np.ndarray, parts: int):
-        encoded = [_token_bytes(i) for i in ids.tolist()]
-        usable = np.flatnonzero(np.fromiter(map(len, encoded), np.int64, len(encoded)))
-        rows = np.array([encoded[i] for i in usable.tolist()], dtype=bytes)
-        rows = rows.astype(f"S{max(8, -(-rows.dtype.itemsize // 8) * 8)}")  # whole words, as `_hash` reads them
+        rows, usable = _known_rows(ids.tolist())
         hashes = _hash(rows.view(np.uint8).reshape(len(rows), -1)) if len(rows) else np.zeros(0, np.uint64)
         part = hashes >> np.uint64(64 - (parts - 1).bit_length()) if parts > 1 else np.zeros(len(rows), np.uint64)
         self.parts = []
@@ -233,10 +232,30 @@ class _KnownIds:
             self.parts.append((hashes[mine], rows[mine], usable[mine]))
 
 
-def _token_bytes(text: str) -> bytes:
+def _known_rows(texts: list):
+    """(UTF-8 bytes of the ids a token can equal, zero-padded to whole words; their indices in `texts`). Usually one
+    encode of all ids joined by NULs; one by one when an id holds a NUL or cannot be encoded."""
+    try:
+        joined = "\x00".join(texts).encode("utf-8") + b"\x00"
+    except (TypeError, UnicodeEncodeError):
+        joined = b""
+    buffer = np.frombuffer(joined, np.uint8)
+    ends = np.flatnonzero(buffer == 0)
+    if len(ends) == len(texts) and len(texts):
+        starts = np.concatenate(([0], ends[:-1] + 1))
+        usable = np.flatnonzero(ends > starts)
+        matrix = tokens(buffer, starts[usable], ends[usable])
+        return token_bytes(matrix), usable
+    encoded = [_token_bytes(t) for t in texts]
+    usable = np.flatnonzero(np.fromiter(map(len, encoded), np.int64, len(encoded)))
+    rows = np.array([encoded[i] for i in usable.tolist()], dtype=bytes)
+    return rows.astype(f"S{max(8, -(-rows.dtype.itemsize // 8) * 8)}"), usable  # whole words, as `_hash` reads
+
+
+def _token_bytes(text) -> bytes:
     """The UTF-8 bytes a token equal to `text` would hold; empty when no token can (see `_KnownIds`)."""
     try:
         encoded = text.encode("utf-8")
-    except UnicodeEncodeError:
+    except (AttributeError, UnicodeEncodeError):  # not a str, or a lone surrogate
         return b""
     return b"" if b"\x00" in encoded else encoded

@@ -14,7 +14,7 @@ import itertools
 import numpy as np
 import pytest
 
-from ragretrieval.scoring import PAD, Qrels, Run, ranking, score
+from ragretrieval.scoring import PAD, Qrels, Run, ranking, score, vocabulary
 from ragretrieval.scoring.ids import LazyIds, check_utf8, id_bytes
 from ragretrieval.scoring.trec import TrecFormatError, read_qrels, read_run
 
@@ -184,6 +184,18 @@ def test_known_ids_no_token_can_equal_match_nothing(tmp_path):
     run = read_run(path, doc_ids=qrels.doc_ids)
     assert [run.doc_ids[c] for c in run.codes[0]] == ["a", "ab", "b"]
     assert run.codes[0, 2] == list(qrels.doc_ids).index("b") and run.n_docs == 6
+
+
+def test_known_ids_encoded_together_as_one_by_one():
+    """`_known_rows` encodes the known ids joined in one call, or one by one when an id holds a NUL or cannot be
+    encoded; both give the same rows for the same ids, and leave out the ids no token can equal."""
+    rng = np.random.default_rng(8)
+    texts = messy_ids(rng, 500) + ["", "x" * 40]
+    together, usable = vocabulary._known_rows(texts)
+    alone, usable_alone = vocabulary._known_rows(texts + ["nul\x00inside", "\ud800", 5])
+    np.testing.assert_array_equal(usable, usable_alone)
+    assert together.tolist() == alone.tolist() == [t.encode() for t in texts if t]
+    assert together.dtype.itemsize % 8 == 0 and alone.dtype.itemsize % 8 == 0
 
 
 # ------------------------------------------------------------------------------------------------ trec_eval
