@@ -27,16 +27,17 @@ def _hash(matrix: np.ndarray) -> np.ndarray:
 
 
 def _group(hashes: np.ndarray, rows: np.ndarray, ordered: bool):
-    """Number equal rows; return (code per row, first row of each code). Codes follow first appearance if `ordered`,
-    else hash order.
+    """Number equal rows; return (code per row, the distinct rows by code). Codes follow first appearance if
+    `ordered`, else hash order.
 
     The hash prefix is packed above the row index so one integer sort (much faster than an argsort) groups the rows;
-    then every row is compared byte for byte with its group's first row, and groups that mix ids are re-split exactly.
-    Arrays are reused in place where possible (`hashes` is overwritten): fresh memory is slow to map.
+    then every row but the first of its group is compared byte for byte with that first row (read whole, as words,
+    in group order), and groups that mix ids are re-split exactly. Arrays are reused in place where possible
+    (`hashes` is overwritten): fresh memory is slow to map.
     """
     n = len(hashes)
     if n == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return np.zeros(0, np.int64), rows[:0]
     bits = max(1, (n - 1).bit_length())
     low = np.uint64((1 << bits) - 1)
     keys = np.bitwise_and(hashes, ~low, out=hashes)  # the hash prefix above the row index
@@ -51,14 +52,18 @@ def _group(hashes: np.ndarray, rows: np.ndarray, ordered: bool):
     group -= 1
     codes = np.empty(n, np.int64)
     codes[order] = group
-    words = rows.view(np.uint64).reshape(n, -1)  # rows are whole words wide, so compare word by word (fast)
-    representatives = rows[first].view(np.uint64).reshape(len(first), -1)
-    differ = np.zeros(n, bool)
-    for j in range(words.shape[1]):
-        differ |= np.ascontiguousarray(representatives[:, j])[codes] != words[:, j]
-    mixed = np.flatnonzero(differ)
+    distinct = rows[first]
+    later = ~new  # rows after the first of their group, in sorted order
+    members, of = order[later], group[later]
+    width = rows.dtype.itemsize // 8  # rows are whole words wide, so compare word by word (fast)
+    seen = np.take(rows.view(np.uint64).reshape(n, width), members, axis=0)
+    expected = distinct.view(np.uint64).reshape(len(first), width)
+    differ = np.zeros(len(members), bool)
+    for j in range(width):
+        differ |= seen[:, j] != expected[:, j][of]
+    mixed = members[differ]
     if len(mixed) == 0 and not ordered:
-        return codes, first
+        return codes, distinct
     live = len(first)
     if len(mixed):
         mixed_groups = np.unique(codes[mixed])
@@ -68,12 +73,13 @@ def _group(hashes: np.ndarray, rows: np.ndarray, ordered: bool):
         _, sub_first, sub_codes = np.unique(rows[members], return_index=True, return_inverse=True)
         codes[members] = len(first) + sub_codes.ravel()
         first = np.concatenate([first, members[sub_first]])
+        distinct = np.concatenate([distinct, rows[members[sub_first]]])
         first[mixed_groups] = n  # emptied groups sort last and are dropped
         live = len(first) - len(mixed_groups)
     by_first = _sort_order(first)[:live]
     renumber = np.full(len(first), -1, np.int64)
     renumber[by_first] = np.arange(live)
-    return renumber[codes], first[by_first]
+    return renumber[codes], distinct[by_first]
 
 
 def _sort_order(values: np.ndarray) -> np.ndarray:
@@ -151,16 +157,15 @@ class IdColumn:
             index = None if self.parts == 1 else np.concatenate([i + offset for (i, _, _), offset in mine])
             rows, hashes = [rows for (_, _, rows), _ in mine], [hashes for (_, hashes, _), _ in mine]
             if known is None:
-                rows = np.concatenate(rows)
-                codes, first = _group(np.concatenate(hashes), rows, self.ordered)
-                return index, codes, rows[first], None
+                codes, distinct = _group(np.concatenate(hashes), np.concatenate(rows), self.ordered)
+                return index, codes, distinct, None
             known_hashes, known_rows, known_index = self._lookup.parts[p]
-            rows = np.concatenate([*rows, known_rows])
-            codes, first = _group(np.concatenate([*hashes, known_hashes]), rows, self.ordered)
-            n_lines = len(rows) - len(known_rows)
-            found = np.full(len(first), -1, np.int64)
-            found[codes[n_lines:]] = known_index  # a group's first row is a line's whenever a line is in it
-            return index, codes[:n_lines], rows[first[found < 0]], found
+            codes, distinct = _group(np.concatenate([*hashes, known_hashes]), np.concatenate([*rows, known_rows]),
+                                     self.ordered)
+            n_lines = len(codes) - len(known_rows)
+            found = np.full(len(distinct), -1, np.int64)
+            found[codes[n_lines:]] = known_index
+            return index, codes[:n_lines], distinct[found < 0], found
 
         # Parts are taken in order as they are grouped: their codes placed by the pool, their new ids decoded here
         # (decoding holds the GIL; the rest is NumPy, which does not).
