@@ -193,6 +193,8 @@ def judged_ranks(
     narrow = run.n_docs < np.iinfo(np.int32).max
     targets = np.where(judged_run_codes >= 0, judged_run_codes, _NO_DOC)
     present = np.flatnonzero(run_rows >= 0)
+    if np.any(np.diff(run_rows[present]) < 0):  # the run lists queries in another order: take blocks in its order
+        present = present[np.argsort(run_rows[present], kind="stable")]
     for lo in range(0, len(present), BLOCK_ROWS):
         rows = present[lo : lo + BLOCK_ROWS]
         codes = _canonical_block(run, run_rows[rows], ties, duplicates, lexical, narrow)
