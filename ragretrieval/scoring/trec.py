@@ -145,7 +145,7 @@ def read_run(path, doc_ids=None) -> Run:
     known = None if doc_ids is None else as_id_array(doc_ids)
     (queries, docs), scores, _ = _read(path, _RUN, known)
     ((heads, lengths), query_ids), (doc_codes, doc_ids) = queries, docs
-    n_queries, query_codes = len(query_ids), None
+    n_queries = len(query_ids)
     if np.all(heads[1:] >= heads[:-1]):  # each query's lines together (codes follow first appearance)
         counts = np.bincount(heads, weights=lengths, minlength=n_queries).astype(np.int64)
     else:  # lines of queries interleaved
@@ -157,14 +157,14 @@ def read_run(path, doc_ids=None) -> Run:
     if len(counts) and np.all(counts == depth):
         shaped = doc_codes.reshape(n_queries, depth), scores.reshape(n_queries, -1)
         return Run.from_arrays(query_ids, doc_ids, *shaped, check_ids=False)  # vocabularies unique by construction
-    if query_codes is None:
-        query_codes = np.repeat(np.arange(n_queries), counts)
-    position = np.arange(len(query_codes)) - np.repeat(np.cumsum(counts) - counts, counts)
-    codes = np.full((n_queries, depth), PAD, np.int64)
-    codes[query_codes, position] = doc_codes
-    matrix = np.full((n_queries, depth), -np.inf)
-    matrix[query_codes, position] = scores
-    return Run.from_arrays(query_ids, doc_ids, codes, matrix, check_ids=False)
+    # lines are grouped by query, in query order: line i of query q fills slot q * depth + (i - q's first line)
+    slot = np.arange(len(doc_codes)) + np.repeat(np.arange(n_queries) * depth - (np.cumsum(counts) - counts), counts)
+    codes = np.full(n_queries * depth, PAD, np.int64)
+    codes[slot] = doc_codes
+    matrix = np.full(n_queries * depth, -np.inf)
+    matrix[slot] = scores
+    return Run.from_arrays(query_ids, doc_ids, codes.reshape(n_queries, depth), matrix.reshape(n_queries, depth),
+                           check_ids=False)
 
 
 # ---------------------------------------------------------------------------------------------------------- writing
