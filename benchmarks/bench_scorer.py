@@ -33,10 +33,12 @@ import argparse
 import collections
 import gc
 import math
+import os
 import tempfile
 import time
 import warnings
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -167,25 +169,36 @@ def parse_run_keeping_best(lines) -> dict:
     return run
 
 
+class Timing(NamedTuple):
+    seconds: float  # wall clock
+    cpu: float  # this process's CPU time, all threads: on a busy machine it strays less than the wall clock
+
+
+def timed(function):
+    """(Timing, result) of one call."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = function()
+    return Timing(time.perf_counter() - wall, time.process_time() - cpu), result
+
+
 def best_of(repeat: int, function):
-    """(best seconds, last result)."""
-    best, result = float("inf"), None
+    """(Timing of the fastest run by wall clock, last result)."""
+    best, result = Timing(float("inf"), float("inf")), None
     for _ in range(repeat):
-        start = time.perf_counter()
-        result = function()
-        best = min(best, time.perf_counter() - start)
+        timing, result = timed(function)
+        best = min(best, timing)
     return best, result
 
 
 def best_of_in_turns(repeat: int, *functions):
-    """(best seconds, last result) of each function; the functions take turns. Only the first keeps its result."""
-    best, results = [float("inf")] * len(functions), [None] * len(functions)
+    """(Timing of the fastest run, last result) of each function; the functions take turns. Only the first keeps
+    its result."""
+    best, results = [Timing(float("inf"), float("inf"))] * len(functions), [None] * len(functions)
     for _ in range(repeat):
         for i, function in enumerate(functions):
             results[i] = None
-            start = time.perf_counter()
-            result = function()
-            best[i] = min(best[i], time.perf_counter() - start)
+            timing, result = timed(function)
+            best[i] = min(best[i], timing)
             results[i] = result if i == 0 else None
             del result
     return list(zip(best, results))
@@ -245,6 +258,7 @@ def main() -> None:
     import pytrec_eval
 
     mode = "messy" if args.messy else "clean"
+    load_before = os.getloadavg()[0]
     if args.messy:
         qrels, run = messy_synthetic(args.queries, args.depth, args.seed, args.tie_share)
     else:
@@ -300,13 +314,16 @@ def main() -> None:
                  target.get("pytrec_eval files")))
 
     at_size = (args.queries, args.depth) == (100_000, 100)  # the size the targets are set for
-    print(f"\n{'step':46} {'seconds':>9}  {'ours is':>13}  {'target' if at_size else ''}")
-    for name, seconds, reference, goal in rows:
-        ratio = f"{seconds / reference:6.1f}x faster" if reference else ""
-        met = f"{goal:>5}x {'met' if seconds / reference >= goal else 'NOT met'}" if goal and at_size else ""
-        print(f"{name:46} {seconds:9.3f}  {ratio:>13}  {met}")
+    print(f"\n{'step':46} {'seconds':>9} {'cpu s':>8}  {'ours is':>13}  {'target' if at_size else ''}")
+    for name, timing, reference, goal in rows:
+        ratio = timing.seconds / reference.seconds if reference else None
+        faster = f"{ratio:6.1f}x faster" if reference else ""
+        met = f"{goal:>5}x {'met' if ratio >= goal else 'NOT met'}" if goal and at_size else ""
+        print(f"{name:46} {timing.seconds:9.3f} {timing.cpu:8.3f}  {faster:>13}  {met}")
     print("(ranx: evaluate(save_results_in_run=False), numba threads = all cores; pytrec_eval and our score(): one "
-          "thread; our TREC reader: up to 4 threads)")
+          "thread; our TREC reader: up to 4 threads; cpu s: CPU time of the process over all its threads)")
+    print(f"(load average over 1 minute, {os.cpu_count()} cores: {load_before:.1f} at the start, "
+          f"{os.getloadavg()[0]:.1f} at the end)")
     if args.messy:
         print("(pytrec_eval's files: its parse_run loop keeping a repeated doc's best score, as parse_run asserts)")
 

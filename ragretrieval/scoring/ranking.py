@@ -57,11 +57,14 @@ def ranked_codes(run: Run, ties: str) -> np.ndarray:
     return rank_rows(np.asarray(run.codes), run.scores, ties, LexicalOrder(run.vocabulary))
 
 
-def rank_rows(codes: np.ndarray, scores, ties: str, lexical: LexicalOrder) -> np.ndarray:
+def rank_rows(codes: np.ndarray, scores, ties: str, lexical: LexicalOrder, wanted: np.ndarray | None = None
+              ) -> np.ndarray:
     """Rows of doc codes in rank order, empty slots last.
 
     With ``ties="score"``: score descending, equal scores by doc id descending (byte order, as trec_eval); rows
-    already in that order are not sorted. With ``ties="rank"``: the order given.
+    already in that order are not sorted. With ``ties="rank"``: the order given. With `wanted` (a bool per doc
+    code), only the runs of equal scores holding a wanted doc are ordered by id: the others keep their order, which
+    moves no wanted doc's rank (see `_break_ties`).
     """
     pad = codes == PAD
     if ties == "rank" or scores is None or codes.shape[1] < 2:
@@ -71,12 +74,17 @@ def rank_rows(codes: np.ndarray, scores, ties: str, lexical: LexicalOrder) -> np
         order = np.argsort(score_key, axis=1, kind="stable")
         codes, score_key = np.take_along_axis(codes, order, axis=1), np.take_along_axis(score_key, order, axis=1)
     tied = score_key[:, 1:] == score_key[:, :-1]  # equal scores are neighbours once sorted by score
-    return _break_ties(codes, tied, lexical) if tied.any() else codes
+    return _break_ties(codes, tied, lexical, wanted) if tied.any() else codes
 
 
-def _break_ties(codes: np.ndarray, tied: np.ndarray, lexical: LexicalOrder) -> np.ndarray:
+def _break_ties(codes: np.ndarray, tied: np.ndarray, lexical: LexicalOrder, wanted: np.ndarray | None = None
+                ) -> np.ndarray:
     """Order each run of equal scores (``tied[:, j]``: cells j and j + 1 tie) by doc id descending. Only the tied
-    cells are read: one sort of them all by (run of ties, id), whose result fills the cells those runs hold."""
+    cells are read: one sort of them all by (run of ties, id), whose result fills the cells those runs hold.
+
+    With `wanted`, runs without a wanted doc are left as they are. A run of ties holds the same cells whatever its
+    order, so the order inside it changes the rank of its own docs only: when none of them is wanted (a relevant
+    doc, for `judged_ranks`), no rank that is read changes, and their ids need not be read."""
     after = np.zeros(codes.shape, dtype=bool)  # the cell ties with the one before it
     after[:, 1:] = tied
     grouped = after.copy()
@@ -85,6 +93,13 @@ def _break_ties(codes: np.ndarray, tied: np.ndarray, lexical: LexicalOrder) -> n
     group = np.cumsum(~after.ravel()[cells])
     codes = codes.copy()  # C-contiguous, so `ravel` below is a view
     flat = codes.ravel()
+    if wanted is not None:
+        holds = np.zeros(group[-1] + 1, dtype=bool)
+        holds[group[wanted[flat[cells]]]] = True
+        keep = holds[group]
+        cells, group = cells[keep], group[keep]
+        if len(cells) == 0:
+            return codes
     tied_codes = flat[cells]
     flat[cells] = tied_codes[np.lexsort([*lexical.descending(tied_codes)[::-1], group])]  # back into the same cells
     return codes
@@ -150,9 +165,10 @@ def _rows_with_repeats(codes: np.ndarray) -> np.ndarray:
     return np.flatnonzero(repeated.any(axis=1))
 
 
-def _canonical_block(run: Run, run_rows, ties, duplicates, lexical, narrow) -> np.ndarray:
+def _canonical_block(run: Run, run_rows, ties, duplicates, lexical, narrow, wanted=None) -> np.ndarray:
     """The block's rows in rank order without repeated docs, as int32 codes when `narrow`. Only the rows out of
-    order are ranked, and only the rows with a repeated doc are de-duplicated: a few messy rows cost what they are."""
+    order are ranked, and only the rows with a repeated doc are de-duplicated: a few messy rows cost what they are.
+    With `wanted`, ties are broken only where they move a wanted doc (`_break_ties`)."""
     if len(run_rows) and run_rows[-1] - run_rows[0] == len(run_rows) - 1 and np.all(np.diff(run_rows) == 1):
         run_rows = slice(int(run_rows[0]), int(run_rows[-1]) + 1)  # consecutive rows: a view, not a copy
     codes = run.codes[run_rows]
@@ -160,7 +176,7 @@ def _canonical_block(run: Run, run_rows, ties, duplicates, lexical, narrow) -> n
     messy = _rows_out_of_order(codes, scores, ties)
     if len(messy):
         codes = codes.copy()  # never write into the run's own array
-        codes[messy] = rank_rows(codes[messy], None if scores is None else scores[messy], ties, lexical)
+        codes[messy] = rank_rows(codes[messy], None if scores is None else scores[messy], ties, lexical, wanted)
     compact = codes.astype(np.int32) if narrow else codes  # astype copies
     repeats = _rows_with_repeats(compact)
     if len(repeats):
@@ -192,12 +208,14 @@ def judged_ranks(
     lexical = LexicalOrder(run.vocabulary)
     narrow = run.n_docs < np.iinfo(np.int32).max
     targets = np.where(judged_run_codes >= 0, judged_run_codes, _NO_DOC)
+    wanted = np.zeros(run.n_docs, dtype=bool)  # the docs whose rank is read: only their ties need breaking
+    wanted[judged_run_codes[judged_run_codes >= 0]] = True
     present = np.flatnonzero(run_rows >= 0)
     if np.any(np.diff(run_rows[present]) < 0):  # the run lists queries in another order: take blocks in its order
         present = present[np.argsort(run_rows[present], kind="stable")]
     for lo in range(0, len(present), BLOCK_ROWS):
         rows = present[lo : lo + BLOCK_ROWS]
-        codes = _canonical_block(run, run_rows[rows], ties, duplicates, lexical, narrow)
+        codes = _canonical_block(run, run_rows[rows], ties, duplicates, lexical, narrow, wanted)
         if depth is not None:
             codes = codes[:, :depth]
         _locate(qrels.indptr, targets, rows, codes, ranks)

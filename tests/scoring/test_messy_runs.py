@@ -119,6 +119,29 @@ def test_rows_out_of_order_alone_are_ranked_as_a_whole_block_would_be():
         np.testing.assert_array_equal(run.codes, codes)
 
 
+def test_ties_without_a_wanted_doc_are_left_alone_and_no_wanted_rank_moves():
+    """With `wanted`, only runs of ties holding a wanted doc are ordered by id: every wanted doc sits where the full
+    ranking puts it, each row holds the same docs in each run of equal scores, and a run of ties without a wanted
+    doc keeps the order the score sort gave it (its ids are not read)."""
+    for seed in range(30):
+        rng = np.random.default_rng(seed)
+        _, run = tied_case(rng)
+        lexical = ranking.LexicalOrder(run.vocabulary)
+        wanted = rng.random(run.n_docs) < 0.05
+        full = ranking.rank_rows(run.codes, run.scores, "score", lexical)
+        part = ranking.rank_rows(run.codes, run.scores, "score", lexical, wanted)
+        by_score = np.take_along_axis(run.codes, np.argsort(np.where(run.codes == PAD, np.nan, -run.scores), axis=1,
+                                                            kind="stable"), 1)
+        for row in range(run.n_queries):
+            for at in np.flatnonzero((full[row] != PAD) & wanted[np.maximum(full[row], 0)]):
+                assert part[row, at] == full[row, at], (seed, row, at)
+            assert sorted(part[row].tolist()) == sorted(full[row].tolist())
+        untouched = ~np.isin(np.arange(run.n_docs), np.flatnonzero(wanted))
+        rows_without = [r for r in range(run.n_queries) if untouched[np.maximum(full[r], 0)].all()]
+        for row in rows_without:  # no wanted doc in the row: the score sort's order stays
+            np.testing.assert_array_equal(part[row], by_score[row])
+
+
 # ------------------------------------------------------------------------------------------------ lazy doc ids
 def write_lines(path, lines):
     path.write_text("".join(" ".join(map(str, line)) + "\n" for line in lines), encoding="utf-8")
