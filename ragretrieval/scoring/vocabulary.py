@@ -264,3 +264,37 @@ def _token_bytes(text) -> bytes:
     except (AttributeError, UnicodeEncodeError):  # not a str, or a lone surrogate
         return b""
     return b"" if b"\x00" in encoded else encoded
+
+
+def index_in(ids: np.ndarray, among: np.ndarray) -> np.ndarray:
+    """Position in `among` (unique ids) of each of `ids`, -1 where absent. Both are encoded to UTF-8 rows and
+    grouped by hash (`_group` checks every byte): no Python dict, whose lookups chase one scattered str object per
+    id. Ids that are not str, or that hold a NUL (zero padding would hide it), are matched with a dict."""
+    rows = [_exact_rows(ids), _exact_rows(among)]
+    if rows[0] is None or rows[1] is None:
+        position = {key: i for i, key in enumerate(among.tolist())}
+        return np.fromiter((position.get(key, -1) for key in ids.tolist()), np.int64, len(ids))
+    width = max(r.shape[1] for r in rows)
+    matrix = np.zeros((len(ids) + len(among), width), np.uint8)
+    matrix[: len(ids), : rows[0].shape[1]] = rows[0]
+    matrix[len(ids) :, : rows[1].shape[1]] = rows[1]
+    codes, distinct = _group(_hash(matrix), token_bytes(matrix), ordered=False)
+    at = np.full(len(distinct), -1, np.int64)
+    at[codes[len(ids) :]] = np.arange(len(among))
+    return at[codes[: len(ids)]]
+
+
+def _exact_rows(ids: np.ndarray) -> np.ndarray | None:
+    """str ids as zero-padded UTF-8 rows (`tokens`), lone surrogates kept (`surrogatepass`): equal rows, equal ids.
+    None when an id is not a str or holds a NUL."""
+    texts = ids.tolist()
+    if not texts:
+        return np.zeros((0, 8), np.uint8)
+    try:
+        joined = np.frombuffer(("\x00".join(texts) + "\x00").encode("utf-8", "surrogatepass"), np.uint8)
+    except TypeError:
+        return None
+    ends = np.flatnonzero(joined == 0)
+    if len(ends) != len(texts):
+        return None
+    return tokens(joined, np.concatenate(([0], ends[:-1] + 1)), ends)

@@ -323,3 +323,20 @@ def test_duplicates_error_checks_the_scored_rankings():
     assert score(qrels, run, "mrr", duplicates="error").means == {"mrr": 1.0}
     with pytest.raises(ValueError, match="query 'a' retrieves document 'y' more than once"):
         score(qrels, Run.from_dict({"a": ["x", "y", "y"]}), "mrr", duplicates="error")
+
+
+def test_ids_matched_by_bytes_as_a_dict_matches_them():
+    """`vocabulary.index_in` groups UTF-8 rows by hash; ids that are not str or hold a NUL go through a dict. Both
+    give each id's position, -1 where absent, for ids that share prefixes, differ in case or width, or are empty."""
+    rng = np.random.default_rng(7)
+    pool = DOCS + ["", "d1\udc80", "x" * 7, "x" * 8, "x" * 9, "q1", "Q1", "q" * 16 + "1"]
+    for _ in range(50):
+        among = np.array(list(dict.fromkeys(rng.choice(pool, int(rng.integers(0, 30))))), dtype=object)
+        ids = np.array(list(dict.fromkeys(rng.choice(pool, int(rng.integers(0, 30))))), dtype=object)
+        position = {key: i for i, key in enumerate(among.tolist())}
+        expected = [position.get(key, -1) for key in ids.tolist()]
+        assert vocabulary.index_in(ids, among).tolist() == expected
+    odd = np.array(["a\x00", "a", 3, "3"], dtype=object)  # a NUL, and an int next to its str: the dict's turn
+    assert vocabulary.index_in(odd, odd[::-1].copy()).tolist() == [3, 2, 1, 0]
+    assert vocabulary.index_in(odd[1:2], np.array(["a\x00"], dtype=object)).tolist() == [-1]
+
