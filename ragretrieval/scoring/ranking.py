@@ -210,7 +210,10 @@ def judged_ranks(
     targets = np.where(judged_run_codes >= 0, judged_run_codes, _NO_DOC)
     wanted = np.zeros(run.n_docs, dtype=bool)  # the docs whose rank is read: only their ties need breaking
     wanted[judged_run_codes[judged_run_codes >= 0]] = True
-    present = np.flatnonzero(run_rows >= 0)
+    present = run_rows >= 0
+    if duplicates == "first":  # a query none of whose docs is wanted has no rank to read: its row is left alone
+        present &= np.bincount(qrels.rows[targets >= 0], minlength=qrels.n_queries) > 0
+    present = np.flatnonzero(present)
     if np.any(np.diff(run_rows[present]) < 0):  # the run lists queries in another order: take blocks in its order
         present = present[np.argsort(run_rows[present], kind="stable")]
     for lo in range(0, len(present), BLOCK_ROWS):

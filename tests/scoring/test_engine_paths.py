@@ -340,3 +340,14 @@ def test_ids_matched_by_bytes_as_a_dict_matches_them():
     assert vocabulary.index_in(odd, odd[::-1].copy()).tolist() == [3, 2, 1, 0]
     assert vocabulary.index_in(odd[1:2], np.array(["a\x00"], dtype=object)).tolist() == [-1]
 
+
+def test_rankings_without_a_wanted_doc_are_checked_only_for_errors():
+    """With duplicates="first" a query whose labels are all <= 0 has no rank to read, so its ranking is skipped;
+    with "error" it is still checked for repeated docs."""
+    qrels = Qrels.from_dict({"a": {"x": 1}, "b": {"y": 0, "z": -1}})
+    run = Run.from_dict({"a": {"w": 2.0, "x": 1.0}, "b": {"y": 1.0, "z": 1.0, "v": 3.0}})
+    assert score(qrels, run, ["mrr", "map"]).means == {"mrr": 0.25, "map": 0.25}
+    repeated = Run.from_arrays(["a", "b"], ["x", "y"], [[0, PAD], [1, 1]], [[1.0, -np.inf], [2.0, 1.0]])
+    assert score(qrels, repeated, "mrr").means == {"mrr": 0.5}
+    with pytest.raises(ValueError, match="query 'b' retrieves document 'y' more than once"):
+        score(qrels, repeated, "mrr", duplicates="error")
