@@ -10,10 +10,6 @@ repeated documents, the usual case, is only checked, never sorted; other blocks 
 
 from __future__ import annotations
 
-import os
-import threading
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 
 from .ids import id_bytes, ids_of
@@ -22,8 +18,6 @@ from .types import PAD, Qrels, Run, ScoringError
 BLOCK_ROWS = 4096  # queries per block: temporaries of a few bytes x BLOCK_ROWS x depth stay in the CPU caches
 _FEW_JUDGED = 16  # judgements per query up to which one comparison per judged doc beats a sorted lookup
 _NO_DOC = -2  # a code that matches nothing, not even an empty slot
-THREADS = max(1, min(4, os.cpu_count() or 1))  # blocks ranked at once: NumPy releases the GIL in most of the work
-SPAN_SLACK = 8  # a block takes a view of the run's rows when they add at most 1/SPAN_SLACK rows it does not need
 GLOBAL_SHARE = 0.25  # tied docs (summed over blocks), as a share of the vocabulary, beyond which all ids are sorted
 
 
@@ -37,20 +31,16 @@ class LexicalOrder:
 
     def __init__(self, vocabulary):
         self.vocabulary, self._rank, self._asked = vocabulary, None, 0
-        self._lock = threading.Lock()  # blocks are ranked by several threads: the whole vocabulary is ranked once
 
     def descending(self, codes: np.ndarray) -> list[np.ndarray]:
         """Integer keys of 1-d `codes`, most significant first: sorted ascending, the ids come in descending byte
         order (equal ids, equal keys)."""
-        with self._lock:
-            if self._rank is None:
-                self._asked += len(codes)
-                if self._asked > GLOBAL_SHARE * len(self.vocabulary):
-                    self._rank = _byte_rank(id_bytes(self.vocabulary, np.arange(len(self.vocabulary))))
-            rank = self._rank
-        if rank is None:
-            return list(~id_bytes(self.vocabulary, codes).view(">u8").T)
-        return [-rank[codes]]
+        if self._rank is None:
+            self._asked += len(codes)
+            if self._asked <= GLOBAL_SHARE * len(self.vocabulary):
+                return list(~id_bytes(self.vocabulary, codes).view(">u8").T)
+            self._rank = _byte_rank(id_bytes(self.vocabulary, np.arange(len(self.vocabulary))))
+        return [-self._rank[codes]]
 
 
 def _byte_rank(matrix: np.ndarray) -> np.ndarray:
@@ -179,8 +169,7 @@ def _canonical_block(run: Run, run_rows, ties, duplicates, lexical, narrow, want
     """The block's rows in rank order without repeated docs, as int32 codes when `narrow`. Only the rows out of
     order are ranked, and only the rows with a repeated doc are de-duplicated: a few messy rows cost what they are.
     With `wanted`, ties are broken only where they move a wanted doc (`_break_ties`)."""
-    if isinstance(run_rows, np.ndarray) and len(run_rows) and run_rows[-1] - run_rows[0] == len(run_rows) - 1 \
-            and np.all(np.diff(run_rows) == 1):
+    if len(run_rows) and run_rows[-1] - run_rows[0] == len(run_rows) - 1 and np.all(np.diff(run_rows) == 1):
         run_rows = slice(int(run_rows[0]), int(run_rows[-1]) + 1)  # consecutive rows: a view, not a copy
     codes = run.codes[run_rows]
     scores = None if run.scores is None else run.scores[run_rows]
@@ -227,38 +216,18 @@ def judged_ranks(
     present = np.flatnonzero(present)
     if np.any(np.diff(run_rows[present]) < 0):  # the run lists queries in another order: take blocks in its order
         present = present[np.argsort(run_rows[present], kind="stable")]
-
-    def rank_block(rows: np.ndarray) -> None:  # blocks hold distinct queries, so they write distinct cells of `ranks`
-        at = run_rows[rows]  # ascending
-        lo, hi = int(at[0]), int(at[-1]) + 1
-        if duplicates == "first" and hi - lo <= len(rows) + len(rows) // SPAN_SLACK:
-            # the run's rows lo..hi as they lie (a view, not a gathered copy); the few rows in between that are not
-            # this block's are ranked too, for nothing, and no rank is read from them
-            codes = _canonical_block(run, slice(lo, hi), ties, duplicates, lexical, narrow, wanted)
-            query_of = np.full(hi - lo, -1, dtype=np.int64)
-            query_of[at - lo] = rows
-        else:
-            codes, query_of = _canonical_block(run, at, ties, duplicates, lexical, narrow, wanted), rows
+    for lo in range(0, len(present), BLOCK_ROWS):
+        rows = present[lo : lo + BLOCK_ROWS]
+        codes = _canonical_block(run, run_rows[rows], ties, duplicates, lexical, narrow, wanted)
         if depth is not None:
             codes = codes[:, :depth]
-        _locate(qrels.indptr, targets, query_of, codes, ranks)
-
-    blocks = [present[lo : lo + BLOCK_ROWS] for lo in range(0, len(present), BLOCK_ROWS)]
-    if THREADS == 1 or len(blocks) < 2:
-        for rows in blocks:
-            rank_block(rows)
-    else:
-        with ThreadPoolExecutor(min(THREADS, len(blocks))) as pool:
-            for done in pool.map(rank_block, blocks):  # re-raises a block's error (a repeated doc, say)
-                del done
+        _locate(qrels.indptr, targets, rows, codes, ranks)
     return ranks
 
 
 def _locate(indptr, targets, rows, codes, ranks) -> None:
-    """Write into `ranks` the rank of each judged doc of `rows` found in `codes` (one row per query, no repeats;
-    -1 in `rows`: a row of `codes` whose ranks are not wanted)."""
-    known = np.maximum(rows, 0)
-    first, counts = indptr[known], np.where(rows >= 0, indptr[known + 1] - indptr[known], 0)
+    """Write into `ranks` the rank of each judged doc of `rows` found in `codes` (one row per query, no repeats)."""
+    first, counts = indptr[rows], indptr[rows + 1] - indptr[rows]
     most, width = int(counts.max(initial=0)), codes.shape[1]
     if most == 0 or width == 0:
         return

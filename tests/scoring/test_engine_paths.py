@@ -117,23 +117,6 @@ def test_judged_docs_located_either_way(monkeypatch, cases, few):
     assert_all_same(all_scores(cases), expected)
 
 
-@pytest.mark.parametrize("threads, slack", [(1, 1), (1, 10**9), (3, 1), (3, 10**9)])
-def test_blocks_ranked_by_threads_and_from_views_score_as_one_thread_gathering(monkeypatch, cases, threads, slack):
-    """THREADS ranks blocks at once; SPAN_SLACK = 1 lets a block take the run's rows lo..hi as a view with up to
-    as many rows again that are not its own, 10**9 only when they are all its own (else it gathers its rows). Blocks
-    of 3 rows so that every case has several. Scores equal one thread gathering every block."""
-    monkeypatch.setattr(ranking, "BLOCK_ROWS", 3)
-    monkeypatch.setattr(ranking, "THREADS", 1)
-    monkeypatch.setattr(ranking, "SPAN_SLACK", 10**9)
-    expected = all_scores(cases)
-    monkeypatch.setattr(ranking, "THREADS", threads)
-    monkeypatch.setattr(ranking, "SPAN_SLACK", slack)
-    views = {"blocks": 0}
-    monkeypatch.setattr(ranking, "_canonical_block", counted(ranking._canonical_block, views, "blocks"))
-    assert_all_same(all_scores(cases), expected)
-    assert views["blocks"] > 0
-
-
 # ---------------------------------------------------------------------------------------------------- reading
 def layout(rng, fields, messy: bool) -> str:
     """One line: single spaces, or tabs / runs of blanks / CRLF / trailing blanks, sometimes a blank line after."""
