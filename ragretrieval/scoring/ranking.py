@@ -12,51 +12,97 @@ from __future__ import annotations
 
 import numpy as np
 
+from .ids import id_bytes, ids_of
 from .types import PAD, Qrels, Run, ScoringError
 
 BLOCK_ROWS = 4096  # queries per block: temporaries of a few bytes x BLOCK_ROWS x depth stay in the CPU caches
 _FEW_JUDGED = 16  # judgements per query up to which one comparison per judged doc beats a sorted lookup
 _NO_DOC = -2  # a code that matches nothing, not even an empty slot
+GLOBAL_SHARE = 0.25  # tied docs (summed over blocks), as a share of the vocabulary, beyond which all ids are sorted
 
 
 class LexicalOrder:
-    """Each doc code's position in the byte order of the doc ids, computed on first use (only ties need it)."""
+    """Sort keys that order doc codes by their ids, descending in byte order (trec_eval's tie-break, `strcmp`).
 
-    def __init__(self, doc_ids: np.ndarray):
-        self.doc_ids, self._rank = doc_ids, None
+    Ties are usually few, so `descending` reads only the ids of the codes it is given (the tied docs of a block) as
+    big-endian 8-byte words. Only once the codes asked about add up to `GLOBAL_SHARE` of the vocabulary is the whole
+    vocabulary ranked, once, and then reused: a run tied everywhere pays one sort, not one per block.
+    """
 
-    @property
-    def rank(self) -> np.ndarray:
+    def __init__(self, vocabulary):
+        self.vocabulary, self._rank, self._asked = vocabulary, None, 0
+
+    def descending(self, codes: np.ndarray) -> list[np.ndarray]:
+        """Integer keys of 1-d `codes`, most significant first: sorted ascending, the ids come in descending byte
+        order (equal ids, equal keys)."""
         if self._rank is None:
-            self._rank = np.empty(len(self.doc_ids), dtype=np.int64)
-            self._rank[np.argsort(self.doc_ids.astype(str), kind="stable")] = np.arange(len(self.doc_ids))
-        return self._rank
+            self._asked += len(codes)
+            if self._asked <= GLOBAL_SHARE * len(self.vocabulary):
+                return list(~id_bytes(self.vocabulary, codes).view(">u8").T)
+            self._rank = _byte_rank(id_bytes(self.vocabulary, np.arange(len(self.vocabulary))))
+        return [-self._rank[codes]]
+
+
+def _byte_rank(matrix: np.ndarray) -> np.ndarray:
+    """Position of each id (a zero-padded UTF-8 row, see `ids.id_bytes`) in byte order: an integer sort per 8 bytes,
+    read as big-endian words, much faster than comparing strings. Equal ids keep their order."""
+    words = matrix.view(">u8")
+    rank = np.empty(len(matrix), dtype=np.int64)
+    rank[np.lexsort(words.T[::-1])] = np.arange(len(matrix))
+    return rank
 
 
 def ranked_codes(run: Run, ties: str) -> np.ndarray:
     """The run's doc codes in rank order, empty slots last (see `rank_rows`)."""
-    return rank_rows(np.asarray(run.codes), run.scores, ties, LexicalOrder(run.doc_ids))
+    return rank_rows(np.asarray(run.codes), run.scores, ties, LexicalOrder(run.vocabulary))
 
 
-def rank_rows(codes: np.ndarray, scores, ties: str, lexical: LexicalOrder) -> np.ndarray:
+def rank_rows(codes: np.ndarray, scores, ties: str, lexical: LexicalOrder, wanted: np.ndarray | None = None
+              ) -> np.ndarray:
     """Rows of doc codes in rank order, empty slots last.
 
     With ``ties="score"``: score descending, equal scores by doc id descending (byte order, as trec_eval); rows
-    already in that order are not sorted. With ``ties="rank"``: the order given.
+    already in that order are not sorted. With ``ties="rank"``: the order given. With `wanted` (a bool per doc
+    code), only the runs of equal scores holding a wanted doc are ordered by id: the others keep their order, which
+    moves no wanted doc's rank (see `_break_ties`).
     """
     pad = codes == PAD
     if ties == "rank" or scores is None or codes.shape[1] < 2:
         return codes if not _pads_inside(pad) else np.take_along_axis(codes, np.argsort(pad, axis=1, kind="stable"), 1)
-    score_key = np.where(pad, np.inf, -scores)
+    score_key = np.where(pad, np.nan, -scores)  # NaN sorts last, after docs scored -inf, and equals nothing
     if not _ascending(score_key, pad):
         order = np.argsort(score_key, axis=1, kind="stable")
-        codes, score_key, pad = (np.take_along_axis(a, order, axis=1) for a in (codes, score_key, pad))
-    tied = (score_key[:, 1:] == score_key[:, :-1]) & ~pad[:, 1:]  # ties are neighbours once sorted by score
-    if not tied.any():
-        return codes
-    doc_key = np.where(pad, 1, -lexical.rank[np.where(pad, 0, codes)])
-    order = np.lexsort((doc_key, score_key), axis=1)
-    return np.take_along_axis(codes, order, axis=1)
+        codes, score_key = np.take_along_axis(codes, order, axis=1), np.take_along_axis(score_key, order, axis=1)
+    tied = score_key[:, 1:] == score_key[:, :-1]  # equal scores are neighbours once sorted by score
+    return _break_ties(codes, tied, lexical, wanted) if tied.any() else codes
+
+
+def _break_ties(codes: np.ndarray, tied: np.ndarray, lexical: LexicalOrder, wanted: np.ndarray | None = None
+                ) -> np.ndarray:
+    """Order each run of equal scores (``tied[:, j]``: cells j and j + 1 tie) by doc id descending. Only the tied
+    cells are read: one sort of them all by (run of ties, id), whose result fills the cells those runs hold.
+
+    With `wanted`, runs without a wanted doc are left as they are. A run of ties holds the same cells whatever its
+    order, so the order inside it changes the rank of its own docs only: when none of them is wanted (a relevant
+    doc, for `judged_ranks`), no rank that is read changes, and their ids need not be read."""
+    after = np.zeros(codes.shape, dtype=bool)  # the cell ties with the one before it
+    after[:, 1:] = tied
+    grouped = after.copy()
+    grouped[:, :-1] |= tied
+    cells = np.flatnonzero(grouped)  # row by row, left to right: each run of ties is contiguous
+    group = np.cumsum(~after.ravel()[cells])
+    codes = codes.copy()  # C-contiguous, so `ravel` below is a view
+    flat = codes.ravel()
+    if wanted is not None:
+        holds = np.zeros(group[-1] + 1, dtype=bool)
+        holds[group[wanted[flat[cells]]]] = True
+        keep = holds[group]
+        cells, group = cells[keep], group[keep]
+        if len(cells) == 0:
+            return codes
+    tied_codes = flat[cells]
+    flat[cells] = tied_codes[np.lexsort([*lexical.descending(tied_codes)[::-1], group])]  # back into the same cells
+    return codes
 
 
 def _ascending(key: np.ndarray, pad: np.ndarray) -> bool:
@@ -72,7 +118,8 @@ def _pads_inside(pad: np.ndarray) -> bool:
 
 
 def drop_duplicates(codes: np.ndarray, mode: str = "first", query_ids=None, doc_ids=None) -> np.ndarray:
-    """Keep the best-ranked occurrence of each code in each row and close the gaps (dense re-ranking)."""
+    """Keep the best-ranked occurrence of each code in each row and close the gaps (dense re-ranking). With
+    ``mode="error"``, raise instead, naming the query and the doc (`doc_ids`: an array or `LazyIds`)."""
     if codes.shape[1] < 2:
         return codes
     order = np.argsort(codes, axis=1, kind="stable")  # equal codes stay in rank order
@@ -83,7 +130,7 @@ def drop_duplicates(codes: np.ndarray, mode: str = "first", query_ids=None, doc_
     if mode == "error":
         row, col = (int(x[0]) for x in np.nonzero(repeat_sorted))
         query = query_ids[row] if query_ids is not None else row
-        doc = doc_ids[sorted_codes[row, col]] if doc_ids is not None else sorted_codes[row, col]
+        doc = ids_of(doc_ids, [sorted_codes[row, col]])[0] if doc_ids is not None else sorted_codes[row, col]
         raise ScoringError(f"query {query!r} retrieves document {doc!r} more than once")
     repeat = np.zeros(codes.shape, dtype=bool)
     np.put_along_axis(repeat, order[:, 1:], repeat_sorted, axis=1)
@@ -92,43 +139,51 @@ def drop_duplicates(codes: np.ndarray, mode: str = "first", query_ids=None, doc_
     return compacted
 
 
-def _in_rank_order(codes: np.ndarray, scores, ties: str) -> bool:
-    """Cheap check that `rank_rows` would leave the rows as they are: empty slots only at row ends and, when ranking
-    by score, scores strictly falling along each row (so no ties either)."""
+def _rows_out_of_order(codes: np.ndarray, scores, ties: str) -> np.ndarray:
+    """Rows that `rank_rows` would change, found cheaply: those with an empty slot before a doc or, when ranking by
+    score, with scores that do not strictly fall along the row (ties among them)."""
     pad = codes == PAD if codes.size and codes.min() == PAD else None
-    if pad is not None and _pads_inside(pad):
-        return False
-    if ties == "rank" or scores is None or codes.shape[1] < 2:
-        return True
-    falling = scores[:, 1:] < scores[:, :-1]
-    if pad is not None:
-        falling |= pad[:, 1:]
-    return bool(falling.all())
-
-
-def _has_repeats(codes: np.ndarray) -> bool:
-    """True when some row lists a doc code twice (empty slots aside)."""
     if codes.shape[1] < 2:
-        return False
+        return np.zeros(0, dtype=np.int64)
+    out = (pad[:, :-1] & ~pad[:, 1:]).any(axis=1) if pad is not None else np.zeros(len(codes), dtype=bool)
+    if ties == "score" and scores is not None:
+        falling = scores[:, 1:] < scores[:, :-1]
+        if pad is not None:
+            falling |= pad[:, 1:]
+        out |= ~falling.all(axis=1)
+    return np.flatnonzero(out)
+
+
+def _rows_with_repeats(codes: np.ndarray) -> np.ndarray:
+    """Rows that list a doc code twice (empty slots aside)."""
+    if codes.shape[1] < 2:
+        return np.zeros(0, dtype=np.int64)
     ordered = np.sort(codes, axis=1)
     repeated = ordered[:, 1:] == ordered[:, :-1]
     if ordered[:, 0].min(initial=0) == PAD:
         repeated &= ordered[:, 1:] != PAD
-    return bool(repeated.any())
+    return np.flatnonzero(repeated.any(axis=1))
 
 
-def _canonical_block(run: Run, run_rows, ties, duplicates, lexical, narrow) -> np.ndarray:
-    """The block's rows in rank order without repeated docs, as int32 codes when `narrow`."""
+def _canonical_block(run: Run, run_rows, ties, duplicates, lexical, narrow, wanted=None) -> np.ndarray:
+    """The block's rows in rank order without repeated docs, as int32 codes when `narrow`. Only the rows out of
+    order are ranked, and only the rows with a repeated doc are de-duplicated: a few messy rows cost what they are.
+    With `wanted`, ties are broken only where they move a wanted doc (`_break_ties`)."""
     if len(run_rows) and run_rows[-1] - run_rows[0] == len(run_rows) - 1 and np.all(np.diff(run_rows) == 1):
         run_rows = slice(int(run_rows[0]), int(run_rows[-1]) + 1)  # consecutive rows: a view, not a copy
     codes = run.codes[run_rows]
     scores = None if run.scores is None else run.scores[run_rows]
-    if not _in_rank_order(codes, scores, ties):
-        codes = rank_rows(codes, scores, ties, lexical)
-    compact = codes.astype(np.int32) if narrow else codes
-    if _has_repeats(compact):
-        codes = drop_duplicates(codes, duplicates, run.query_ids[run_rows], run.doc_ids)
-        compact = codes.astype(np.int32) if narrow else codes
+    messy = _rows_out_of_order(codes, scores, ties)
+    if len(messy):
+        codes = codes.copy()  # never write into the run's own array
+        codes[messy] = rank_rows(codes[messy], None if scores is None else scores[messy], ties, lexical, wanted)
+    compact = codes.astype(np.int32) if narrow else codes  # astype copies
+    repeats = _rows_with_repeats(compact)
+    if len(repeats):
+        if compact is run.codes or compact.base is not None:  # still the run's array (or a view of it)
+            compact = compact.copy()
+        compact[repeats] = drop_duplicates(codes[repeats], duplicates, run.query_ids[run_rows][repeats],
+                                           run.vocabulary)
     return compact
 
 
@@ -150,13 +205,20 @@ def judged_ranks(
     not wanted: it is then left at 0).
     """
     ranks = np.zeros(len(qrels.doc_codes), dtype=np.int64)
-    lexical = LexicalOrder(run.doc_ids)
-    narrow = len(run.doc_ids) < np.iinfo(np.int32).max
+    lexical = LexicalOrder(run.vocabulary)
+    narrow = run.n_docs < np.iinfo(np.int32).max
     targets = np.where(judged_run_codes >= 0, judged_run_codes, _NO_DOC)
-    present = np.flatnonzero(run_rows >= 0)
+    wanted = np.zeros(run.n_docs, dtype=bool)  # the docs whose rank is read: only their ties need breaking
+    wanted[judged_run_codes[judged_run_codes >= 0]] = True
+    present = run_rows >= 0
+    if duplicates == "first":  # a query none of whose docs is wanted has no rank to read: its row is left alone
+        present &= np.bincount(qrels.rows[targets >= 0], minlength=qrels.n_queries) > 0
+    present = np.flatnonzero(present)
+    if np.any(np.diff(run_rows[present]) < 0):  # the run lists queries in another order: take blocks in its order
+        present = present[np.argsort(run_rows[present], kind="stable")]
     for lo in range(0, len(present), BLOCK_ROWS):
         rows = present[lo : lo + BLOCK_ROWS]
-        codes = _canonical_block(run, run_rows[rows], ties, duplicates, lexical, narrow)
+        codes = _canonical_block(run, run_rows[rows], ties, duplicates, lexical, narrow, wanted)
         if depth is not None:
             codes = codes[:, :depth]
         _locate(qrels.indptr, targets, rows, codes, ranks)

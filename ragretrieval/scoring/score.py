@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import repeat
 
 import numpy as np
 
+from .ids import head_of
 from .kernels import Kernel
 from .metrics import Metric, parse_metrics
 from .ranking import judged_ranks
 from .types import Qrels, Run, ScoringError
+from .vocabulary import index_in
 
 TIES = ("score", "rank")
 DUPLICATES = ("first", "error")
@@ -40,20 +41,17 @@ def _run_rows(qrels: Qrels, run: Run) -> np.ndarray:
     """Run row of each qrels query, -1 where the run lacks it."""
     if run.query_ids is qrels.query_ids or np.array_equal(run.query_ids, qrels.query_ids):
         return np.arange(qrels.n_queries)
-    row_of = {q: i for i, q in enumerate(run.query_ids.tolist())}
-    return np.fromiter(map(row_of.get, qrels.query_ids.tolist(), repeat(-1)), np.int64, qrels.n_queries)
+    return index_in(qrels.query_ids, run.query_ids)
 
 
 def _judged_run_codes(qrels: Qrels, run: Run) -> np.ndarray:
     """Code in the run's vocabulary of each judgement's document; -1 when the run never retrieves it."""
-    shared = min(len(qrels.doc_ids), len(run.doc_ids))
-    if run.doc_ids is qrels.doc_ids or (
-        len(qrels.doc_ids) <= len(run.doc_ids) and np.array_equal(run.doc_ids[:shared], qrels.doc_ids)
+    head = head_of(run.vocabulary)  # the ids already decoded: a run read against these qrels starts with them
+    if head is qrels.doc_ids or (
+        len(qrels.doc_ids) <= len(head) and np.array_equal(head[: len(qrels.doc_ids)], qrels.doc_ids)
     ):  # the run's vocabulary extends the qrels' one (see `read_run`)
         return qrels.doc_codes
-    code_of = {doc_id: code for code, doc_id in enumerate(run.doc_ids.tolist())}
-    in_run = np.fromiter(map(code_of.get, qrels.doc_ids.tolist(), repeat(-1)), np.int64, len(qrels.doc_ids))
-    return in_run[qrels.doc_codes]
+    return index_in(qrels.doc_ids, run.doc_ids)[qrels.doc_codes]
 
 
 def score(

@@ -51,11 +51,12 @@ class _Layout:
     dtype: type
     message: str
     line_numbers: bool  # kept per record (for the duplicate judgement message)
+    lazy_docs: bool  # doc ids other than known ones stay bytes until asked for (`LazyIds`)
     id_fields: tuple = (0, 2)  # query, document
 
 
-_QRELS = _Layout("qid 0 docid rel", True, 3, np.int64, "label '{token}' is not an integer", True)
-_RUN = _Layout("qid Q0 docid rank score tag", False, 4, np.float64, "score '{token}' is not a number", False)
+_QRELS = _Layout("qid 0 docid rel", True, 3, np.int64, "label '{token}' is not an integer", True, False)
+_RUN = _Layout("qid Q0 docid rank score tag", False, 4, np.float64, "score '{token}' is not a number", False, True)
 
 
 def _parse_block(layout: _Layout, columns, buffer, size):
@@ -74,7 +75,8 @@ def _parse_block(layout: _Layout, columns, buffer, size):
 def _read(path, layout: _Layout, known_docs=None):
     """Shared reader: (id codes and vocabularies, numbers, 1-based line of each record)."""
     # queries in file order; doc order is free, so docs are split into parts grouped in parallel
-    columns = [IdColumn(ordered=True), IdColumn(ordered=False, parts=1 if _THREADS == 1 else 4, known=known_docs)]
+    columns = [IdColumn(ordered=True),
+               IdColumn(ordered=False, parts=1 if _THREADS == 1 else 4, known=known_docs, lazy=layout.lazy_docs)]
     numbers, line_numbers = [], []
     first_line = 1
 
@@ -136,12 +138,14 @@ def read_run(path, doc_ids=None) -> Run:
     """Read ``qid Q0 docid rank score tag`` lines; each query's docs keep file order (the scorer ranks them).
 
     `doc_ids`, e.g. ``qrels.doc_ids``: the run's vocabulary then starts with these ids (the same objects, in order),
-    followed by the run's other doc ids, and scoring against that qrels needs no translation of ids.
+    followed by the run's other doc ids, and scoring against that qrels needs no translation of ids. Doc ids that
+    are not among `doc_ids` are checked (UTF-8) but decoded only when `run.doc_ids` is first read: the scorer needs
+    them only to break score ties.
     """
     known = None if doc_ids is None else as_id_array(doc_ids)
     (queries, docs), scores, _ = _read(path, _RUN, known)
     ((heads, lengths), query_ids), (doc_codes, doc_ids) = queries, docs
-    n_queries, query_codes = len(query_ids), None
+    n_queries = len(query_ids)
     if np.all(heads[1:] >= heads[:-1]):  # each query's lines together (codes follow first appearance)
         counts = np.bincount(heads, weights=lengths, minlength=n_queries).astype(np.int64)
     else:  # lines of queries interleaved
@@ -153,14 +157,14 @@ def read_run(path, doc_ids=None) -> Run:
     if len(counts) and np.all(counts == depth):
         shaped = doc_codes.reshape(n_queries, depth), scores.reshape(n_queries, -1)
         return Run.from_arrays(query_ids, doc_ids, *shaped, check_ids=False)  # vocabularies unique by construction
-    if query_codes is None:
-        query_codes = np.repeat(np.arange(n_queries), counts)
-    position = np.arange(len(query_codes)) - np.repeat(np.cumsum(counts) - counts, counts)
-    codes = np.full((n_queries, depth), PAD, np.int64)
-    codes[query_codes, position] = doc_codes
-    matrix = np.full((n_queries, depth), -np.inf)
-    matrix[query_codes, position] = scores
-    return Run.from_arrays(query_ids, doc_ids, codes, matrix, check_ids=False)
+    # lines are grouped by query, in query order: line i of query q fills slot q * depth + (i - q's first line)
+    slot = np.arange(len(doc_codes)) + np.repeat(np.arange(n_queries) * depth - (np.cumsum(counts) - counts), counts)
+    codes = np.full(n_queries * depth, PAD, np.int64)
+    codes[slot] = doc_codes
+    matrix = np.full(n_queries * depth, -np.inf)
+    matrix[slot] = scores
+    return Run.from_arrays(query_ids, doc_ids, codes.reshape(n_queries, depth), matrix.reshape(n_queries, depth),
+                           check_ids=False)
 
 
 # ---------------------------------------------------------------------------------------------------------- writing

@@ -6,26 +6,19 @@ never turns ids into strings and back. Build them from dicts (`from_dict`) or fr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping
 
 import numpy as np
 
 from ..errors import RagretrievalError
+from .ids import LazyIds, as_id_array
 
 PAD = -1  # code of an empty slot in a ranking shorter than the run's depth
 
 
 class ScoringError(RagretrievalError, ValueError):
     """Inputs or options the scorer cannot accept."""
-
-
-def as_id_array(ids) -> np.ndarray:
-    """A 1-d array of str ids (object dtype keeps long ids cheap to hold)."""
-    array = np.asarray(ids, dtype=object)
-    if array.ndim != 1:
-        raise ValueError("ids must be a 1-d sequence")
-    return array
 
 
 def _frozen(array: np.ndarray) -> np.ndarray:
@@ -116,23 +109,43 @@ class Qrels:
         return out
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, init=False)
 class Run:
     """Rankings as a (n_queries x depth) matrix of doc codes, padded with `PAD`; `scores` is optional.
 
     With ``ties="score"`` the scorer orders each row by score (descending, then doc id descending, as trec_eval);
-    with ``ties="rank"`` it keeps the order of the row as given.
+    with ``ties="rank"`` it keeps the order of the row as given. `doc_ids` is the vocabulary of doc codes; a run read
+    from a file may hold it as `LazyIds` (`vocabulary`), decoded into `doc_ids` on first access.
     """
 
     query_ids: np.ndarray
-    doc_ids: np.ndarray
     codes: np.ndarray
-    scores: np.ndarray | None = None
+    scores: np.ndarray | None
+    vocabulary: np.ndarray | LazyIds = field(repr=False)
+
+    def __init__(self, query_ids, doc_ids, codes, scores=None):
+        for name, value in (("query_ids", query_ids), ("vocabulary", doc_ids), ("codes", codes), ("scores", scores)):
+            object.__setattr__(self, name, value)
+
+    @property
+    def doc_ids(self) -> np.ndarray:
+        """The doc id of each code, an object array of str."""
+        if isinstance(self.vocabulary, LazyIds):
+            object.__setattr__(self, "vocabulary", _frozen(self.vocabulary.materialise()))
+        return self.vocabulary
+
+    @property
+    def n_docs(self) -> int:
+        """Number of doc codes (the length of `doc_ids`, without decoding it)."""
+        return len(self.vocabulary)
 
     @classmethod
     def from_arrays(cls, query_ids, doc_ids, codes, scores=None, *, check_ids: bool = True) -> "Run":
-        """`check_ids=False` skips the check that query and doc ids are unique (for callers that built them so)."""
-        query_ids, doc_ids = as_id_array(query_ids), as_id_array(doc_ids)
+        """`check_ids=False` skips the check that query and doc ids are unique (for callers that built them so).
+        `doc_ids` may be `LazyIds` (then unchecked)."""
+        query_ids = as_id_array(query_ids)
+        lazy = isinstance(doc_ids, LazyIds)
+        doc_ids = doc_ids if lazy else as_id_array(doc_ids)
         codes = np.asarray(codes, dtype=np.int64)
         if codes.ndim != 2 or codes.shape[0] != len(query_ids):
             raise ValueError("codes must be a 2-d array with one row per query")
@@ -148,8 +161,9 @@ class Run:
             scores = _frozen(scores)
         if check_ids:
             _check_unique(query_ids, "query")
-            _check_unique(doc_ids, "document")
-        return cls(_frozen(query_ids), _frozen(doc_ids), _frozen(codes), scores)
+            if not lazy:
+                _check_unique(doc_ids, "document")
+        return cls(_frozen(query_ids), doc_ids if lazy else _frozen(doc_ids), _frozen(codes), scores)
 
     @classmethod
     def from_dict(cls, rankings: Mapping[str, Mapping[str, float] | list[str]]) -> "Run":

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .scan import NEWLINE, token_bytes
+from .ids import LazyIds, check_utf8, decode_rows
+from .scan import token_bytes, tokens
 
 
 def _hash(matrix: np.ndarray) -> np.ndarray:
@@ -26,16 +27,17 @@ def _hash(matrix: np.ndarray) -> np.ndarray:
 
 
 def _group(hashes: np.ndarray, rows: np.ndarray, ordered: bool):
-    """Number equal rows; return (code per row, first row of each code). Codes follow first appearance if `ordered`,
-    else hash order.
+    """Number equal rows; return (code per row, the distinct rows by code). Codes follow first appearance if
+    `ordered`, else hash order.
 
     The hash prefix is packed above the row index so one integer sort (much faster than an argsort) groups the rows;
-    then every row is compared byte for byte with its group's first row, and groups that mix ids are re-split exactly.
-    Arrays are reused in place where possible (`hashes` is overwritten): fresh memory is slow to map.
+    then every row but the first of its group is compared byte for byte with that first row (read whole, as words,
+    in group order), and groups that mix ids are re-split exactly. Arrays are reused in place where possible
+    (`hashes` is overwritten): fresh memory is slow to map.
     """
     n = len(hashes)
     if n == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return np.zeros(0, np.int64), rows[:0]
     bits = max(1, (n - 1).bit_length())
     low = np.uint64((1 << bits) - 1)
     keys = np.bitwise_and(hashes, ~low, out=hashes)  # the hash prefix above the row index
@@ -50,27 +52,34 @@ def _group(hashes: np.ndarray, rows: np.ndarray, ordered: bool):
     group -= 1
     codes = np.empty(n, np.int64)
     codes[order] = group
-    words = rows.view(np.uint64).reshape(n, -1)  # rows are whole words wide, so compare word by word (fast)
-    representatives = rows[first].view(np.uint64).reshape(len(first), -1)
-    differ = np.zeros(n, bool)
-    for j in range(words.shape[1]):
-        differ |= np.ascontiguousarray(representatives[:, j])[codes] != words[:, j]
-    mixed = np.flatnonzero(differ)
+    distinct = rows[first]
+    later = ~new  # rows after the first of their group, in sorted order
+    members, of = order[later], group[later]
+    width = rows.dtype.itemsize // 8  # rows are whole words wide, so compare word by word (fast)
+    seen = np.take(rows.view(np.uint64).reshape(n, width), members, axis=0)
+    expected = distinct.view(np.uint64).reshape(len(first), width)
+    differ = np.zeros(len(members), bool)
+    for j in range(width):
+        differ |= seen[:, j] != expected[:, j][of]
+    mixed = members[differ]
     if len(mixed) == 0 and not ordered:
-        return codes, first
+        return codes, distinct
     live = len(first)
     if len(mixed):
         mixed_groups = np.unique(codes[mixed])
-        members = np.flatnonzero(np.isin(codes, mixed_groups))
+        is_mixed = np.zeros(len(first), bool)
+        is_mixed[mixed_groups] = True
+        members = np.flatnonzero(is_mixed[codes])  # (np.isin would sort every code)
         _, sub_first, sub_codes = np.unique(rows[members], return_index=True, return_inverse=True)
         codes[members] = len(first) + sub_codes.ravel()
         first = np.concatenate([first, members[sub_first]])
+        distinct = np.concatenate([distinct, rows[members[sub_first]]])
         first[mixed_groups] = n  # emptied groups sort last and are dropped
         live = len(first) - len(mixed_groups)
     by_first = _sort_order(first)[:live]
     renumber = np.full(len(first), -1, np.int64)
     renumber[by_first] = np.arange(live)
-    return renumber[codes], first[by_first]
+    return renumber[codes], distinct[by_first]
 
 
 def _sort_order(values: np.ndarray) -> np.ndarray:
@@ -79,16 +88,6 @@ def _sort_order(values: np.ndarray) -> np.ndarray:
     keys = (values.astype(np.uint64) << np.uint64(bits)) | np.arange(len(values), dtype=np.uint64)
     keys.sort()
     return (keys & np.uint64((1 << bits) - 1)).astype(np.int64)
-
-
-def _decode(rows: np.ndarray) -> np.ndarray:
-    """Distinct ids (bytes rows) -> object array of str, decoded in one call; UnicodeDecodeError if not UTF-8."""
-    matrix = rows.view(np.uint8).reshape(len(rows), rows.dtype.itemsize)
-    joined = np.zeros((len(rows), matrix.shape[1] + 1), np.uint8)
-    joined[:, :-1] = matrix
-    joined[:, -1] = NEWLINE
-    flat = joined.ravel()
-    return np.array(flat[flat != 0].tobytes().decode("utf-8").split("\n")[:-1], dtype=object)
 
 
 def distinct_runs(matrix: np.ndarray):
@@ -116,11 +115,12 @@ class IdColumn:
     the same part, so the parts' vocabularies never overlap.
     """
 
-    def __init__(self, ordered: bool, parts: int = 1, known=None):
+    def __init__(self, ordered: bool, parts: int = 1, known=None, lazy: bool = False):
         """`known` (an array of str ids): the vocabulary will start with those ids, in their order and as the same
-        objects, followed by the column's other ids."""
+        objects, followed by the column's other ids. `lazy`: the other ids stay bytes (`LazyIds`), checked to be
+        UTF-8 but not decoded."""
         self.ordered, self.parts, self.blocks = ordered, parts, []
-        self.known, self._lookup = known, None
+        self.known, self._lookup, self.lazy = known, None, lazy
 
     def prepare(self, matrix: np.ndarray):
         hashes, rows, repeats = distinct_runs(matrix)
@@ -135,27 +135,37 @@ class IdColumn:
 
     def add(self, prepared) -> None:
         if self.known is not None and self._lookup is None:  # once, while the first blocks are being parsed
-            self._lookup = _KnownIds(self.known)
+            self._lookup = _KnownIds(self.known, self.parts)
         self.blocks.append(prepared)
 
     def encode(self, pool=None, runs: bool = False):
         """(code per line, vocabulary); with `runs`, ((code, length) of each run of equal consecutive ids,
-        vocabulary)."""
+        vocabulary). The vocabulary is an array of str, or `LazyIds` when the column is `lazy`."""
         known = self.known
         sizes = np.array([n for _, n, _ in self.blocks], dtype=np.int64)
+        decode = (lambda rows: rows) if self.lazy else decode_rows
         if sizes.sum() == 0:
             empty = np.zeros(0, np.int64)
-            return (empty, empty) if runs else empty, np.zeros(0, object) if known is None else known
+            return (empty, empty) if runs else empty, self._vocabulary([decode(np.zeros(0, "S8"))])
         offsets = np.cumsum(sizes) - sizes
 
         def group(p):
-            """Part p: (line index or None, code per line, distinct rows, index of each in `known` or -1)."""
+            """Part p: (line index or None, code per line, distinct rows) or, with known ids, (line index or None,
+            group per line, rows of the groups no known id is in, index in `known` of each group's id or -1).
+            The known ids of the part are grouped with the lines' ids, so one sort finds them too."""
             mine = [(split[p], offset) for (split, _, _), offset in zip(self.blocks, offsets)]
-            rows = np.concatenate([rows for (_, _, rows), _ in mine])
-            codes, first = _group(np.concatenate([hashes for (_, hashes, _), _ in mine]), rows, self.ordered)
             index = None if self.parts == 1 else np.concatenate([i + offset for (i, _, _), offset in mine])
-            distinct = rows[first]
-            return index, codes, distinct, None if known is None else self._lookup.find(distinct)
+            rows, hashes = [rows for (_, _, rows), _ in mine], [hashes for (_, hashes, _), _ in mine]
+            if known is None:
+                codes, distinct = _group(np.concatenate(hashes), np.concatenate(rows), self.ordered)
+                return index, codes, distinct, None
+            known_hashes, known_rows, known_index = self._lookup.parts[p]
+            codes, distinct = _group(np.concatenate([*hashes, known_hashes]), np.concatenate([*rows, known_rows]),
+                                     self.ordered)
+            n_lines = len(codes) - len(known_rows)
+            found = np.full(len(distinct), -1, np.int64)
+            found[codes[n_lines:]] = known_index
+            return index, codes[:n_lines], distinct[found < 0], found
 
         # Parts are taken in order as they are grouped: their codes placed by the pool, their new ids decoded here
         # (decoding holds the GIL; the rest is NumPy, which does not).
@@ -166,22 +176,31 @@ class IdColumn:
             index, part_codes, distinct, found = grouping[p].result() if grouping else group(p)
             if found is None:
                 placing.append(_submit(pool, _place, codes, index, part_codes + base))
-                decoded.append(_decode(distinct))
+                base += len(distinct)
             else:
                 new = found < 0
-                found[new] = len(known) + n_new + np.arange(np.count_nonzero(new))
-                n_new += np.count_nonzero(new)
+                found[new] = len(known) + n_new + np.arange(len(distinct))
+                n_new += len(distinct)
                 placing.append(_submit(pool, _place, codes, index, found, part_codes))
-                decoded.append(_decode(distinct[new]))
-            base += len(distinct)
+            decoded.append(decode(distinct))
         for future in placing:
             future.result()
-        vocabulary = np.concatenate(decoded if known is None else [known, *decoded])
+        vocabulary = self._vocabulary(decoded)
         repeats = any(r is not None for _, _, r in self.blocks)  # some lines repeat the id of the line before
         if runs or repeats:
             lengths = np.concatenate([np.ones(n, np.int32) if r is None else r for _, n, r in self.blocks])
             return ((codes, lengths) if runs else np.repeat(codes, lengths)), vocabulary
         return codes, vocabulary
+
+    def _vocabulary(self, decoded: list) -> np.ndarray | LazyIds:
+        """The known ids, then the new ones of each part (str arrays, or bytes rows when `lazy`)."""
+        head = np.zeros(0, object) if self.known is None else self.known
+        if not self.lazy:
+            new = [ids for ids in decoded if len(ids)]
+            return np.concatenate([head, *new]) if new else head
+        tail = np.concatenate(decoded)
+        check_utf8(tail)
+        return LazyIds(head, tail)
 
 
 class _Done:
@@ -203,37 +222,79 @@ def _place(codes, index, values, by=None) -> None:
 
 
 class _KnownIds:
-    """Given str ids, hashed and sorted once, to look byte rows up in: hashes joined, then bytes compared."""
+    """Given str ids as `_group` compares rows: UTF-8, zero-padded to whole words, hashed, and split by hash into the
+    parts of a column (`parts[p]`: hashes, rows, index of each id in the given ones). Ids that no token can equal are
+    left out, so they match nothing: those holding a NUL (it separates fields; and an id ending in NUL would read as
+    the same zero-padded bytes as the id without it) and those that are not valid Unicode (a lone surrogate)."""
 
-    def __init__(self, ids: np.ndarray):
-        self.ids = ids
-        encoded = [i.encode("utf-8") for i in ids.tolist()]
-        self.encoded = np.array(encoded, dtype=bytes)
-        if self.encoded.dtype.itemsize % 8:  # a width of whole words, as `_hash` reads them
-            self.encoded = self.encoded.astype(f"S{-(-self.encoded.dtype.itemsize // 8) * 8}")
-        # An id ending in NUL would read as the same fixed-width bytes as the id without it; no token holds a NUL
-        # (it separates fields), so such ids are left out: they match nothing.
-        lengths = np.fromiter(map(len, encoded), np.int64, len(encoded))
-        usable = np.flatnonzero(lengths == np.char.str_len(self.encoded)) if len(ids) else np.zeros(0, np.int64)
-        hashes = _hash(self.encoded[usable].view(np.uint8).reshape(len(usable), -1)) if len(usable) else usable
-        by_hash = np.argsort(hashes)
-        self.order, self.hashes = usable[by_hash], hashes[by_hash].astype(np.uint64)
-        self.unique = not np.any(self.hashes[1:] == self.hashes[:-1])
-        self._index = None  # str -> position, built on first use when the hashes are not unique
+    def __init__(self, ids: np.ndarray, parts: int):
+        rows, usable = _known_rows(ids.tolist())
+        hashes = _hash(rows.view(np.uint8).reshape(len(rows), -1)) if len(rows) else np.zeros(0, np.uint64)
+        part = hashes >> np.uint64(64 - (parts - 1).bit_length()) if parts > 1 else np.zeros(len(rows), np.uint64)
+        self.parts = []
+        for p in range(parts):
+            mine = np.flatnonzero(part == p)
+            self.parts.append((hashes[mine], rows[mine], usable[mine]))
 
-    def find(self, rows: np.ndarray) -> np.ndarray:
-        """Index in the ids of each distinct bytes row, -1 when absent."""
-        if len(self.order) == 0 or len(rows) == 0:
-            return np.full(len(rows), -1, np.int64)
-        if not self.unique:  # two ids share a hash (once in ~10^10 vocabularies): look up by string instead
-            if self._index is None:
-                self._index = {k: i for i, k in enumerate(self.ids.tolist())}
-            return np.array([self._index.get(r, -1) for r in _decode(rows).tolist()], dtype=np.int64)
-        hashes = _hash(rows.view(np.uint8).reshape(len(rows), -1))
-        at = np.minimum(np.searchsorted(self.hashes, hashes), len(self.order) - 1)
-        found = np.full(len(rows), -1, np.int64)
-        hit = np.flatnonzero(self.hashes[at] == hashes)
-        candidate = self.order[at[hit]]
-        same = self.encoded[candidate] == rows[hit]  # the bytes, only where the hashes agree
-        found[hit[same]] = candidate[same]
-        return found
+
+def _known_rows(texts: list):
+    """(UTF-8 bytes of the ids a token can equal, zero-padded to whole words; their indices in `texts`). Usually one
+    encode of all ids joined by NULs; one by one when an id holds a NUL or cannot be encoded."""
+    try:
+        joined = "\x00".join(texts).encode("utf-8") + b"\x00"
+    except (TypeError, UnicodeEncodeError):
+        joined = b""
+    buffer = np.frombuffer(joined, np.uint8)
+    ends = np.flatnonzero(buffer == 0)
+    if len(ends) == len(texts) and len(texts):
+        starts = np.concatenate(([0], ends[:-1] + 1))
+        usable = np.flatnonzero(ends > starts)
+        matrix = tokens(buffer, starts[usable], ends[usable])
+        return token_bytes(matrix), usable
+    encoded = [_token_bytes(t) for t in texts]
+    usable = np.flatnonzero(np.fromiter(map(len, encoded), np.int64, len(encoded)))
+    rows = np.array([encoded[i] for i in usable.tolist()], dtype=bytes)
+    return rows.astype(f"S{max(8, -(-rows.dtype.itemsize // 8) * 8)}"), usable  # whole words, as `_hash` reads
+
+
+def _token_bytes(text) -> bytes:
+    """The UTF-8 bytes a token equal to `text` would hold; empty when no token can (see `_KnownIds`)."""
+    try:
+        encoded = text.encode("utf-8")
+    except (AttributeError, UnicodeEncodeError):  # not a str, or a lone surrogate
+        return b""
+    return b"" if b"\x00" in encoded else encoded
+
+
+def index_in(ids: np.ndarray, among: np.ndarray) -> np.ndarray:
+    """Position in `among` (unique ids) of each of `ids`, -1 where absent. Both are encoded to UTF-8 rows and
+    grouped by hash (`_group` checks every byte): no Python dict, whose lookups chase one scattered str object per
+    id. Ids that are not str, or that hold a NUL (zero padding would hide it), are matched with a dict."""
+    rows = [_exact_rows(ids), _exact_rows(among)]
+    if rows[0] is None or rows[1] is None:
+        position = {key: i for i, key in enumerate(among.tolist())}
+        return np.fromiter((position.get(key, -1) for key in ids.tolist()), np.int64, len(ids))
+    width = max(r.shape[1] for r in rows)
+    matrix = np.zeros((len(ids) + len(among), width), np.uint8)
+    matrix[: len(ids), : rows[0].shape[1]] = rows[0]
+    matrix[len(ids) :, : rows[1].shape[1]] = rows[1]
+    codes, distinct = _group(_hash(matrix), token_bytes(matrix), ordered=False)
+    at = np.full(len(distinct), -1, np.int64)
+    at[codes[len(ids) :]] = np.arange(len(among))
+    return at[codes[: len(ids)]]
+
+
+def _exact_rows(ids: np.ndarray) -> np.ndarray | None:
+    """str ids as zero-padded UTF-8 rows (`tokens`), lone surrogates kept (`surrogatepass`): equal rows, equal ids.
+    None when an id is not a str or holds a NUL."""
+    texts = ids.tolist()
+    if not texts:
+        return np.zeros((0, 8), np.uint8)
+    try:
+        joined = np.frombuffer(("\x00".join(texts) + "\x00").encode("utf-8", "surrogatepass"), np.uint8)
+    except TypeError:
+        return None
+    ends = np.flatnonzero(joined == 0)
+    if len(ends) != len(texts):
+        return None
+    return tokens(joined, np.concatenate(([0], ends[:-1] + 1)), ends)

@@ -185,8 +185,8 @@ def test_reader_paths_read_the_same(tmp_path, monkeypatch, threads, block_bytes)
 def test_run_read_against_the_qrels_vocabulary(tmp_path, monkeypatch):
     """read_run(path, doc_ids=qrels.doc_ids) starts the run's vocabulary with the qrels' own id objects, so score()
     skips translating ids. Known ids absent from the run, ids with a space or empty (only from_dict can make them)
-    must match nothing; with every hash colliding, the byte check (one known id) and the dict fallback (several)
-    must give the same answers; and so with one thread (the known ids looked up in one part)."""
+    must match nothing; with every hash colliding (the known ids and the file's ids then share one group, split
+    again byte for byte) the answers must not change; and so with one thread (the known ids grouped in one part)."""
     rng = np.random.default_rng(7)
     run, qrels = trec_files(rng, extra=True)
     run_path = write_lines(tmp_path / "run", rng, run, True)
@@ -323,3 +323,31 @@ def test_duplicates_error_checks_the_scored_rankings():
     assert score(qrels, run, "mrr", duplicates="error").means == {"mrr": 1.0}
     with pytest.raises(ValueError, match="query 'a' retrieves document 'y' more than once"):
         score(qrels, Run.from_dict({"a": ["x", "y", "y"]}), "mrr", duplicates="error")
+
+
+def test_ids_matched_by_bytes_as_a_dict_matches_them():
+    """`vocabulary.index_in` groups UTF-8 rows by hash; ids that are not str or hold a NUL go through a dict. Both
+    give each id's position, -1 where absent, for ids that share prefixes, differ in case or width, or are empty."""
+    rng = np.random.default_rng(7)
+    pool = DOCS + ["", "d1\udc80", "x" * 7, "x" * 8, "x" * 9, "q1", "Q1", "q" * 16 + "1"]
+    for _ in range(50):
+        among = np.array(list(dict.fromkeys(rng.choice(pool, int(rng.integers(0, 30))))), dtype=object)
+        ids = np.array(list(dict.fromkeys(rng.choice(pool, int(rng.integers(0, 30))))), dtype=object)
+        position = {key: i for i, key in enumerate(among.tolist())}
+        expected = [position.get(key, -1) for key in ids.tolist()]
+        assert vocabulary.index_in(ids, among).tolist() == expected
+    odd = np.array(["a\x00", "a", 3, "3"], dtype=object)  # a NUL, and an int next to its str: the dict's turn
+    assert vocabulary.index_in(odd, odd[::-1].copy()).tolist() == [3, 2, 1, 0]
+    assert vocabulary.index_in(odd[1:2], np.array(["a\x00"], dtype=object)).tolist() == [-1]
+
+
+def test_rankings_without_a_wanted_doc_are_checked_only_for_errors():
+    """With duplicates="first" a query whose labels are all <= 0 has no rank to read, so its ranking is skipped;
+    with "error" it is still checked for repeated docs."""
+    qrels = Qrels.from_dict({"a": {"x": 1}, "b": {"y": 0, "z": -1}})
+    run = Run.from_dict({"a": {"w": 2.0, "x": 1.0}, "b": {"y": 1.0, "z": 1.0, "v": 3.0}})
+    assert score(qrels, run, ["mrr", "map"]).means == {"mrr": 0.25, "map": 0.25}
+    repeated = Run.from_arrays(["a", "b"], ["x", "y"], [[0, PAD], [1, 1]], [[1.0, -np.inf], [2.0, 1.0]])
+    assert score(qrels, repeated, "mrr").means == {"mrr": 0.5}
+    with pytest.raises(ValueError, match="query 'b' retrieves document 'y' more than once"):
+        score(qrels, repeated, "mrr", duplicates="error")
