@@ -69,24 +69,36 @@ class LazyIds:
         return np.concatenate([self.head, decode_rows(self.tail)])
 
 
-def _utf8_matrix(ids: np.ndarray) -> np.ndarray:
-    """str ids as UTF-8 in a zero-padded uint8 matrix, its width a multiple of 8 (`scan.tokens`). Lone surrogates,
-    which only an id built in Python can hold, are encoded as their code points are (`surrogatepass`), so byte order
-    stays code point order."""
-    texts = ids.tolist()
+def utf8_rows(texts: list) -> np.ndarray | None:
+    """str ids as UTF-8 in a zero-padded uint8 matrix, its width a multiple of 8 (`scan.tokens`): equal rows, equal
+    ids. Lone surrogates, which only an id built in Python can hold, are encoded as their code points are
+    (`surrogatepass`), so byte order stays code point order. None when an id is not a str or holds a NUL (the
+    padding would hide it)."""
     if not texts:
         return np.zeros((0, 8), np.uint8)
     try:
-        text = "\x00".join(texts)
-    except TypeError:  # an id that is not a str (from_dict accepts any key): compared as its str
-        texts = [str(t) for t in texts]
-        text = "\x00".join(texts)
-    joined = np.frombuffer((text + "\x00").encode("utf-8", "surrogatepass"), np.uint8)
+        joined = np.frombuffer(("\x00".join(texts) + "\x00").encode("utf-8", "surrogatepass"), np.uint8)
+    except TypeError:
+        return None
     ends = np.flatnonzero(joined == 0)
-    if len(ends) != len(texts):  # an id holds a NUL: encode one by one
-        rows = np.array([t.encode("utf-8", "surrogatepass") for t in texts], dtype=bytes)
-        return _padded(rows).view(np.uint8).reshape(len(rows), -1)
+    if len(ends) != len(texts):
+        return None
     return tokens(joined, np.concatenate(([0], ends[:-1] + 1)), ends)
+
+
+def _utf8_matrix(ids: np.ndarray) -> np.ndarray:
+    """`utf8_rows` of any ids: one that is not a str (from_dict accepts any key) is compared as its str, and ids
+    holding a NUL are encoded one by one."""
+    texts = ids.tolist()
+    rows = utf8_rows(texts)
+    if rows is not None:
+        return rows
+    texts = [t if isinstance(t, str) else str(t) for t in texts]
+    rows = utf8_rows(texts)
+    if rows is not None:
+        return rows
+    padded = _padded(np.array([t.encode("utf-8", "surrogatepass") for t in texts], dtype=bytes))
+    return padded.view(np.uint8).reshape(len(padded), -1)
 
 
 def _padded(rows: np.ndarray) -> np.ndarray:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ids import LazyIds, check_utf8, decode_rows
+from .ids import LazyIds, check_utf8, decode_rows, utf8_rows
 from .scan import token_bytes, tokens
 
 
@@ -270,7 +270,7 @@ def index_in(ids: np.ndarray, among: np.ndarray) -> np.ndarray:
     """Position in `among` (unique ids) of each of `ids`, -1 where absent. Both are encoded to UTF-8 rows and
     grouped by hash (`_group` checks every byte): no Python dict, whose lookups chase one scattered str object per
     id. Ids that are not str, or that hold a NUL (zero padding would hide it), are matched with a dict."""
-    rows = [_exact_rows(ids), _exact_rows(among)]
+    rows = [utf8_rows(ids.tolist()), utf8_rows(among.tolist())]
     if rows[0] is None or rows[1] is None:
         position = {key: i for i, key in enumerate(among.tolist())}
         return np.fromiter((position.get(key, -1) for key in ids.tolist()), np.int64, len(ids))
@@ -282,19 +282,3 @@ def index_in(ids: np.ndarray, among: np.ndarray) -> np.ndarray:
     at = np.full(len(distinct), -1, np.int64)
     at[codes[len(ids) :]] = np.arange(len(among))
     return at[codes[: len(ids)]]
-
-
-def _exact_rows(ids: np.ndarray) -> np.ndarray | None:
-    """str ids as zero-padded UTF-8 rows (`tokens`), lone surrogates kept (`surrogatepass`): equal rows, equal ids.
-    None when an id is not a str or holds a NUL."""
-    texts = ids.tolist()
-    if not texts:
-        return np.zeros((0, 8), np.uint8)
-    try:
-        joined = np.frombuffer(("\x00".join(texts) + "\x00").encode("utf-8", "surrogatepass"), np.uint8)
-    except TypeError:
-        return None
-    ends = np.flatnonzero(joined == 0)
-    if len(ends) != len(texts):
-        return None
-    return tokens(joined, np.concatenate(([0], ends[:-1] + 1)), ends)
