@@ -103,8 +103,8 @@ def prepare(name: str, group: dict, keep: bool) -> Path:
     return folder
 
 
-def mutmut(folder: Path, *args: str, log=None) -> str:
-    env = dict(os.environ, RAGRETRIEVAL_HYPOTHESIS="mutation")
+def mutmut(folder: Path, *args: str, log=None, env: dict | None = None) -> str:
+    env = dict(os.environ, RAGRETRIEVAL_HYPOTHESIS="mutation", **(env or {}))
     command = [sys.executable, "-m", "mutmut", *args]
     if log is not None:
         return str(subprocess.run(command, cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT).returncode)
@@ -118,7 +118,7 @@ def run_group(name: str, group: dict, jobs: int, keep: bool, mutants: list[str] 
           + (f", {len(mutants)} survivors again" if mutants else ""), flush=True)
     started = time.monotonic()
     with open(folder / ("retest.log" if mutants else "run.log"), "w", encoding="utf-8") as log:
-        code = mutmut(folder, "run", "--max-children", str(jobs), *mutants, log=log)
+        code = mutmut(folder, "run", "--max-children", str(jobs), *mutants, log=log, env=group.get("env"))
     seconds = time.monotonic() - started
     timing = folder / "timing.json"
     if mutants and timing.exists():
