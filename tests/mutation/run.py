@@ -81,9 +81,14 @@ def mutmut_section(group: dict) -> str:
     lines = ["", "[tool.mutmut]", 'source_paths = ["ragretrieval/"]', 'also_copy = ["datasets/"]',
              f"only_mutate = {json.dumps(group['mutate'])}",
              f"pytest_add_cli_args_test_selection = {json.dumps(group['tests'])}",
-             'pytest_add_cli_args = ["-p", "no:cacheprovider"]',
+             f"pytest_add_cli_args = {json.dumps(['-p', 'no:cacheprovider', *deselected(group)])}",
              f"timeout_multiplier = {group.get('timeout_multiplier', 4.0)}", "timeout_constant = 10.0"]
     return "\n".join(lines) + "\n"
+
+
+def deselected(group: dict) -> list[str]:
+    """pytest options leaving out the group's `deselect` tests (node ids)."""
+    return [option for test in group.get("deselect", []) for option in ("--deselect", test)]
 
 
 def prepare(name: str, group: dict, keep: bool) -> Path:
