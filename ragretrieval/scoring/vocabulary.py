@@ -186,11 +186,10 @@ class IdColumn:
         for future in placing:
             future.result()
         vocabulary = self._vocabulary(decoded)
-        repeats = any(r is not None for _, _, r in self.blocks)  # some lines repeat the id of the line before
-        if runs or repeats:
+        if runs:
             lengths = np.concatenate([np.ones(n, np.int32) if r is None else r for _, n, r in self.blocks])
-            return ((codes, lengths) if runs else np.repeat(codes, lengths)), vocabulary
-        return codes, vocabulary
+            return (codes, lengths), vocabulary
+        return _expand_runs(codes, self.blocks), vocabulary
 
     def _vocabulary(self, decoded: list) -> np.ndarray | LazyIds:
         """The known ids, then the new ones of each part (str arrays, or bytes rows when `lazy`)."""
@@ -201,6 +200,23 @@ class IdColumn:
         tail = np.concatenate(decoded)
         check_utf8(tail)
         return LazyIds(head, tail)
+
+
+def _expand_runs(codes: np.ndarray, blocks: list) -> np.ndarray:
+    """A code per line from a code per run of equal consecutive ids (the blocks' run lengths): only the repeated
+    lines are inserted, so a column with a few repeats (a doc listed twice in a row) costs one copy, not a length
+    per line and a repeat of every code."""
+    at, extra, offset = [], [], 0
+    for _, n, lengths in blocks:
+        if lengths is not None:
+            longer = np.flatnonzero(lengths > 1)
+            at.append(longer + offset)
+            extra.append(lengths[longer].astype(np.int64) - 1)
+        offset += n
+    if not at:
+        return codes
+    at, extra = np.concatenate(at), np.concatenate(extra)
+    return np.insert(codes, np.repeat(at + 1, extra), codes[np.repeat(at, extra)])
 
 
 class _Done:

@@ -119,6 +119,42 @@ def test_rows_out_of_order_alone_are_ranked_as_a_whole_block_would_be():
         np.testing.assert_array_equal(run.codes, codes)
 
 
+def odd_vocabulary(rng, kind: str, docs: list[str]):
+    """The docs as plain str, with ids only from_dict can hold (a NUL inside or at the end, ints), or as LazyIds."""
+    if kind == "str":
+        return np.array(docs, dtype=object)
+    if kind == "odd":
+        odd = docs[:]
+        for i in rng.choice(len(odd), 40, replace=False):
+            odd[i] = rng.choice([odd[i] + "\x00", odd[i][:2] + "\x00" + odd[i][2:], int(rng.integers(100))])
+        return np.array(list(dict.fromkeys(odd)) + [f"pad{i}" for i in range(len(odd) - len(set(odd)))], dtype=object)
+    tail = np.array([d.encode() for d in docs[100:]], dtype=bytes)
+    return LazyIds(np.array(docs[:100], dtype=object), tail.astype(f"S{-(-tail.dtype.itemsize // 8) * 8}"))
+
+
+@pytest.mark.parametrize("kind", ["str", "odd", "lazy"])
+@pytest.mark.parametrize("share", [0.0, np.inf])
+def test_wanted_docs_rank_as_in_the_full_ranking_once_repeats_are_dropped(monkeypatch, kind, share):
+    """Ordering only the runs of ties that hold a wanted doc gives every wanted doc the rank the full tie-break gives
+    it after repeated docs are dropped: with docs repeated inside and across runs of ties (a
+    repeat before a wanted doc moves it up), ids held as str, with a NUL or as ints (only from_dict makes them),
+    or as bytes (LazyIds), and with the vocabulary ranked whole."""
+    monkeypatch.setattr(ranking, "GLOBAL_SHARE", share)
+    for seed in range(25):
+        rng = np.random.default_rng(seed)
+        _, run = tied_case(rng)
+        codes = np.where(rng.random(run.codes.shape) < 0.3, rng.integers(0, 12, run.codes.shape), run.codes)
+        run = Run.from_arrays(run.query_ids, odd_vocabulary(rng, kind, list(run.doc_ids)), codes, run.scores)
+        wanted = rng.random(run.n_docs) < rng.choice([0.02, 0.2, 1.0])
+        full = ranking.drop_duplicates(ranking.rank_rows(run.codes, run.scores, "score",
+                                                         ranking.LexicalOrder(run.vocabulary)))
+        part = ranking.drop_duplicates(ranking.rank_rows(run.codes, run.scores, "score",
+                                                         ranking.LexicalOrder(run.vocabulary), wanted))
+        for row in range(run.n_queries):
+            keep = (full[row] != PAD) & wanted[np.maximum(full[row], 0)]
+            np.testing.assert_array_equal(part[row][keep], full[row][keep], err_msg=f"seed {seed}, row {row}")
+
+
 def test_ties_without_a_wanted_doc_are_left_alone_and_no_wanted_rank_moves():
     """With `wanted`, only runs of ties holding a wanted doc are ordered by id: every wanted doc sits where the full
     ranking puts it, each row holds the same docs in each run of equal scores, and a run of ties without a wanted
