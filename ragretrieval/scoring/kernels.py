@@ -60,7 +60,9 @@ class Kernel:
 
     def __init__(self, rows, labels, ranks, n_queries: int, rel_level: int, cutoffs):
         self.n_queries = n_queries
-        self.edges = np.array(sorted({k for k in cutoffs if k is not None}) + [_WHOLE_RANKING], dtype=np.int64)
+        # a cutoff past int64 (a valid Metric) covers the whole ranking: capped, it fits the int64 edges
+        self.edges = np.array(sorted({min(k, _WHOLE_RANKING) for k in cutoffs if k is not None}) + [_WHOLE_RANKING],
+                              dtype=np.int64)
         self.rows, self.labels, self.ranks = rows, labels, ranks
         self.relevant = labels >= rel_level
         self.n_relevant = np.bincount(rows, weights=self.relevant, minlength=n_queries)
@@ -100,7 +102,7 @@ class Kernel:
         return table
 
     def _at(self, table: np.ndarray, k: int | None) -> np.ndarray:
-        row = len(self.edges) - 1 if k is None else int(np.searchsorted(self.edges, k))
+        row = len(self.edges) - 1 if k is None else int(np.searchsorted(self.edges, min(k, _WHOLE_RANKING)))
         return table[row]
 
     def hits(self, k):
