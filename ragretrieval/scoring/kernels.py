@@ -17,6 +17,12 @@ from .metrics import Metric
 _WHOLE_RANKING = np.iinfo(np.int64).max  # the bucket edge of metrics without a cutoff
 
 
+def _edge(k: int) -> int:
+    """The bucket edge of cutoff k: a cutoff past int64 (a valid Metric) covers the whole ranking, so it is capped
+    to fit the int64 edges (precision@k still divides by the real k)."""
+    return min(k, _WHOLE_RANKING)
+
+
 def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     """numerator / denominator, and 0 where the denominator is 0 (the numerator is then 0 too, for every use here)."""
     return numerator / np.where(denominator > 0, denominator, 1.0)
@@ -60,9 +66,7 @@ class Kernel:
 
     def __init__(self, rows, labels, ranks, n_queries: int, rel_level: int, cutoffs):
         self.n_queries = n_queries
-        # a cutoff past int64 (a valid Metric) covers the whole ranking: capped, it fits the int64 edges
-        self.edges = np.array(sorted({min(k, _WHOLE_RANKING) for k in cutoffs if k is not None}) + [_WHOLE_RANKING],
-                              dtype=np.int64)
+        self.edges = np.array(sorted({_edge(k) for k in cutoffs if k is not None}) + [_WHOLE_RANKING], dtype=np.int64)
         self.rows, self.labels, self.ranks = rows, labels, ranks
         self.relevant = labels >= rel_level
         self.n_relevant = np.bincount(rows, weights=self.relevant, minlength=n_queries)
@@ -102,7 +106,7 @@ class Kernel:
         return table
 
     def _at(self, table: np.ndarray, k: int | None) -> np.ndarray:
-        row = len(self.edges) - 1 if k is None else int(np.searchsorted(self.edges, min(k, _WHOLE_RANKING)))
+        row = len(self.edges) - 1 if k is None else int(np.searchsorted(self.edges, _edge(k)))
         return table[row]
 
     def hits(self, k):
