@@ -3,9 +3,9 @@
 Every metric of this scorer depends on a ranking only through the ranks at which the judged documents were retrieved
 (an unjudged document is non-relevant; it only takes up a rank). So `judged_ranks` reduces (qrels, run) to one number
 per judgement: the 1-based rank of that document in its query's ranking, or 0 when it was not retrieved. Rows are
-handled in blocks. A block whose rows are already in order (scores strictly falling, empty slots last) and free of
-repeated documents, the usual case, is only checked, never sorted; other blocks go through `ranked_codes` and
-`drop_duplicates`.
+handled in blocks, read in place when they lie close together in the run. A block whose rows are already in order
+(scores strictly falling, empty slots last) and free of repeated documents, the usual case, is only checked, never
+sorted; other blocks go through `ranked_codes` and `drop_duplicates`.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from .types import PAD, Qrels, Run, ScoringError
 BLOCK_ROWS = 4096  # queries per block: temporaries of a few bytes x BLOCK_ROWS x depth stay in the CPU caches
 _FEW_JUDGED = 16  # judgements per query up to which one comparison per judged doc beats a sorted lookup
 _NO_DOC = -2  # a code that matches nothing, not even an empty slot
+DENSE_SPAN = 1.5  # a block whose queries' run rows span at most this many rows per query reads them in place
 GLOBAL_SHARE = 0.25  # tied docs (summed over blocks), as a share of the vocabulary, beyond which all ids are sorted
 
 
@@ -165,26 +166,38 @@ def _rows_with_repeats(codes: np.ndarray) -> np.ndarray:
     return np.flatnonzero(repeated.any(axis=1))
 
 
-def _canonical_block(run: Run, run_rows, ties, duplicates, lexical, narrow, wanted=None) -> np.ndarray:
+def _canonical_block(run: Run, run_rows, ties, duplicates, lexical, narrow, wanted=None, keep=None) -> np.ndarray:
     """The block's rows in rank order without repeated docs, as int32 codes when `narrow`. Only the rows out of
     order are ranked, and only the rows with a repeated doc are de-duplicated: a few messy rows cost what they are.
-    With `wanted`, ties are broken only where they move a wanted doc (`_break_ties`)."""
+    With `wanted`, ties are broken only where they move a wanted doc (`_break_ties`). With `keep` (positions in
+    `run_rows`), only those rows are ranked and de-duplicated: the others come back as they are."""
     if len(run_rows) and run_rows[-1] - run_rows[0] == len(run_rows) - 1 and np.all(np.diff(run_rows) == 1):
         run_rows = slice(int(run_rows[0]), int(run_rows[-1]) + 1)  # consecutive rows: a view, not a copy
     codes = run.codes[run_rows]
     scores = None if run.scores is None else run.scores[run_rows]
-    messy = _rows_out_of_order(codes, scores, ties)
-    if len(messy):
-        codes = codes.copy()  # never write into the run's own array
-        codes[messy] = rank_rows(codes[messy], None if scores is None else scores[messy], ties, lexical, wanted)
     compact = codes.astype(np.int32) if narrow else codes  # astype copies
-    repeats = _rows_with_repeats(compact)
+    shared = compact is codes and isinstance(run_rows, slice)  # the run's own array: copied before any write
+    messy = _kept(_rows_out_of_order(codes, scores, ties), keep, len(codes))
+    if len(messy):
+        if shared:
+            compact, shared = compact.copy(), False
+        compact[messy] = rank_rows(codes[messy], None if scores is None else scores[messy], ties, lexical, wanted)
+    repeats = _kept(_rows_with_repeats(compact), keep, len(codes))
     if len(repeats):
-        if compact is run.codes or compact.base is not None:  # still the run's array (or a view of it)
+        if shared:
             compact = compact.copy()
-        compact[repeats] = drop_duplicates(codes[repeats], duplicates, run.query_ids[run_rows][repeats],
+        compact[repeats] = drop_duplicates(compact[repeats], duplicates, run.query_ids[run_rows][repeats],
                                            run.vocabulary)
     return compact
+
+
+def _kept(rows: np.ndarray, keep: np.ndarray | None, n_rows: int) -> np.ndarray:
+    """The `rows` (sorted positions) that are among `keep` (all of them when `keep` is None)."""
+    if keep is None or len(rows) == 0:
+        return rows
+    kept = np.zeros(n_rows, dtype=bool)
+    kept[keep] = True
+    return rows[kept[rows]]
 
 
 def judged_ranks(
@@ -218,16 +231,27 @@ def judged_ranks(
         present = present[np.argsort(run_rows[present], kind="stable")]
     for lo in range(0, len(present), BLOCK_ROWS):
         rows = present[lo : lo + BLOCK_ROWS]
-        codes = _canonical_block(run, run_rows[rows], ties, duplicates, lexical, narrow, wanted)
+        block = run_rows[rows]
+        start, span = int(block[0]), int(block[-1]) - int(block[0]) + 1
+        if span <= DENSE_SPAN * len(rows):  # read the run's rows in place, passing over the few not wanted
+            queries = np.full(span, -1, dtype=np.int64)
+            queries[block - start] = rows
+            codes = _canonical_block(run, np.arange(start, start + span), ties, duplicates, lexical, narrow, wanted,
+                                     keep=block - start)
+        else:
+            queries = rows
+            codes = _canonical_block(run, block, ties, duplicates, lexical, narrow, wanted)
         if depth is not None:
             codes = codes[:, :depth]
-        _locate(qrels.indptr, targets, rows, codes, ranks)
+        _locate(qrels.indptr, targets, queries, codes, ranks)
     return ranks
 
 
 def _locate(indptr, targets, rows, codes, ranks) -> None:
-    """Write into `ranks` the rank of each judged doc of `rows` found in `codes` (one row per query, no repeats)."""
-    first, counts = indptr[rows], indptr[rows + 1] - indptr[rows]
+    """Write into `ranks` the rank of each judged doc of `rows` found in `codes` (one row per query, no repeats; a
+    row of query -1 is not read)."""
+    first = indptr[np.maximum(rows, 0)]
+    counts = np.where(rows >= 0, indptr[rows + 1] - first, 0)
     most, width = int(counts.max(initial=0)), codes.shape[1]
     if most == 0 or width == 0:
         return

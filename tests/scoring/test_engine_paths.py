@@ -11,7 +11,7 @@ import re
 import numpy as np
 import pytest
 
-from ragretrieval.scoring import PAD, Qrels, Run, ranking, scan, score, trec, vocabulary
+from ragretrieval.scoring import PAD, Qrels, Run, ScoringError, ranking, scan, score, trec, vocabulary
 from ragretrieval.scoring.trec import TrecFormatError, read_qrels, read_run
 
 METRICS = ["precision@1", "precision@5", "recall@3", "hit_rate@2", "mrr", "mrr@3", "f1@4", "ndcg@3", "ndcg",
@@ -85,9 +85,9 @@ def cases():
 
 def counted(function, calls: dict, key: str):
     """`function` itself, counting its calls in calls[key]."""
-    def wrapper(*args):
+    def wrapper(*args, **options):
         calls[key] += 1
-        return function(*args)
+        return function(*args, **options)
     return wrapper
 
 
@@ -102,6 +102,42 @@ def test_small_row_blocks_score_as_one_block(monkeypatch, cases, rows):
     monkeypatch.setattr(ranking, "rank_rows", counted(ranking.rank_rows, calls, "sorted"))
     assert_all_same(all_scores(cases), expected)
     assert calls["blocks"] // 10 < calls["sorted"] < calls["blocks"] * 9 // 10  # both kinds of block, often
+
+
+@pytest.mark.parametrize("dense", [0.0, np.inf])
+def test_rows_read_in_place_or_gathered_score_alike(monkeypatch, cases, dense):
+    """DENSE_SPAN = inf reads every block's run rows in place, a view spanning rows that no scored query holds
+    (passed over, never ranked, never written), 0 gathers the scored rows of every block; blocks of 3 queries."""
+    expected = all_scores(cases)
+    before = [run.codes.copy() for _, run in cases]
+    spans = []
+
+    def recorded(run, run_rows, *args, keep=None):
+        spans.append((len(run_rows), len(run_rows) if keep is None else len(keep)))
+        return canonical(run, run_rows, *args, keep=keep)
+
+    canonical = ranking._canonical_block
+    monkeypatch.setattr(ranking, "_canonical_block", recorded)
+    monkeypatch.setattr(ranking, "BLOCK_ROWS", 3)
+    monkeypatch.setattr(ranking, "DENSE_SPAN", dense)
+    assert_all_same(all_scores(cases), expected)
+    for (_, run), codes in zip(cases, before):
+        np.testing.assert_array_equal(run.codes, codes)
+    passed_over = sum(rows > kept for rows, kept in spans)
+    assert passed_over > 100 if dense else passed_over == 0
+
+
+def test_a_row_passed_over_is_not_checked_for_repeats(monkeypatch):
+    """With duplicates="error", only the qrels' queries are checked: a run query the qrels lack may list a doc twice
+    even when its row lies between two scored ones and is read in place."""
+    monkeypatch.setattr(ranking, "DENSE_SPAN", np.inf)
+    qrels = Qrels.from_dict({"a": {"d1": 1}, "c": {"d2": 1}})
+    codes = np.array([[0, 1], [2, 2], [0, 1]])
+    run = Run.from_arrays(["a", "b", "c"], ["d1", "d2", "d3"], codes, np.array([[2.0, 1.0]] * 3))
+    result = score(qrels, run, ["mrr"], duplicates="error")
+    assert result.per_query["mrr"].tolist() == [1.0, 0.5]
+    with pytest.raises(ScoringError, match="^query 'b' retrieves document 'd3' more than once$"):
+        score(Qrels.from_dict({"a": {"d1": 1}, "b": {"d3": 1}}), run, ["mrr"], duplicates="error")
 
 
 @pytest.mark.parametrize("few", [0, 10**6])
