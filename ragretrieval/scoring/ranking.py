@@ -23,25 +23,28 @@ GLOBAL_SHARE = 0.25  # tied docs (summed over blocks), as a share of the vocabul
 
 
 class LexicalOrder:
-    """Sort keys that order doc codes by their ids, descending in byte order (trec_eval's tie-break, `strcmp`).
+    """Orders doc codes by their ids, descending in byte order (trec_eval's tie-break, `strcmp`), within groups.
 
-    Ties are usually few, so `descending` reads only the ids of the codes it is given (the tied docs of a block) as
-    big-endian 8-byte words. Only once the codes asked about add up to `GLOBAL_SHARE` of the vocabulary is the whole
+    Ties are usually few, so `order` reads only the ids of the codes it is given (the tied docs of a block) as
+    zero-padded UTF-8 bytes. Only once the codes asked about add up to `GLOBAL_SHARE` of the vocabulary is the whole
     vocabulary ranked, once, and then reused: a run tied everywhere pays one sort, not one per block.
     """
 
     def __init__(self, vocabulary):
         self.vocabulary, self._rank, self._asked = vocabulary, None, 0
 
-    def descending(self, codes: np.ndarray) -> list[np.ndarray]:
-        """Integer keys of 1-d `codes`, most significant first: sorted ascending, the ids come in descending byte
-        order (equal ids, equal keys)."""
+    def order(self, codes: np.ndarray, group: np.ndarray) -> np.ndarray:
+        """The stable order that sorts 1-d `codes` by `group` (non-negative ints), then by id descending."""
         if self._rank is None:
             self._asked += len(codes)
             if self._asked <= GLOBAL_SHARE * len(self.vocabulary):
-                return list(~id_bytes(self.vocabulary, codes).view(">u8").T)
+                ids = id_bytes(self.vocabulary, codes)
+                key = np.empty((len(codes), 8 + ids.shape[1]), np.uint8)  # the group big-endian, then the id
+                key[:, :8] = group.astype(">u8").view(np.uint8).reshape(-1, 8)
+                np.invert(ids, out=key[:, 8:])  # descending; no UTF-8 byte is 0xFF, so no key ends in a NUL
+                return np.argsort(key.view(f"S{key.shape[1]}").ravel(), kind="stable")  # bytes compare unsigned
             self._rank = _byte_rank(id_bytes(self.vocabulary, np.arange(len(self.vocabulary))))
-        return [-self._rank[codes]]
+        return np.lexsort((-self._rank[codes], group))
 
 
 def _byte_rank(matrix: np.ndarray) -> np.ndarray:
@@ -102,7 +105,7 @@ def _break_ties(codes: np.ndarray, tied: np.ndarray, lexical: LexicalOrder, want
         if len(cells) == 0:
             return codes
     tied_codes = flat[cells]
-    flat[cells] = tied_codes[np.lexsort([*lexical.descending(tied_codes)[::-1], group])]  # back into the same cells
+    flat[cells] = tied_codes[lexical.order(tied_codes, group)]  # back into the same cells
     return codes
 
 

@@ -63,6 +63,27 @@ def test_ids_held_as_bytes_order_as_the_same_ids_decoded():
 
 
 # ------------------------------------------------------------------------------------------------ tie-breaking
+@pytest.mark.parametrize("share", [0.25, 0.0])
+def test_tied_docs_order_by_group_then_id_descending(monkeypatch, share):
+    """`LexicalOrder.order` (byte-string keys: the group big-endian, then the id complemented; or, past
+    GLOBAL_SHARE, the vocabulary's rank) is the stable sort by (group, id bytes descending): groups past one byte,
+    ids that prefix others, NULs, lone surrogates, non-str ids, repeated codes (equal ids keep their order)."""
+    rng = np.random.default_rng(9)
+    alphabet = ["a", "b", "z", "A", "0", "\x00", "é", "\ud800", "🙂", "-"]
+    ids = list(dict.fromkeys("".join(rng.choice(alphabet, int(rng.integers(1, 12)))) for _ in range(2000)))
+    ids = np.array(ids + ["ab", "abc", "abcdefgh", "abcdefghi", 7], dtype=object)
+    codes = rng.integers(0, len(ids), 3000)
+    group = np.sort(rng.integers(0, 70_000, 3000))  # runs of ties come in order, as in `_break_ties`
+    key = [(str(i) if not isinstance(i, str) else i).encode("utf-8", "surrogatepass") for i in ids]
+    expected = sorted(sorted(range(len(codes)), key=lambda i: key[codes[i]], reverse=True), key=lambda i: group[i])
+    assert expected != sorted(range(len(codes)), key=lambda i: group[i])  # some ties to break
+    monkeypatch.setattr(ranking, "GLOBAL_SHARE", share)
+    got = ranking.LexicalOrder(ids).order(codes, group)
+    assert [codes[i] for i in got] == [codes[i] for i in expected]
+    equal = [i for i in got if codes[i] == codes[got[0]] and group[i] == group[got[0]]]
+    assert equal == sorted(equal)  # a code repeated within a group keeps its order
+
+
 def tied_case(rng, n_queries: int = 40, depth: int = 30) -> tuple[Qrels, Run]:
     """Rows tied everywhere (scores in quarters), empty slots anywhere, docs scored -inf, repeated docs."""
     docs = messy_ids(rng, 300)
