@@ -157,14 +157,14 @@ def read_run(path, doc_ids=None) -> Run:
     if len(counts) and np.all(counts == depth):
         shaped = doc_codes.reshape(n_queries, depth), scores.reshape(n_queries, -1)
         return Run.from_arrays(query_ids, doc_ids, *shaped, check_ids=False)  # vocabularies unique by construction
-    # lines are grouped by query, in query order: line i of query q fills slot q * depth + (i - q's first line)
-    slot = np.arange(len(doc_codes)) + np.repeat(np.arange(n_queries) * depth - (np.cumsum(counts) - counts), counts)
-    codes = np.full(n_queries * depth, PAD, np.int64)
-    codes[slot] = doc_codes
-    matrix = np.full(n_queries * depth, -np.inf)
-    matrix[slot] = scores
-    return Run.from_arrays(query_ids, doc_ids, codes.reshape(n_queries, depth), matrix.reshape(n_queries, depth),
-                           check_ids=False)
+    # lines are grouped by query, in query order: query q's lines fill the first counts[q] slots of row q, and a
+    # boolean mask assigns in row-major order (no slot index per line)
+    filled = np.arange(depth) < counts[:, None]
+    codes = np.full((n_queries, depth), PAD, np.int64)
+    codes[filled] = doc_codes
+    matrix = np.full((n_queries, depth), -np.inf)
+    matrix[filled] = scores
+    return Run.from_arrays(query_ids, doc_ids, codes, matrix, check_ids=False)
 
 
 # ---------------------------------------------------------------------------------------------------------- writing
