@@ -134,7 +134,7 @@ def drop_duplicates(codes: np.ndarray, mode: str = "first", query_ids=None, doc_
     if mode == "error":
         row, col = (int(x[0]) for x in np.nonzero(repeat_sorted))
         query = query_ids[row] if query_ids is not None else row
-        doc = ids_of(doc_ids, [sorted_codes[row, col]])[0] if doc_ids is not None else sorted_codes[row, col]
+        doc = ids_of(doc_ids, [sorted_codes[row, col]])[0] if doc_ids is not None else int(sorted_codes[row, col])
         raise ScoringError(f"query {query!r} retrieves document {doc!r} more than once")
     repeat = np.zeros(codes.shape, dtype=bool)
     np.put_along_axis(repeat, order[:, 1:], repeat_sorted, axis=1)
