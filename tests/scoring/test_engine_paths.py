@@ -6,6 +6,7 @@ layout, and compares with the default path on the same real data; cases come fro
 
 from __future__ import annotations
 
+import os
 import re
 
 import numpy as np
@@ -78,9 +79,12 @@ def assert_all_same(got, expected):
             assert_same_scores(g, e, f"case {case} {options}")
 
 
+CASES = int(os.environ.get("RAGRETRIEVAL_ENGINE_CASES", 300))  # seeded cases per test; fewer in a mutation run
+
+
 @pytest.fixture(scope="module")
 def cases():
-    return [random_case(np.random.default_rng(seed)) for seed in range(300)]
+    return [random_case(np.random.default_rng(seed)) for seed in range(CASES)]
 
 
 def counted(function, calls: dict, key: str):
@@ -124,7 +128,7 @@ def test_rows_read_in_place_or_gathered_score_alike(monkeypatch, cases, dense):
     for (_, run), codes in zip(cases, before):
         np.testing.assert_array_equal(run.codes, codes)
     passed_over = sum(rows > kept for rows, kept in spans)
-    assert passed_over > 100 if dense else passed_over == 0
+    assert passed_over > CASES // 10 if dense else passed_over == 0  # the in-place path passes rows over, often
 
 
 def test_a_row_passed_over_is_not_checked_for_repeats(monkeypatch):
@@ -144,7 +148,7 @@ def test_a_row_passed_over_is_not_checked_for_repeats(monkeypatch):
 def test_judged_docs_located_either_way(monkeypatch, cases, few):
     """_FEW_JUDGED = 0 forces the sorted lookup of judged docs for every block, 10**6 the one-comparison-per-judged-
     doc path even for queries with 30 judged docs (most of them not retrieved); both must find the same ranks."""
-    cases = cases + [random_case(np.random.default_rng(seed), many_judged=True) for seed in range(1000, 1100)]
+    cases = cases + [random_case(np.random.default_rng(seed), many_judged=True) for seed in range(1000, 1000 + CASES // 3)]
     assert max(int(np.diff(qrels.indptr).max()) for qrels, _ in cases) == 30
     expected = all_scores(cases)
     monkeypatch.setattr(ranking, "_FEW_JUDGED", few)
