@@ -81,7 +81,7 @@ def mutmut_section(group: dict) -> str:
     lines = ["", "[tool.mutmut]", 'source_paths = ["ragretrieval/"]', 'also_copy = ["datasets/"]',
              f"only_mutate = {json.dumps(group['mutate'])}",
              f"pytest_add_cli_args_test_selection = {json.dumps(group['tests'])}",
-             f"pytest_add_cli_args = {json.dumps(['-p', 'no:cacheprovider', *deselected(group)])}",
+             f"pytest_add_cli_args = {json.dumps(['-p', 'no:cacheprovider', '--tb=no', *deselected(group)])}",
              f"timeout_multiplier = {group.get('timeout_multiplier', 4.0)}", "timeout_constant = 10.0"]
     return "\n".join(lines) + "\n"
 
