@@ -144,6 +144,24 @@ def test_the_whole_vocabulary_is_ranked_once_the_tied_docs_pass_its_share():
     assert lexical._rank is rank  # and reused, not ranked again
 
 
+def test_tied_docs_whose_ids_have_equal_bytes_keep_the_order_given():
+    """`LexicalOrder.order` is a stable sort: ids equal as zero-padded bytes (one ends in NUL) keep the order they
+    were given in, in each group, in a sort big enough for NumPy's default sort not to be stable."""
+    ids = [f"k{i:02d}" for i in range(30)] + [f"k{i:02d}\x00" for i in range(30)]
+    vocabulary = np.array(ids + [f"unused{i}" for i in range(400)], dtype=object)  # the ties stay under its share
+    codes = np.random.default_rng(0).permutation(60)
+    group = (codes % 3 == 0).astype(np.int64)
+    lexical = ranking.LexicalOrder(vocabulary)
+    order = lexical.order(codes, group)
+    assert lexical._rank is None
+
+    def key(i):
+        padded = ids[codes[i]].encode("utf-8").ljust(8, b"\x00")
+        return int(group[i]), bytes(255 - b for b in padded)  # id descending
+
+    assert order.tolist() == sorted(range(60), key=key)  # Python's sort is stable
+
+
 def test_byte_rank_places_each_id_at_its_position_in_byte_order():
     """`_byte_rank` gives each id its position in byte order (an index: placing the ids there sorts them); equal
     ids keep their order."""
