@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 import pytest
 
-from ragretrieval.scoring import PAD, Run, ScoringError, ranking
+from ragretrieval.scoring import PAD, Qrels, Run, ScoringError, ranking, score
 from ragretrieval.scoring.ids import id_bytes
 
 NAN, INF = np.nan, np.inf
@@ -144,6 +144,24 @@ def test_the_whole_vocabulary_is_ranked_once_the_tied_docs_pass_its_share():
     assert lexical._rank is rank  # and reused, not ranked again
 
 
+def test_tied_docs_whose_ids_have_equal_bytes_keep_the_order_given():
+    """`LexicalOrder.order` is a stable sort: ids equal as zero-padded bytes (one ends in NUL) keep the order they
+    were given in, in each group, in a sort big enough for NumPy's default sort not to be stable."""
+    ids = [f"k{i:02d}" for i in range(30)] + [f"k{i:02d}\x00" for i in range(30)]
+    vocabulary = np.array(ids + [f"unused{i}" for i in range(400)], dtype=object)  # the ties stay under its share
+    codes = np.random.default_rng(0).permutation(60)
+    group = (codes % 3 == 0).astype(np.int64)
+    lexical = ranking.LexicalOrder(vocabulary)
+    order = lexical.order(codes, group)
+    assert lexical._rank is None
+
+    def key(i):
+        padded = ids[codes[i]].encode("utf-8").ljust(8, b"\x00")
+        return int(group[i]), bytes(255 - b for b in padded)  # id descending
+
+    assert order.tolist() == sorted(range(60), key=key)  # Python's sort is stable
+
+
 def test_byte_rank_places_each_id_at_its_position_in_byte_order():
     """`_byte_rank` gives each id its position in byte order (an index: placing the ids there sorts them); equal
     ids keep their order."""
@@ -245,3 +263,82 @@ def test_drop_duplicates_names_the_row_and_the_code_when_not_given_their_ids():
         with pytest.raises(ScoringError) as error:
             ranking.drop_duplicates(codes, "error", query_ids, doc_ids)
         assert str(error.value) == message
+
+
+# ------------------------------------------------------------------------------------------------ _canonical_block
+BLOCK_IDS = np.array(["a", "b", "c", "d", "e"], dtype=object)
+BLOCK_CODES = np.array([[0, 1, 2, PAD],  # clean: distinct docs, scores falling
+                        [1, 3, 0, PAD],  # scores rising: out of order
+                        [4, 2, 4, 1],  # in order, a repeated doc
+                        [2, 0, 4, 3],  # clean
+                        [3, PAD, 2, PAD]])  # an empty slot before a doc, scores rising
+BLOCK_SCORES = np.array([[9, 8, 7, NAN], [1, 2, 3, NAN], [9, 8, 7, 6], [4, 3, 2, 1], [4, NAN, 5, NAN]], dtype=float)
+
+
+def block_run() -> Run:
+    return Run.from_arrays(["q0", "q1", "q2", "q3", "q4"], BLOCK_IDS, BLOCK_CODES, BLOCK_SCORES)
+
+
+@pytest.mark.parametrize("rows", [[0, 1, 2, 3, 4], [2, 3], [2, 3, 4], [2, 4], [3, 4], [0, 4]])
+@pytest.mark.parametrize("ties", ["score", "rank"])
+@pytest.mark.parametrize("narrow", [False, True])
+def test_canonical_block_ranks_and_deduplicates_without_writing_into_the_run(rows, ties, narrow):
+    """Rows read in place (consecutive: a view of the run's read-only arrays) or gathered, in int64 or int32, come
+    back ranked and de-duplicated as the definitions say; the run's own arrays are never written. With ``ties="rank"``
+    the scores are not read: only the empty slots move."""
+    run = block_run()
+    got = ranking._canonical_block(run, np.array(rows), ties, "first", ranking.LexicalOrder(run.vocabulary), narrow)
+    expected = reference_dedup(reference_rank(BLOCK_CODES[rows], BLOCK_SCORES[rows], ties, BLOCK_IDS.tolist()))
+    np.testing.assert_array_equal(got, expected)
+    assert got.dtype == (np.int32 if narrow else np.int64)
+    np.testing.assert_array_equal(run.codes, BLOCK_CODES)
+
+
+def test_canonical_block_with_keep_orders_only_the_rows_kept():
+    """With `keep`, only those positions are ranked and de-duplicated; the rows passed over come back as given."""
+    run = block_run()
+    got = ranking._canonical_block(run, np.arange(5), "score", "first", ranking.LexicalOrder(run.vocabulary), False,
+                                   keep=np.array([1, 3]))
+    expected = BLOCK_CODES.copy()
+    expected[1] = reference_rank(BLOCK_CODES[[1]], BLOCK_SCORES[[1]], "score", BLOCK_IDS.tolist())[0]
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(run.codes, BLOCK_CODES)
+
+
+@pytest.mark.parametrize("narrow", [False, True])
+def test_canonical_block_names_the_query_and_the_doc_retrieved_twice(narrow):
+    run = block_run()
+    with pytest.raises(ScoringError) as error:
+        ranking._canonical_block(run, np.array([1, 2]), "score", "error", ranking.LexicalOrder(run.vocabulary),
+                                 narrow)
+    assert str(error.value) == "query 'q2' retrieves document 'e' more than once"
+
+
+# ------------------------------------------------------------------------------------------------ judged_ranks
+def test_judged_ranks_of_a_run_listing_the_queries_in_another_order():
+    """The run's rows in the reverse order of the qrels' queries: every query still gets the ranks of its docs."""
+    qrels = Qrels.from_dict({"q0": {"a": 1}, "q1": {"b": 1}, "q2": {"c": 1, "a": 1}})
+    run = Run.from_dict({"q2": {"a": 3.0, "b": 2.0, "c": 1.0}, "q1": {"c": 2.0, "b": 1.0}, "q0": {"a": 1.0}})
+    result = score(qrels, run, ["mrr", "recall@2"])
+    assert result.per_query["mrr"].tolist() == [1.0, 0.5, 1.0]
+    assert result.per_query["recall@2"].tolist() == [1.0, 1.0, 0.5]
+
+
+def test_rows_far_apart_with_a_repeated_doc_raise_when_duplicates_are_errors():
+    """Queries whose run rows lie far apart (gathered, not read in place) are de-duplicated in the mode asked."""
+    qrels = Qrels.from_dict({"q0": {"a": 1}, "q5": {"b": 1}})
+    run = Run.from_arrays([f"q{i}" for i in range(8)], ["a", "b"], [[0, 1]] * 5 + [[1, 1]] + [[0, 1]] * 2,
+                          np.tile([2.0, 1.0], (8, 1)))
+    with pytest.raises(ScoringError) as error:
+        score(qrels, run, "mrr", duplicates="error")
+    assert str(error.value) == "query 'q5' retrieves document 'b' more than once"
+    assert score(qrels, run, "mrr").per_query["mrr"].tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("duplicates", ["first", "error"])
+def test_a_query_judged_with_no_document_beside_one_with_a_single_judgement(duplicates):
+    """Rows with fewer judgements than the most of their block (here none, and a run row passed over) are looked
+    up in nothing: the one judgement there is gets its rank."""
+    qrels = Qrels.from_dict({"q0": {"a": 1}, "q2": {}})
+    run = Run.from_dict({"q0": {"b": 2.0, "a": 1.0}, "q1": {"a": 1.0}, "q2": {"a": 1.0}})
+    assert score(qrels, run, "mrr", duplicates=duplicates).per_query["mrr"].tolist() == [0.5, 0.0]
