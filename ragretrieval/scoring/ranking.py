@@ -48,11 +48,17 @@ class LexicalOrder:
 
 
 def _byte_rank(matrix: np.ndarray) -> np.ndarray:
-    """Position of each id (a zero-padded UTF-8 row, see `ids.id_bytes`) in byte order: an integer sort per 8 bytes,
-    read as big-endian words, much faster than comparing strings. Equal ids keep their order."""
+    """Rank of each id (a zero-padded UTF-8 row, see `ids.id_bytes`) among the distinct rows in byte order: an
+    integer sort per 8 bytes, read as big-endian words, much faster than comparing strings. Byte-equal rows share a
+    rank (ids that differ only by trailing NULs, such as "a" and "a\\0", pad to the same row), so a stable sort by
+    rank keeps them in the order given, as the per-tie sort in `LexicalOrder.order` does."""
     words = matrix.view(">u8")
+    order = np.lexsort(words.T[::-1])
+    ordered = words[order]
+    new = np.ones(len(order), dtype=bool)
+    new[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
     rank = np.empty(len(matrix), dtype=np.int64)
-    rank[np.lexsort(words.T[::-1])] = np.arange(len(matrix))
+    rank[order] = np.cumsum(new) - 1
     return rank
 
 

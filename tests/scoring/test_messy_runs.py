@@ -33,21 +33,36 @@ def messy_ids(rng, n: int) -> list[str]:
 
 # ------------------------------------------------------------------------------------------------ byte order
 def numpy_str_rank(ids: np.ndarray) -> np.ndarray:
-    """How the scorer ordered ids before: NumPy str (code points), stable."""
-    rank = np.empty(len(ids), np.int64)
-    rank[np.argsort(ids.astype(str), kind="stable")] = np.arange(len(ids))
-    return rank
+    """How the scorer ordered ids before: NumPy str (code points; trailing NULs dropped), equal ids one rank."""
+    return np.unique(ids.astype(str), return_inverse=True)[1].ravel()
 
 
 def test_ids_order_as_utf8_words_as_they_did_as_numpy_str():
-    """`_byte_rank` of `id_bytes` (big-endian words of UTF-8) ranks ids exactly as NumPy str did, equal ones kept in
-    order: NULs inside and at the end, lone surrogates, the empty id, non-str ids, lengths around 8 bytes."""
+    """`_byte_rank` of `id_bytes` (big-endian words of UTF-8) ranks ids exactly as NumPy str did, equal ones (also
+    "a" and "a\\0") sharing a rank: NULs inside and at the end, lone surrogates, the empty id, non-str ids, lengths
+    around 8 bytes."""
     rng = np.random.default_rng(3)
     alphabet = ["a", "b", "z", "A", "0", "\x00", "\x7f", "é", "ÿ", "\u0800", "\ud800", "\udfff", "\ue000", "🙂", "-"]
     ids = ["".join(rng.choice(alphabet, int(rng.integers(0, 20)))) for _ in range(3000)]
     ids += ["", "a", "a\x00", "a\x00b", "abcdefgh", "abcdefgh\x00", "abcdefghi", 7, 12.5]
     ids = np.array(ids, dtype=object)
-    np.testing.assert_array_equal(ranking._byte_rank(id_bytes(ids, np.arange(len(ids)))), numpy_str_rank(ids))
+    rank = ranking._byte_rank(id_bytes(ids, np.arange(len(ids))))
+    np.testing.assert_array_equal(rank, numpy_str_rank(ids))
+    assert rank[-8] == rank[-7] and rank[-5] == rank[-4] != rank[-3]  # "a" = "a\0", "abcdefgh" = "abcdefgh\0"
+
+
+@pytest.mark.parametrize("first", ["a", "a\x00"])
+def test_ids_that_differ_by_trailing_nuls_tie_alike_on_either_path(monkeypatch, first):
+    """"a" and "a\\0" are one id to `strcmp` (trec_eval's tie-break) and pad to the same bytes: tied, they keep the
+    order given, whether only the tied docs' bytes are read (GLOBAL_SHARE inf) or the whole vocabulary is ranked
+    (0). The two paths once disagreed here (the vocabulary's order against the order given: MRR 1.0 against 0.5)."""
+    second = "a" if first == "a\x00" else "a\x00"
+    qrels = Qrels.from_dict({"q": {"a\x00": 1}})
+    run = Run.from_dict({"q": {first: 1.0, second: 1.0, **{f"pad{i}": 0.5 for i in range(20)}}})
+    expected = 1.0 if first == "a\x00" else 0.5
+    for share in (np.inf, 0.0):
+        monkeypatch.setattr(ranking, "GLOBAL_SHARE", share)
+        assert score(qrels, run, "mrr").means["mrr"] == expected, share
 
 
 def test_ids_held_as_bytes_order_as_the_same_ids_decoded():

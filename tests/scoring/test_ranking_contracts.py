@@ -163,15 +163,23 @@ def test_tied_docs_whose_ids_have_equal_bytes_keep_the_order_given():
 
 
 def test_byte_rank_places_each_id_at_its_position_in_byte_order():
-    """`_byte_rank` gives each id its position in byte order (an index: placing the ids there sorts them); equal
-    ids keep their order."""
+    """`_byte_rank` gives each id the position of its bytes among the distinct ids in byte order (an index:
+    placing the distinct ids there sorts them); a repeated id ("aaaaaaaaZ") takes its first's rank."""
     ids = np.array(IDS + ["aaaaaaaaZ", ""], dtype=object)
     rank = ranking._byte_rank(id_bytes(ids, np.arange(len(ids))))
-    order = sorted(range(len(ids)), key=lambda i: (id_key(ids[i]), i))
-    assert rank.tolist() == [order.index(i) for i in range(len(ids))]
-    placed = np.empty(len(ids), dtype=object)
+    distinct = sorted(set(ids.tolist()), key=id_key)
+    assert rank.tolist() == [distinct.index(i) for i in ids.tolist()]
+    placed = np.empty(len(distinct), dtype=object)
     placed[rank] = ids
-    assert placed.tolist() == sorted(ids.tolist(), key=id_key)
+    assert placed.tolist() == distinct
+
+
+def test_byte_rank_gives_byte_equal_ids_one_rank():
+    """Ids equal once zero-padded (a repeat, or an id with trailing NULs) share a rank, and ranks stay dense: the
+    next id up is one more, wherever the equal ones stand in the vocabulary."""
+    ids = np.array(["b", "a", "a\x00", "c", "a", "b\x00\x00", "aaaaaaaa", "aaaaaaaa\x00"], dtype=object)
+    assert ranking._byte_rank(id_bytes(ids, np.arange(len(ids)))).tolist() == [2, 0, 0, 3, 0, 2, 1, 1]
+    assert ranking._byte_rank(id_bytes(ids[:0], np.arange(0))).tolist() == []
 
 
 # ------------------------------------------------------------------------------------------------ fast paths
