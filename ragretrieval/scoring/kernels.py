@@ -15,12 +15,23 @@ import numpy as np
 from .metrics import Metric
 
 _WHOLE_RANKING = np.iinfo(np.int64).max  # the bucket edge of metrics without a cutoff
+_EXACT_INTS = 2**53  # every integer up to this is a float
 
 
 def _edge(k: int) -> int:
     """The bucket edge of cutoff k: a cutoff past int64 (a valid Metric) covers the whole ranking, so it is capped
     to fit the int64 edges (precision@k still divides by the real k)."""
     return min(k, _WHOLE_RANKING)
+
+
+def _per_cutoff(values: np.ndarray, k: int) -> np.ndarray:
+    """values / k (the values: counts), rounded once, for any cutoff: past 2**53 a float cannot hold every integer
+    (and past about 1.8e308 none), so each distinct count is divided by k as Python ints, whose true division rounds
+    correctly (`precision@10**400` is 0.0, `precision@2**1024` with one hit 2**-1024, a subnormal)."""
+    if k <= _EXACT_INTS:
+        return values / k
+    distinct, where = np.unique(values, return_inverse=True)
+    return np.array([int(count) / k for count in distinct.tolist()], dtype=np.float64)[where.ravel()]
 
 
 def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
@@ -148,7 +159,7 @@ class Kernel:
     def compute(self, metric: Metric) -> np.ndarray:
         k, family = metric.k, metric.family
         if family == "precision":
-            return self.hits(k) / k
+            return _per_cutoff(self.hits(k), k)
         if family == "recall":
             return _ratio(self.hits(k), self.n_relevant)
         if family == "hit_rate":
@@ -157,7 +168,7 @@ class Kernel:
             first = self.first_relevant_rank
             return np.where(first <= (np.inf if k is None else k), 1.0 / first, 0.0)
         if family == "f1":
-            p, r = self.hits(k) / k, _ratio(self.hits(k), self.n_relevant)
+            p, r = _per_cutoff(self.hits(k), k), _ratio(self.hits(k), self.n_relevant)
             return _ratio(2 * p * r, p + r)
         if family in ("ndcg", "ndcg_exp"):
             exponential = family == "ndcg_exp"

@@ -158,6 +158,23 @@ def test_a_cutoff_past_int64_covers_the_whole_ranking():
         assert result.means[f"precision@{k}"] == 2 / k / 2
 
 
+@pytest.mark.parametrize("k", [2**53, 2**53 + 1, 3**40, INT64_MAX, 10**308, 2**1024, 2**1024 + 1, 10**400],
+                         ids=["2^53", "2^53+1", "3^40", "int64-max", "10^308", "2^1024", "2^1024+1", "10^400"])
+def test_precision_and_f1_divide_by_any_cutoff_exactly(k):
+    """hits / k rounded once, as Python divides ints: a cutoff a float cannot hold (past 2**53 not every int, past
+    about 1.8e308 none) once gave an OverflowError or a doubly rounded quotient. Subnormal results stay."""
+    labels = {"q1": {"a": 1, "b": 1, "c": 1}, "q2": {"z": 1}, "q3": {"y": 1, "x": 1}}
+    rankings = {"q1": ["b", "x", "a", "c"], "q2": ["y"], "q3": ["x"]}
+    result = score(Qrels.from_dict(labels), Run.from_dict(rankings), [f"precision@{k}", f"f1@{k}", f"recall@{k}"])
+    hits, n_relevant = [3, 0, 1], [3, 1, 2]
+    assert result.per_query[f"precision@{k}"].tolist() == [h / k for h in hits]
+    f1 = [2 * (h / k) * (h / n) / (h / k + h / n) if h else 0.0 for h, n in zip(hits, n_relevant)]
+    assert result.per_query[f"f1@{k}"].tolist() == f1
+    assert result.per_query[f"recall@{k}"].tolist() == [1.0, 0.0, 0.5]
+    if k == 2**1024:
+        assert result.per_query[f"precision@{k}"][2] == 2.0**-1024 > 0
+
+
 def test_a_family_added_without_a_kernel_fails_naming_the_metric(monkeypatch):
     monkeypatch.setitem(FAMILIES, "novel", ("optional", "a family nobody wrote a kernel for"))
     with pytest.raises(AssertionError) as error:
