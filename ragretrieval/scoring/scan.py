@@ -57,9 +57,9 @@ def blocks(path, buffers: int = 1):
                 continue
             yield buffer, cut
             turn = (turn + 1) % buffers
+            # held < BLOCK_BYTES (what follows the last newline of the last read) and every buffer holds at least
+            # 2 * BLOCK_BYTES + SLACK bytes: the held bytes, the next read and the slack always fit
             following = ring[turn]
-            if len(following) < held + BLOCK_BYTES + SLACK:
-                following = ring[turn] = np.empty(held + BLOCK_BYTES + SLACK, np.uint8)
             following[:held] = buffer[cut:end]  # a different buffer, or the same one (then the copy is safe)
             buffer = following
 
