@@ -57,9 +57,9 @@ def blocks(path, buffers: int = 1):
                 continue
             yield buffer, cut
             turn = (turn + 1) % buffers
+            # held < BLOCK_BYTES (what follows the last newline of the last read) and every buffer holds at least
+            # 2 * BLOCK_BYTES + SLACK bytes: the held bytes, the next read and the slack always fit
             following = ring[turn]
-            if len(following) < held + BLOCK_BYTES + SLACK:
-                following = ring[turn] = np.empty(held + BLOCK_BYTES + SLACK, np.uint8)
             following[:held] = buffer[cut:end]  # a different buffer, or the same one (then the copy is safe)
             buffer = following
 
@@ -261,14 +261,10 @@ def _general_numbers(matrix: np.ndarray, dtype, message: str, line_of):
     flat = joined.ravel()
     text = flat[flat != 0].tobytes()
     try:
-        values = np.fromstring(text, dtype=dtype, sep=" ")
+        values, bad = _checked(text, dtype)
     except ValueError:
         values = None
     if values is not None and len(values) == len(matrix):
-        if values.dtype.kind == "f":
-            bad = np.isnan(values)
-        else:  # the C parser saturates: an integer beyond int64 would read as the largest one
-            bad = np.fromstring(text, dtype=np.float64, sep=" ") != values.astype(np.float64)
         if not bad.any():
             return values
         i = int(np.argmax(bad))
@@ -278,8 +274,28 @@ def _general_numbers(matrix: np.ndarray, dtype, message: str, line_of):
     raise LineError(line_of(i), message.format(token=token[:40]))
 
 
+_LARGEST = np.iinfo(np.int64).max
+
+
+def _checked(text: bytes, dtype):
+    """(values, bad) of space-separated number tokens, ValueError when the C parser fails on one. Bad: NaN; an
+    integer the float parser reads otherwise (the integer parser reads a lone sign as 0) or beyond int64 (it
+    saturates to the largest int64, which floats cannot tell from its neighbours: Python's int tells)."""
+    values = np.fromstring(text, dtype=dtype, sep=" ")
+    if values.dtype.kind == "f":
+        return values, np.isnan(values)
+    bad = np.fromstring(text, dtype=np.float64, sep=" ") != values.astype(np.float64)
+    top = np.flatnonzero(values == _LARGEST)
+    if len(top):
+        tokens_ = text.split()
+        bad[top] |= np.array([int(tokens_[i]) != _LARGEST for i in top])
+    return values, bad
+
+
 def _parses(token: bytes, dtype) -> bool:
+    """`token` alone reads as one good number of `dtype` (as `_checked` judges)."""
     try:
-        return len(np.fromstring(token + b" ", dtype=dtype, sep=" ")) == 1
+        values, bad = _checked(token + b" ", dtype)
     except ValueError:
         return False
+    return len(values) == 1 and not bad[0]
