@@ -1,7 +1,9 @@
 """Numbers and dates as people write them in Chinese and English answers, for the legal checks.
 
 Numbers: ``42000``, ``42,000``, ``4.2万``, ``四万二千``, ``两千零五十``, ``4万2千`` and full-width digits all read as
-the same value; units 十 百 千 万 亿 scale what precedes them. Units with no digit before them are not a number
+the same value; units 十 百 千 万 亿 scale what precedes them. Chinese digits written one after another with no unit
+between them are read digit by digit, as years and room numbers are written (``二〇二〇`` is 2020, ``三〇五`` 305).
+Units with no digit before them are not a number
 (``万元``, ``千万别``: an idiom), except a leading 十, which is 一十 (``十万`` is 100000, ``十亿`` 10^9).
 Dates: ``2020-08-30``, ``2020/8/30``, ``2020.8.30`` and ``2020年8月30日`` read as ``2020-08-30`` (Arabic digits only;
 a date written in Chinese numerals is read as its numbers, not as a date).
@@ -26,7 +28,7 @@ def _value(text: str) -> float | None:
     """One number token run (``4.2万``, ``四万二千``); None when it is units alone or does not read as a number."""
     total = section = 0.0
     pending: float | None = None
-    seen_digit, last_large = False, None
+    seen_digit, last_large, previous = False, None, None
     for token in _TOKEN.findall(text):
         if token in SMALL_UNITS:
             seen_digit = seen_digit or token == "十"  # a leading 十 is 一十: 十万 is 100000 (千万 alone is an idiom)
@@ -44,10 +46,14 @@ def _value(text: str) -> float | None:
             section, pending = 0.0, None
         elif token in DIGITS:
             seen_digit = True
-            pending = DIGITS[token] if token not in ("零", "〇") else pending
+            if previous in DIGITS and pending is not None:  # digit after digit: 二〇二〇 is 2020
+                pending = pending * 10 + DIGITS[token]
+            elif token not in ("零", "〇"):  # a 零 after a unit marks a gap (两千零五十)
+                pending = DIGITS[token]
         else:
             seen_digit = True
             pending = float(token.replace(",", ""))
+        previous = token
     if not seen_digit and section == 0:
         return None
     return total + section + (pending or 0)

@@ -52,6 +52,22 @@ def test_every_integer_in_chinese_numerals_reads_as_itself(n, two, short_ten):
 
 
 @settings(max_examples=300, deadline=None)
+@given(st.integers(0, 10**12 - 1), st.sampled_from(["零", "〇"]), st.sampled_from(["二", "两"]))
+def test_digits_written_one_by_one_read_as_the_number(n, zero, two):
+    """二〇二〇, 一九九八, 三〇五: each decimal digit as its numeral, no units (leading zeros, as in 〇五, are dropped)."""
+    numerals = (zero + DIGITS[1:]).replace("二", two)
+    text = "".join(numerals[int(c)] for c in str(n))
+    assert numbers_in(f"于{text}年") == {n}, text
+    assert numbers_in(f"房间{zero}{text}号") == {n}, text
+
+
+def test_digits_one_by_one_beside_units_and_dates():
+    assert numbers_in("二〇二〇年八月三十日") == {2020, 8, 30}  # a date in numerals: its numbers, not a date
+    assert numbers_in("二〇万") == {200_000} and numbers_in("三百零五") == {305} and numbers_in("一千零零五") == {1005}
+    assert numbers_in("两千零五十") == {2050} and numbers_in("〇") == {0} and numbers_in("一二三") == {123}
+
+
+@settings(max_examples=300, deadline=None)
 @given(st.integers(0, 10**12 - 1))
 def test_arabic_forms_read_as_the_same_value(n):
     wide = "".join(chr(ord(c) + 0xFEE0) for c in str(n))  # full-width digits
