@@ -61,7 +61,9 @@ class Module:
 
 
 def sync(source: Path, target: Path) -> None:
-    """Make `target` a copy of `source`, rewriting only files whose bytes differ (mutmut reads the times)."""
+    """Make `target` a copy of `source`, rewriting only files whose bytes differ. mutmut regenerates a module's mutants
+    only when its source is newer than them, so a rewritten file gets the time of the copy, not the source's (a file
+    changed by a checkout or a merge can be older than the last run's mutants)."""
     wanted = set()
     for path in source.rglob("*"):
         if "__pycache__" in path.parts or path.suffix == ".pyc" or not path.is_file():
@@ -71,7 +73,7 @@ def sync(source: Path, target: Path) -> None:
         copy = target / relative
         if not copy.exists() or copy.read_bytes() != path.read_bytes():
             copy.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(path, copy)
+            shutil.copyfile(path, copy)
     for path in list(target.rglob("*")) if target.exists() else []:
         if path.is_file() and "__pycache__" not in path.parts and path.relative_to(target) not in wanted:
             path.unlink()
