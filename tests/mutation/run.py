@@ -142,10 +142,11 @@ class MutatedFile:
 
     def __init__(self, path: Path):
         source = path.read_text(encoding="utf-8")
+        every_line = source.splitlines()  # sliced per function: ast.get_source_segment re-splits the file each call
         self.bodies = {}
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and "__mutmut_" in node.name:
-                lines = ast.get_source_segment(source, node).splitlines()
+                lines = every_line[node.lineno - 1 : node.end_lineno]
                 lines[0] = lines[0].replace(node.name, "", 1)  # the def line without the mutant's name
                 self.bodies[node.name] = lines
 
