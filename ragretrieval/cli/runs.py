@@ -68,11 +68,16 @@ def list_command(runs_db, tag, metrics, as_json) -> None:
         return
     headers = ["id", "name", "tags", "created", "retriever", "model", "store", "chunk", "generator", "questions",
                *metrics, "time"]
-    rows = [[s.id, s.name or "", ",".join(s.tags), s.created_at.strftime("%Y-%m-%d %H:%M"), s.retriever,
+    rows = [[s.id, s.name or "", ",".join(s.tags), s.created_at.strftime("%Y-%m-%d %H:%M"), retriever_cell(s),
              s.model or "-", s.store if s.model else "-", f"{s.chunk_size}/{s.chunk_overlap}" if s.chunk_size else "-",
              s.generator or "-", str(s.n_questions), *(number(metric_value(s.means, m)) for m in metrics),
              f"{s.total_seconds:.1f}s"] for s in summaries]
     click.echo(format_table(headers, rows, right=set(range(9, len(headers)))))
+
+
+def retriever_cell(summary) -> str:
+    """The retriever, then its reranking stage if any: ``dense > st-cross:bge``."""
+    return summary.retriever + (f" > {summary.rerank}" if summary.rerank else "")
 
 
 @runs_group.command("show")

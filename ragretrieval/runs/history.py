@@ -63,6 +63,7 @@ class RunSummary(BaseModel):
     config_key: str
     kind: str = "retrieval"  # or "answer" (ragretrieval answer)
     generator: str | None = None  # answer runs: the --generator spec
+    rerank: str | None = None  # the reranking stage after the retriever (its --rerank spec), when there is one
     n_questions: int
     embedded_texts: int
     total_seconds: float
@@ -347,7 +348,14 @@ class RunHistory:
             tags = self._tags_of(conn, [r["id"] for r in rows])
         return [RunSummary(**{**row, "tags": tags[row["id"]], "means": json.loads(row["means"]),
                               "created_at": datetime.fromisoformat(row["created_at"]),
-                              "generator": _generator(row)}) for row in rows]
+                              "generator": _generator(row), "rerank": _rerank(row)}) for row in rows]
+
+
+def _rerank(row) -> str | None:
+    """The --rerank spec of a run's retrieval, from its stored configuration (an answer run's retrieval is nested)."""
+    config = json.loads(row["config"])
+    retrieval = config if row["kind"] != "answer" else config.get("retrieval") or {}
+    return (retrieval.get("rerank") or {}).get("name")
 
 
 def _generator(row) -> str | None:

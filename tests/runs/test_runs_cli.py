@@ -98,3 +98,19 @@ def test_export_both_levels_needs_a_file(history, history_url, bm25_reports):
     run_id = history.save(bm25_reports[0])
     out = run_cli("runs", "export", "--runs-db", history_url, run_id, "--format", "trec", "--level", "both", code=2)
     assert "--level both writes two files: give --out" in out
+
+
+def test_runs_list_shows_a_reranked_run_apart_from_its_first_stage(dataset_dir, history_url):
+    """A reranked run and the run of its first stage alone differ in their numbers, so `runs list` must not show
+    them alike: the retriever column names the reranking stage, and the JSON lines carry it as `rerank`."""
+    common = ("eval", "--dataset", dataset_dir, "--retriever", "bm25", "--no-progress", "--granularity", "doc",
+              "--runs-db", history_url)
+    run_cli(*common, "--name", "plain")
+    run_cli(*common, "--name", "reranked", "--rerank", "embed:e5-small-q4", "--rerank-depth", "5")
+    table = run_cli("runs", "list", "--runs-db", history_url).splitlines()
+    cells = {line.split()[1]: line for line in table[2:]}
+    assert " bm25 > embed:e5-small-q4 " in cells["reranked"] and " bm25 " in cells["plain"]
+    assert ">" not in cells["plain"]
+    rows = [json.loads(line) for line in run_cli("runs", "list", "--runs-db", history_url, "--json").splitlines()]
+    assert [(r["name"], r["retriever"], r["rerank"]) for r in rows] == [
+        ("plain", "bm25", None), ("reranked", "bm25", "embed:e5-small-q4")]
