@@ -11,7 +11,7 @@ import click
 from ..evaluation.render import question_line, summary_table
 from ..runs import RunHistory
 from ..runs.export import to_json, write_json, write_trec
-from ..runs.table import format_table, metric_value, number, parse_metric_column
+from ..runs.table import format_table, metric_value, number, parse_metric_column, retriever_cell
 
 runs_db_option = click.option(
     "--runs-db", "runs_db", metavar="URL", default=None,
@@ -73,11 +73,6 @@ def list_command(runs_db, tag, metrics, as_json) -> None:
              s.generator or "-", str(s.n_questions), *(number(metric_value(s.means, m)) for m in metrics),
              f"{s.total_seconds:.1f}s"] for s in summaries]
     click.echo(format_table(headers, rows, right=set(range(9, len(headers)))))
-
-
-def retriever_cell(summary) -> str:
-    """The retriever, then its reranking stage if any: ``dense > st-cross:bge``."""
-    return summary.retriever + (f" > {summary.rerank}" if summary.rerank else "")
 
 
 @runs_group.command("show")

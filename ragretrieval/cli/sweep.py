@@ -8,14 +8,17 @@ import click
 
 from ..retrieval.registry import sweepable_retrievers
 from ..runs.sweep import read_grid, run_sweep, sweep_table
-from .evaluate import embedding_options, fusion_options, parse_ks, parse_options, retrieval_settings
+from .evaluate import embedding_options, fusion_options, parse_ks, parse_options, rerank_options, retrieval_settings
 from .progress import no_progress_option, terminal_progress
 from .runs import history_errors, runs_db_option
 
+_RERANK_SETTINGS = ("depth", "format", "model", "api_key_env")  # eval's --rerank-* options, for every reranking cell
 
-def embedding_and_fusion_options(command):
-    """eval's embedding settings (for every model of the grid) and fusion options (for its hybrid cells)."""
-    for option in reversed([*embedding_options, *fusion_options]):
+
+def embedding_fusion_and_rerank_options(command):
+    """eval's embedding settings (for every model of the grid), fusion options (for its hybrid cells) and reranking
+    settings (for its reranking cells); `--rerank` itself is repeatable here."""
+    for option in reversed([*embedding_options, *fusion_options, *rerank_options[1:]]):
         command = option(command)
     return command
 
@@ -29,6 +32,9 @@ def embedding_and_fusion_options(command):
 @click.option("--retriever", "retrievers", multiple=True, type=click.Choice(sweepable_retrievers()),
               help="Retriever (repeatable) [default: dense]; those without a model (bm25) ignore --model and "
                    "--store.")
+@click.option("--rerank", "reranks", multiple=True,
+              help="A reranking stage after every retriever (repeatable; 'none': the retriever alone), e.g. "
+                   "--rerank none --rerank embed:e5-small-q4 [default: none].")
 @click.option("--store", "stores", multiple=True, help="Vector store (repeatable) [default: faiss].")
 @click.option("--store-option", "store_options", multiple=True, help="key=value for every store.")
 @click.option("--chunk-size", "chunk_sizes", multiple=True, type=int, help="Chunk size (repeatable) [default: 300].")
@@ -42,19 +48,21 @@ def embedding_and_fusion_options(command):
                                                 "running the same sweep again resumes it].")
 @runs_db_option
 @no_progress_option
-@embedding_and_fusion_options
-def sweep_command(grid_file, dataset_dir, questions, models, retrievers, stores, store_options, chunk_sizes,
+@embedding_fusion_and_rerank_options
+def sweep_command(grid_file, dataset_dir, questions, models, retrievers, reranks, stores, store_options, chunk_sizes,
                   chunk_overlaps, ks, granularity, primary, sweep_id, runs_db, no_progress, **settings) -> None:
-    """Evaluate every combination of models x retrievers x stores x chunkings; each cell is a stored run.
-    ``--retriever hybrid`` gives one hybrid (BM25 + dense) per model."""
+    """Evaluate every combination of models x retrievers x rerankers x stores x chunkings; each cell is a stored
+    run. ``--retriever hybrid`` gives one hybrid (BM25 + dense) per model."""
+    rerank = {key: settings.pop(f"rerank_{key}") for key in _RERANK_SETTINGS}
     given = retrieval_settings(retriever="hybrid", retriever_options=(), run_file=None, model=None, store=None,
                                store_options=(), chunk_size=None, chunk_overlap=None, **settings)
     overrides = dict(dataset=str(dataset_dir) if dataset_dir else None, questions=str(questions) if questions else None,
-                     models=list(models), retrievers=list(retrievers), stores=list(stores),
+                     models=list(models), retrievers=list(retrievers), reranks=list(reranks), stores=list(stores),
                      store_options=parse_options(store_options) or None, chunk_sizes=list(chunk_sizes),
                      chunk_overlaps=list(chunk_overlaps), ks=parse_ks(ks) if ks is not None else None,
                      granularity=granularity, primary=primary, embed=given["embed"],
-                     fusion=given["retriever_options"] or None)
+                     fusion=given["retriever_options"] or None,
+                     rerank={key: value for key, value in rerank.items() if value is not None} or None)
     if grid_file is None and dataset_dir is None:
         raise click.UsageError("give --dataset or a --grid file")
 

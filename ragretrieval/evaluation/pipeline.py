@@ -14,6 +14,7 @@ from ..data.chunking import ChunkPolicy, chunk_corpus, chunks_fingerprint
 from ..data.dataset import Dataset, labels_fingerprint, retrieval_questions
 from ..errors import RagretrievalError
 from ..retrieval.registry import BuildContext, build_retriever, retriever_class, spec_from_config
+from ..retrieval.rerank.registry import check_reranker
 from ..retrieval.rollup import HitTable, roll_up, search_for_documents
 from ..scoring import Qrels, chunk_qrels, score
 from ..scoring.metrics import Metric
@@ -39,6 +40,8 @@ def check_config(config: EvalConfig) -> None:
     if config.rel_level < 1:
         raise EvaluationError(f"rel_level must be at least 1 (a grade of 0 means not relevant); got {config.rel_level}")
     ChunkPolicy(config.chunk_size, config.chunk_overlap)
+    if config.rerank:
+        check_reranker(config.rerank["name"])
 
 
 def document_qrels(dataset: Dataset) -> tuple[Qrels, dict]:

@@ -1,4 +1,4 @@
-"""Sweeps: evaluate every combination of models, retrievers, stores and chunkings, one stored run per cell.
+"""Sweeps: evaluate every combination of models, retrievers, rerankers, stores and chunkings, one stored run per cell.
 
 Why it is cheap: every cell embeds through one `EmbeddingCache`, so a text is embedded once per model whatever the
 chunking or store; each model is loaded once per sweep. Why it resumes: a cell is identified by its configuration
@@ -30,9 +30,10 @@ from ..work.progress import as_progress
 from ..work.stop import StopToken
 from .history import RunHistory, RunSummary
 from .identity import config_key, labels_fingerprint, questions_fingerprint
-from .table import format_table, metric_value, number, parse_metric_column
+from .table import format_table, metric_value, number, parse_metric_column, retriever_cell
 
 _DEFAULTS = EvalConfig()
+NO_RERANK = "none"  # in `SweepGrid.reranks`: the first stage alone
 
 
 class SweepError(RagretrievalError, ValueError):
@@ -44,7 +45,9 @@ def _as_list(value):
 
 
 class SweepGrid(BaseModel):
-    """A sweep: one dataset and lists of settings; every combination is a cell (bm25 ignores models and stores)."""
+    """A sweep: one dataset and lists of settings; every combination is a cell (bm25 ignores models and stores).
+    `reranks` adds a reranking stage after each retriever: ``[none, embed:e5-small-q4]`` gives every retriever
+    alone and reranked; `rerank` holds the settings of every reranking cell (depth, format, model, api_key_env)."""
 
     model_config = ConfigDict(extra="forbid")
     grid_version: Literal[1] = 1
@@ -52,6 +55,8 @@ class SweepGrid(BaseModel):
     questions: str | None = None
     models: list[str] = Field(default_factory=lambda: [_DEFAULTS.model])
     retrievers: list[str] = Field(default_factory=lambda: [DEFAULT_RETRIEVER])
+    reranks: list[str] = Field(default_factory=lambda: [NO_RERANK])
+    rerank: dict = Field(default_factory=dict)  # RerankSettings values but the name, for every reranking cell
     stores: list[str] = Field(default_factory=lambda: [_DEFAULTS.store])
     store_options: dict = Field(default_factory=dict)
     chunk_sizes: list[int] = Field(default_factory=lambda: [_DEFAULTS.chunk_size])
@@ -63,7 +68,7 @@ class SweepGrid(BaseModel):
     embed: dict = Field(default_factory=dict)  # EmbedSettings values for every model (API endpoint, prefixes, ...)
     fusion: dict = Field(default_factory=dict)  # options of the hybrid cells: fusion, rrf_k, alpha, candidates
 
-    @field_validator("models", "retrievers", "stores", "chunk_sizes", "chunk_overlaps", mode="before")
+    @field_validator("models", "retrievers", "reranks", "stores", "chunk_sizes", "chunk_overlaps", mode="before")
     @classmethod
     def _scalar_is_a_list_of_one(cls, value):
         return _as_list(value)
@@ -93,9 +98,14 @@ class SweepGrid(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self):
-        for name in ("models", "retrievers", "stores", "chunk_sizes", "chunk_overlaps", "ks"):
+        for name in ("models", "retrievers", "reranks", "stores", "chunk_sizes", "chunk_overlaps", "ks"):
             if not getattr(self, name):
                 raise ValueError(f"{name} must not be empty")
+        if "name" in self.rerank:
+            raise ValueError(f"rerank holds the settings of every reranker (depth, format, model, api_key_env); "
+                             f"the names go in reranks (with {NO_RERANK!r} for no reranking)")
+        if self.rerank and set(self.reranks) == {NO_RERANK}:
+            raise ValueError(f"rerank settings apply to no cell: reranks is [{NO_RERANK!r}]")
         self.ks = sorted(set(self.ks))
         if self.ks[0] <= 0:
             raise ValueError(f"every k must be a positive integer; got {self.ks}")
@@ -114,7 +124,8 @@ class Cell:
     def label(self) -> str:
         c = self.config
         what = " ".join(part for part in (c.retriever, c.model, c.store if c.model else None) if part)
-        return f"{what} {c.chunk_size}/{c.chunk_overlap}"
+        reranked = f" > {c.rerank['name']}" if c.rerank else ""
+        return f"{what}{reranked} {c.chunk_size}/{c.chunk_overlap}"
 
 
 @dataclass
@@ -179,18 +190,20 @@ def plan(grid: SweepGrid, dataset: Dataset) -> list[Cell]:
     questions_fp = questions_fingerprint((q.id, q.text, [r.doc_id for r in q.relevant]) for q in dataset.questions)
     labels_fp = labels_fingerprint(dataset.questions)
     cells: dict[str, Cell] = {}
-    for retriever, model, store, size, overlap in itertools.product(
-            grid.retrievers, grid.models, grid.stores, grid.chunk_sizes, grid.chunk_overlaps):
+    for retriever, rerank, model, store, size, overlap in itertools.product(
+            grid.retrievers, grid.reranks, grid.models, grid.stores, grid.chunk_sizes, grid.chunk_overlaps):
         stored = "store" in uses[retriever]
-        config = EvalConfig(retriever=retriever, model=model, store=store if stored else _DEFAULTS.store,
-                            store_options=grid.store_options if stored else {}, chunk_size=size,
-                            chunk_overlap=overlap, ks=grid.ks, granularity=grid.granularity, rel_level=grid.rel_level,
-                            embed=(grid.embed or None) if "embed" in uses[retriever] else None,
-                            retriever_options=grid.fusion if retriever == "hybrid" else {})
         try:
+            config = EvalConfig(retriever=retriever, model=model, store=store if stored else _DEFAULTS.store,
+                                store_options=grid.store_options if stored else {}, chunk_size=size,
+                                chunk_overlap=overlap, ks=grid.ks, granularity=grid.granularity,
+                                rel_level=grid.rel_level, embed=(grid.embed or None) if "embed" in uses[retriever]
+                                else None, retriever_options=grid.fusion if retriever == "hybrid" else {},
+                                rerank=None if rerank == NO_RERANK else {"name": rerank, **grid.rerank})
             check_config(config)
-        except ValueError as error:
-            raise SweepError(f"cell {retriever} chunk {size}/{overlap}: {error}") from None
+        except (ValueError, RagretrievalError) as error:
+            reranked = "" if rerank == NO_RERANK else f" > {rerank}"
+            raise SweepError(f"cell {retriever}{reranked} chunk {size}/{overlap}: {error}") from None
         key = config_key(config, dataset.fingerprint, questions_fp, labels_fp)
         cells.setdefault(key, Cell(config, key))
     return list(cells.values())
@@ -234,7 +247,7 @@ def sweep_table(result: SweepResult, primary: str) -> str:
     k = parse_metric(name).k
     others = [f"{level}:{m}" if level else m for m in (f"mrr@{k}", f"ndcg@{k}") if m != name]
     ranked = sorted(result.runs, key=lambda s: -(metric_value(s.means, primary) or float("-inf")))
-    rows = [[str(i), s.id, s.retriever, s.model or "-", s.store if s.model else "-",
+    rows = [[str(i), s.id, retriever_cell(s), s.model or "-", s.store if s.model else "-",
              f"{s.chunk_size}/{s.chunk_overlap}", *(number(metric_value(s.means, m)) for m in (primary, *others)),
              f"{s.total_seconds:.1f}s", str(s.embedded_texts), "now" if s.id in result.ran else "earlier"]
             for i, s in enumerate(ranked, start=1)]

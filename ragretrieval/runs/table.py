@@ -50,3 +50,8 @@ def format_table(headers: list[str], rows: list[list[str]], right: set[int] = fr
 
 def number(value: float | None, digits: int = 4) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
+
+
+def retriever_cell(summary) -> str:
+    """A run's retriever, then its reranking stage if any: ``bm25 > embed:e5-small-q4``."""
+    return summary.retriever + (f" > {summary.rerank}" if summary.rerank else "")

@@ -78,6 +78,9 @@ def test_toml_grid_with_command_line_overrides_and_relative_paths(dataset_dir, t
     ("dataset: d\ngrid_version: 2\n", "field 'grid_version'"),
     ("dataset: [d\n", "grid.yaml: not valid YAML"),
     ("- a\n", "a grid file holds a mapping of settings, not list"),
+    ("dataset: d\nreranks: []\n", "reranks must not be empty"),
+    ("dataset: d\nrerank: {name: embed:x}\n", "rerank holds the settings of every reranker"),
+    ("dataset: d\nrerank: {depth: 5}\n", "rerank settings apply to no cell: reranks is ['none']"),
 ])
 def test_bad_grid_files_are_named(tmp_path, text, message):
     (tmp_path / "grid.yaml").write_text(text, encoding="utf-8")
@@ -93,6 +96,48 @@ def test_bad_cells_are_refused_before_any_run(dataset_dir, tmp_path):
                   "--runs-db", tmp_path / "runs.sqlite", code=1)
     assert "unknown store 'nosuchstore'; installed: " in out and "cell " not in out
     assert RunHistory(str(tmp_path / "runs.sqlite")).list() == []
+
+
+def test_reranking_is_a_sweep_dimension(dataset_dir, tmp_path):
+    """`--rerank none --rerank embed:...` gives each retriever alone and reranked: two stored runs whose
+    configurations differ only in the reranking stage, shown apart in the table; a reranking cell keeps the grid's
+    rerank settings; the first-stage cells keep the keys they had before reranking could be swept."""
+    grid = SweepGrid(dataset=str(dataset_dir), retrievers=["bm25"], reranks=["none", "embed:e5-small-q4"],
+                     rerank={"depth": 5}, granularity="doc")
+    cells = plan(grid, load_dataset(dataset_dir))
+    assert [c.label for c in cells] == ["bm25 300/50", "bm25 > embed:e5-small-q4 300/50"]
+    assert cells[0].config.rerank is None and cells[1].config.rerank == {"name": "embed:e5-small-q4", "depth": 5}
+    alone = plan(SweepGrid(dataset=str(dataset_dir), retrievers=["bm25"], granularity="doc"),
+                 load_dataset(dataset_dir))
+    assert [c.key for c in alone] == [cells[0].key]
+
+    url = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+    out = run_cli("sweep", "--dataset", dataset_dir, "--retriever", "bm25", "--rerank", "none", "--rerank",
+                  "embed:e5-small-q4", "--rerank-depth", "5", "--granularity", "doc", "--runs-db", url,
+                  "--no-progress")
+    rows = out.splitlines()[3:]
+    assert sorted(row.split()[2:5] for row in rows) == [["bm25", "-", "-"], ["bm25", ">", "embed:e5-small-q4"]]
+    with RunHistory(url) as history:
+        stored = history.list()
+    assert sorted((s.retriever, s.rerank or "") for s in stored) == [("bm25", ""), ("bm25", "embed:e5-small-q4")]
+    reranked = next(s for s in stored if s.rerank)
+    assert history_config(url, reranked.id).rerank == {"name": "embed:e5-small-q4", "depth": 5}
+    assert {s.config_key for s in stored} == {c.key for c in cells}
+
+
+def test_bad_reranking_cells_are_refused_before_any_run(dataset_dir, tmp_path):
+    out = run_cli("sweep", "--dataset", dataset_dir, "--retriever", "bm25", "--rerank", "none", "--rerank",
+                  "nope:x", "--runs-db", tmp_path / "runs.sqlite", code=1)
+    assert "cell bm25 > nope:x chunk 300/50: unknown reranker 'nope:x'; a name starts with one of" in out
+    out = run_cli("sweep", "--dataset", dataset_dir, "--retriever", "bm25", "--rerank-depth", "5",
+                  "--runs-db", tmp_path / "runs.sqlite", code=1)
+    assert "rerank settings apply to no cell" in out
+    assert RunHistory(str(tmp_path / "runs.sqlite")).list() == []
+
+
+def history_config(url, run_id):
+    with RunHistory(url) as history:
+        return history.get(run_id).report.config
 
 
 def test_an_interrupted_sweep_resumes_and_skips_finished_cells(dataset_dir, tmp_path):

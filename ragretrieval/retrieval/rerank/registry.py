@@ -32,14 +32,24 @@ def available_rerankers() -> dict[str, str]:
     return found
 
 
-def make_reranker(settings: RerankSettings, context) -> Reranker:
-    name = settings.name
+def _factory(name: str):
+    """The registered callable that claims `name` (by prefix); RerankError naming the known prefixes otherwise."""
     for prefix, target in BUILT_IN.items():
         if name.startswith(prefix):
             module, _, attribute = target.partition(":")
-            return getattr(importlib.import_module(module), attribute)(name, settings, context)
+            return lambda: getattr(importlib.import_module(module), attribute)
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         if name.startswith(ep.name):
-            return ep.load()(name, settings, context)
+            return ep.load
     raise RerankError(f"unknown reranker {name!r}; a name starts with one of "
                       f"{', '.join(sorted(available_rerankers()))} (`ragretrieval plugins` lists them)")
+
+
+def check_reranker(name: str) -> None:
+    """RerankError unless a registered reranker claims `name`; nothing is imported or loaded (a sweep checks every
+    cell before the first one runs)."""
+    _factory(name)
+
+
+def make_reranker(settings: RerankSettings, context) -> Reranker:
+    return _factory(settings.name)()(settings.name, settings, context)
