@@ -120,7 +120,7 @@ def answer_command(dataset_dir, questions, generator, generator_options, context
     names, judging = judge_settings(
         judges, judge_samples, judge_temperature, judge_prompts, judge_model, judge_base_url, judge_api_key_env,
         judge_language, judge_price_in, judge_price_out, judge_timeout, judge_max_retries,
-        model=generator.removeprefix("openai:") if generator.startswith("openai:") else None, base_url=base_url,
+        generator=generator, base_url=base_url,
         api_key_env=api_key_env, data_language=session.language)
     if names:
         session.scorers += build_judges(names, judging)

@@ -65,7 +65,7 @@ def judge_answers_command(run, judges, judge_samples, judge_temperature, judge_p
     names, options = judge_settings(
         judges, judge_samples, judge_temperature, judge_prompts, judge_model, judge_base_url, judge_api_key_env,
         judge_language, judge_price_in, judge_price_out, judge_timeout, judge_max_retries,
-        model=generator.removeprefix("openai:") if generator.startswith("openai:") else None,
+        generator=generator,
         base_url=settings.get("base_url") if generator.startswith("openai:") else None, api_key_env=None,
         data_language=pick_language([q.text for q in report.questions]))
     built = build_judges(names, options)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..answers.judges import JudgeOptions, available_judges, judge_names
+from ..answers.judges import JudgeOptions, available_judges, judge_endpoint, judge_names
 from ..llm.client import DEFAULT_KEY_ENV, DEFAULT_MODEL
 from .llm_options import llm_options
 
@@ -65,16 +65,17 @@ def prompt_files(specs, names: list[str]) -> dict[str, Path]:
 
 def judge_settings(judges, judge_samples, judge_temperature, judge_prompts, judge_model, judge_base_url,
                    judge_api_key_env, judge_language, judge_price_in, judge_price_out, judge_timeout,
-                   judge_max_retries, *, model: str | None, base_url: str | None, api_key_env: str | None,
+                   judge_max_retries, *, generator: str, base_url: str | None, api_key_env: str | None,
                    data_language: str, stop=None) -> tuple[list[str], JudgeOptions]:
-    """The judges named and their options; unset endpoint options fall back to `model`, `base_url`, `api_key_env`
-    (the generator's, or the judged run's), `--judge-language auto` to the data's language (zh, else en)."""
+    """The judges named and their options; unset endpoint options fall back to the `generator`'s model,
+    `base_url` and `api_key_env` (the generator's, or the judged run's; `judge_endpoint`), `--judge-language auto`
+    to the data's language (zh, else en)."""
     names = judge_names(judges)
     if not names:
         return [], JudgeOptions()
     language = judge_language if judge_language != "auto" else ("zh" if data_language == "zh" else "en")
     return names, JudgeOptions(
-        model=judge_model or model or DEFAULT_MODEL, base_url=judge_base_url or base_url,
-        api_key_env=judge_api_key_env or api_key_env or DEFAULT_KEY_ENV, temperature=judge_temperature,
+        **judge_endpoint(generator, judge_model, judge_base_url, judge_api_key_env, base_url=base_url,
+                         api_key_env=api_key_env), temperature=judge_temperature,
         samples=judge_samples, language=language, prompts=prompt_files(judge_prompts, names), timeout=judge_timeout,
         max_retries=judge_max_retries, price_in=judge_price_in, price_out=judge_price_out, stop=stop)

@@ -8,8 +8,8 @@ one answered question, ``build_judge("score5", options).judge(answered)`` return
 reasoning, tokens, cost, latency, failure).
 """
 
-from .base import BaseJudge, Judge, JudgeContext, JudgeError, JudgeOptions, JudgeResult, record
+from .base import BaseJudge, Judge, JudgeContext, JudgeError, JudgeOptions, JudgeResult, judge_endpoint, record
 from .registry import available_judges, build_judge, build_judges, judge_class, judge_names
 
 __all__ = ["BaseJudge", "Judge", "JudgeContext", "JudgeError", "JudgeOptions", "JudgeResult", "available_judges",
-           "build_judge", "build_judges", "judge_class", "judge_names", "record"]
+           "build_judge", "build_judges", "judge_class", "judge_endpoint", "judge_names", "record"]

@@ -75,6 +75,17 @@ class JudgeOptions:
                            temperature=self.sampling_temperature, price_in=self.price_in, price_out=self.price_out)
 
 
+def judge_endpoint(generator: str, judge_model: str | None = None, judge_base_url: str | None = None,
+                   judge_api_key_env: str | None = None, *, base_url: str | None = None,
+                   api_key_env: str | None = None) -> dict:
+    """Where judges ask (`JudgeOptions` fields model, base_url, api_key_env): each setting given for the judge, else
+    the generator's (its model only when it is ``openai:<model>``), else the default model and key variable. The
+    one rule behind ``answer --judge``, ``judge-answers`` and the web app's judged evaluations."""
+    generator_model = generator.removeprefix("openai:") if generator.startswith("openai:") else None
+    return dict(model=judge_model or generator_model or DEFAULT_MODEL, base_url=judge_base_url or base_url,
+                api_key_env=judge_api_key_env or api_key_env or DEFAULT_KEY_ENV)
+
+
 class JudgeContext:
     """What the judges of one run share: their options and one LLM client (one answer cache, one bill), made when
     the first judge that asks a model is built."""

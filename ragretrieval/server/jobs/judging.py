@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import math
 
-from ...answers.judges import JudgeError, JudgeOptions, build_judges, judge_class, judge_names
+from ...answers.judges import JudgeError, JudgeOptions, build_judges, judge_class, judge_endpoint, judge_names
 from ...answers.judges import available_judges as registered_judges
 from ...answers.judges.registry import SUMMARY
 from ...answers.report import ANSWER_LEVEL, AnsweredQuestion
-from ...llm.client import DEFAULT_MODEL
 from .engine import EngineError, EvaluationSettings
 
 SCORE_JUDGE = "score5"  # the 1-5 judge whose verdict is the result's llm_judge_score
@@ -42,10 +41,9 @@ def check_judges(judge: str | None) -> list[str]:
 
 def judge_options(evaluation: EvaluationSettings, api_key_env: str, language: str, stop=None) -> JudgeOptions:
     """The judges' endpoint and prompt language for this evaluation (see the module's text)."""
-    generator_model = evaluation.generator.partition(":")[2] if evaluation.generator.startswith("openai:") else None
-    return JudgeOptions(model=evaluation.judge_model or generator_model or DEFAULT_MODEL,
-                        base_url=evaluation.judge_base_url or evaluation.base_url, api_key_env=api_key_env,
-                        language="zh" if language == "zh" else "en", stop=stop)
+    endpoint = judge_endpoint(evaluation.generator, evaluation.judge_model, evaluation.judge_base_url,
+                              base_url=evaluation.base_url, api_key_env=api_key_env)
+    return JudgeOptions(**endpoint, language="zh" if language == "zh" else "en", stop=stop)
 
 
 def judge_scorers(evaluation: EvaluationSettings, api_key_env: str, language: str, stop=None) -> list:
