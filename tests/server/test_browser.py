@@ -210,9 +210,11 @@ def test_a_judge_scores_each_answer_on_the_page(page, api, services):
     page.select_option('select[name="retriever"]', "bm25")
     page.fill('input[name="judge"]', "score5")
     page.fill('input[name="judge_model"]', "judge-model")  # at the model's base URL: the judge field is empty
+    page.fill('input[name="judge_samples"]', "3")  # each verdict the majority of 3 requests
     page.click('button[type="submit"]')
     page.wait_for_url(re.compile(r"/evaluations/eval_[0-9a-f]{16}$"))
     expect(page.locator("#summary .status")).to_have_text("COMPLETED", timeout=120_000)
+    assert api.get(f"/api/v1/evaluations/{page.url.rsplit('/', 1)[1]}?limit=0")["options"] == {"judge_samples": 3}
     page.reload()
     expect(page.locator("#summary .average")).to_have_text("4")
     cards = page.locator("article.card")

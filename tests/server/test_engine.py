@@ -230,6 +230,27 @@ def test_judges_score_a_web_evaluation_as_answer_judge_does(api, db_url, run_wor
     assert stored.report.judges["score5"].judged == len(scores) and stored.report.judges["correctness"].failed == 0
 
 
+def test_judge_samples_ask_each_judge_request_that_many_times(api, run_worker, tmp_path, monkeypatch):
+    """options.judge_samples is `answer --judge-samples`: each verdict is the majority of N requests, sampled at 0.7
+    unless options.judge_temperature says otherwise."""
+    monkeypatch.setenv("RAGRETRIEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-judge")
+    question_set = answer_set(api)
+    with ChatServer(plays_both) as model:
+        done = run_worker(api, api.post("/api/v1/evaluations", {
+            "name": "sampled", "dataset": CORPUS, "generator": "openai:gen-model", "base_url": model.url,
+            "judge": "score5", "judge_model": "judge-model", "question_set_id": question_set["id"],
+            "options": {"judge_samples": 3}}, expect=201)["id"])
+        judge_requests = [r for r in model.requests if r["model"] == "judge-model"]
+    assert done["status"] == "COMPLETED", done["error"]
+    assert len(judge_requests) == 3 * len(done["results"])
+    assert {r["temperature"] for r in judge_requests} == {0.7}
+    for result in done["results"]:
+        prompt = next(r["messages"][-1]["content"] for r in judge_requests
+                      if result["question_text"] in r["messages"][-1]["content"])
+        assert result["llm_judge_score"] == verdict("score5", BLOCK.findall(prompt))["score"]
+
+
 def test_options_become_the_settings_of_ragretrieval_answer():
     evaluation = EvaluationSettings(
         id="eval_1", name="e", dataset=CORPUS, dataset_path=None, question_set_id="qs_1", generator="openai:m",

@@ -24,7 +24,7 @@ from ...answers.session import AnswerSession
 from ...data.dataset import load_dataset
 from .engine import EngineError, EvaluationSettings, QuestionItem, QuestionResult
 from .judging import judge_scorers
-from .options import answer_settings
+from .options import answer_settings, judge_sampling
 from .records import question_records, question_result
 
 FAILURE_STREAK = 5  # questions in a row without an answer that fail the evaluation
@@ -46,7 +46,8 @@ class AnswerEngine:
         records, notes = question_records(items, dataset.documents)
         settings = answer_settings(evaluation, self.api_key_env, stop)
         session = AnswerSession(replace(dataset, questions=tuple(records.values())), settings, stop=stop)
-        session.scorers.extend(judge_scorers(evaluation, self.api_key_env, session.language, stop))
+        session.scorers.extend(judge_scorers(evaluation, self.api_key_env, session.language, stop,
+                                             judge_sampling(evaluation.options)))
         return AnswerRunner(session, records, notes)
 
 

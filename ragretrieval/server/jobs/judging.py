@@ -10,7 +10,8 @@ other judge goes into ``checks`` beside the deterministic checks, as ``{"value",
 A judge asks the evaluation's ``judge_model`` at ``judge_base_url``; either left empty falls back to the generator's
 (``openai:<model>`` and ``base_url``), as ``answer --judge`` falls back to ``--model`` and ``--base-url``. The key is
 the worker's (``--api-key-env``), never the evaluation's. Prompts are the shipped ones, in Chinese for a Chinese
-corpus and in English otherwise.
+corpus and in English otherwise; ``options.judge_samples`` and ``options.judge_temperature`` are ``answer``'s
+``--judge-samples`` and ``--judge-temperature``.
 """
 
 from __future__ import annotations
@@ -39,20 +40,23 @@ def check_judges(judge: str | None) -> list[str]:
         raise EngineError(f"judge: {error}") from None
 
 
-def judge_options(evaluation: EvaluationSettings, api_key_env: str, language: str, stop=None) -> JudgeOptions:
-    """The judges' endpoint and prompt language for this evaluation (see the module's text)."""
+def judge_options(evaluation: EvaluationSettings, api_key_env: str, language: str, stop=None,
+                  sampling: dict | None = None) -> JudgeOptions:
+    """The judges' endpoint, prompt language and `sampling` (samples, temperature: `options.judge_sampling`) for
+    this evaluation (see the module's text)."""
     endpoint = judge_endpoint(evaluation.generator, evaluation.judge_model, evaluation.judge_base_url,
                               base_url=evaluation.base_url, api_key_env=api_key_env)
-    return JudgeOptions(**endpoint, language="zh" if language == "zh" else "en", stop=stop)
+    return JudgeOptions(**endpoint, **(sampling or {}), language="zh" if language == "zh" else "en", stop=stop)
 
 
-def judge_scorers(evaluation: EvaluationSettings, api_key_env: str, language: str, stop=None) -> list:
+def judge_scorers(evaluation: EvaluationSettings, api_key_env: str, language: str, stop=None,
+                  sampling: dict | None = None) -> list:
     """The scorers to append to the session's ``scorers`` for the evaluation's judges (none when it names none)."""
     names = check_judges(evaluation.judge)
     if not names:
         return []
     try:
-        return build_judges(names, judge_options(evaluation, api_key_env, language, stop))
+        return build_judges(names, judge_options(evaluation, api_key_env, language, stop, sampling))
     except JudgeError as error:
         raise EngineError(f"judge: {error}") from None
 

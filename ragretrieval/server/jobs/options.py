@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ...answers.generators import GeneratorError, GeneratorOptions, generator_class
+from ...answers.judges import JudgeError, JudgeOptions
 from ...answers.session import AnswerSettings
 from ...evaluation.report import EvalConfig
 from ...retrieval.registry import available_retrievers
@@ -54,6 +55,8 @@ class EngineOptions(BaseModel):
     text_completion: bool = False
     price_in: float = Field(default=0.0, ge=0)  # per million tokens, as `answer --price-in`
     price_out: float = Field(default=0.0, ge=0)
+    judge_samples: int = Field(default=1, ge=1, le=9)  # ask each judge request N times, keep the majority
+    judge_temperature: float | None = Field(default=None, ge=0, le=2)  # None: 0, or 0.7 with several samples
     generator_options: dict[str, str | int | float | bool] = Field(default_factory=dict)  # http: request, answer, ...
 
     @field_validator("lemmatizer")
@@ -108,6 +111,20 @@ def check_evaluation(generator: str, retriever: str | None, judge: str | None, o
     parsed = engine_options(options)
     if parsed.generator_options and not generator.startswith("http:"):
         raise EngineError("options.generator_options: only an http: generator takes them")
+    sampling = judge_sampling(parsed)
+    if not judge and {"judge_samples", "judge_temperature"} & set(options):
+        raise EngineError("options.judge_samples, options.judge_temperature: they need a judge")
+    try:
+        JudgeOptions(**sampling).check()
+    except JudgeError as error:
+        raise EngineError(f"options.judge_samples: {error}") from None
+
+
+def judge_sampling(options: EngineOptions | dict) -> dict:
+    """`JudgeOptions` fields samples and temperature of an evaluation's ``options`` (``answer --judge-samples``,
+    ``--judge-temperature``)."""
+    o = options if isinstance(options, EngineOptions) else engine_options(options)
+    return dict(samples=o.judge_samples, temperature=o.judge_temperature)
 
 
 def answer_settings(evaluation: EvaluationSettings, api_key_env: str, stop=None) -> AnswerSettings:

@@ -124,7 +124,10 @@ if (create) {
     const request = { name: value("name"), dataset: f.dataset.value, question_set_id: f.question_set_id.value,
                       generator, base_url: system === "openai" ? value("base_url") : null,
                       retriever: system === "http" ? null : value("retriever"), judge: value("judge"),
-                      judge_model: value("judge_model"), judge_base_url: value("judge_base_url") };
+                      judge_model: value("judge_model"), judge_base_url: value("judge_base_url"), options: {} };
+    const samples = value("judge_samples"), temperature = value("judge_temperature");
+    if (samples !== null && Number(samples) !== 1) request.options.judge_samples = Number(samples);
+    if (temperature !== null) request.options.judge_temperature = Number(temperature);
     const submit = create.querySelector('button[type="submit"]');
     submit.disabled = true;
     try {
