@@ -125,14 +125,16 @@ def test_reranking_is_a_sweep_dimension(dataset_dir, tmp_path):
     assert {s.config_key for s in stored} == {c.key for c in cells}
 
 
-def test_bad_reranking_cells_are_refused_before_any_run(dataset_dir, tmp_path):
-    out = run_cli("sweep", "--dataset", dataset_dir, "--retriever", "bm25", "--rerank", "none", "--rerank",
-                  "nope:x", "--runs-db", tmp_path / "runs.sqlite", code=1)
-    assert "cell bm25 > nope:x chunk 300/50: unknown reranker 'nope:x'; a name starts with one of" in out
-    out = run_cli("sweep", "--dataset", dataset_dir, "--retriever", "bm25", "--rerank-depth", "5",
-                  "--runs-db", tmp_path / "runs.sqlite", code=1)
-    assert "rerank settings apply to no cell" in out
-    assert RunHistory(str(tmp_path / "runs.sqlite")).list() == []
+@pytest.mark.parametrize("options, message", [
+    (["--rerank", "none", "--rerank", "nope:x"],
+     "cell bm25 > nope:x chunk 300/50: unknown reranker 'nope:x'; a name starts with one of"),
+    (["--rerank-depth", "5"], "rerank settings apply to no cell"),
+])
+def test_bad_reranking_cells_are_refused_before_any_run(dataset_dir, tmp_path, options, message):
+    runs = tmp_path / "runs.sqlite"
+    assert message in run_cli("sweep", "--dataset", dataset_dir, "--retriever", "bm25", *options, "--runs-db", runs,
+                              code=1)
+    assert RunHistory(str(runs)).list() == []
 
 
 def history_config(url, run_id):

@@ -199,17 +199,24 @@ def test_judges_verdicts_fill_the_score_and_join_the_checks():
     assert judge_fields(off_scale) == (None, None, {"score5": {"value": 7.0, "reasoning": "?"}})
 
 
-def test_judges_score_a_web_evaluation_as_answer_judge_does(api, db_url, run_worker, tmp_path, monkeypatch):
+def judged_evaluation(api, run_worker, tmp_path, monkeypatch, name: str, judge: str, **options):
+    """(the finished evaluation, the requests its judges sent) of a web evaluation answered and judged by the test
+    model: the generator as gen-model, the judges as judge-model."""
     monkeypatch.setenv("RAGRETRIEVAL_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-judge")
     question_set = answer_set(api)
     with ChatServer(plays_both) as model:
         done = run_worker(api, api.post("/api/v1/evaluations", {
-            "name": "judged", "dataset": CORPUS, "generator": "openai:gen-model", "base_url": model.url,
-            "judge": "score5,correctness", "judge_model": "judge-model", "question_set_id": question_set["id"]},
-            expect=201)["id"])
+            "name": name, "dataset": CORPUS, "generator": "openai:gen-model", "base_url": model.url,
+            "judge": judge, "judge_model": "judge-model", "question_set_id": question_set["id"],
+            "options": options}, expect=201)["id"])
         judge_requests = [r for r in model.requests if r["model"] == "judge-model"]
     assert done["status"] == "COMPLETED", done["error"]
+    return done, judge_requests
+
+
+def test_judges_score_a_web_evaluation_as_answer_judge_does(api, db_url, run_worker, tmp_path, monkeypatch):
+    done, judge_requests = judged_evaluation(api, run_worker, tmp_path, monkeypatch, "judged", "score5,correctness")
     assert len(judge_requests) == 2 * len(done["results"])  # each question judged once by each judge
     for result in done["results"]:
         prompt = next(r["messages"][-1]["content"] for r in judge_requests
@@ -233,16 +240,8 @@ def test_judges_score_a_web_evaluation_as_answer_judge_does(api, db_url, run_wor
 def test_judge_samples_ask_each_judge_request_that_many_times(api, run_worker, tmp_path, monkeypatch):
     """options.judge_samples is `answer --judge-samples`: each verdict is the majority of N requests, sampled at 0.7
     unless options.judge_temperature says otherwise."""
-    monkeypatch.setenv("RAGRETRIEVAL_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-judge")
-    question_set = answer_set(api)
-    with ChatServer(plays_both) as model:
-        done = run_worker(api, api.post("/api/v1/evaluations", {
-            "name": "sampled", "dataset": CORPUS, "generator": "openai:gen-model", "base_url": model.url,
-            "judge": "score5", "judge_model": "judge-model", "question_set_id": question_set["id"],
-            "options": {"judge_samples": 3}}, expect=201)["id"])
-        judge_requests = [r for r in model.requests if r["model"] == "judge-model"]
-    assert done["status"] == "COMPLETED", done["error"]
+    done, judge_requests = judged_evaluation(api, run_worker, tmp_path, monkeypatch, "sampled", "score5",
+                                             judge_samples=3)
     assert len(judge_requests) == 3 * len(done["results"])
     assert {r["temperature"] for r in judge_requests} == {0.7}
     for result in done["results"]:
