@@ -116,7 +116,8 @@ rerank_options = [
 ]
 
 
-def _given(**values) -> dict:
+def given(**values) -> dict:
+    """The values that were given (options left unset are None)."""
     return {name: value for name, value in values.items() if value is not None}
 
 
@@ -127,14 +128,14 @@ def retrieval_settings(retriever, retriever_options, run_file, model, store, sto
                        rerank_depth=None, rerank_format=None, rerank_model=None, rerank_api_key_env=None) -> dict:
     """EvalConfig fields from the retrieval options; a bad key=value fails before any model loads."""
     outside = parse_options(retriever_options, "--retriever-option") | ({"run": str(run_file)} if run_file else {})
-    fused = _given(fusion=fusion, rrf_k=rrf_k, alpha=alpha)
+    fused = given(fusion=fusion, rrf_k=rrf_k, alpha=alpha)
     if fused and retriever != "hybrid":
         raise click.BadParameter(f"applies to --retriever hybrid, not {retriever}",
                                  param_hint="--" + next(iter(fused)).replace("_", "-"))
-    embed = _given(base_url=embed_base_url, api_key_env=embed_api_key_env, dimensions=embed_dimensions,
+    embed = given(base_url=embed_base_url, api_key_env=embed_api_key_env, dimensions=embed_dimensions,
                    batch_size=embed_batch_size, concurrency=embed_concurrency, input_type=embed_input_type,
                    price=embed_price, query_prefix=query_prefix, passage_prefix=passage_prefix)
-    reranking = _given(depth=rerank_depth, format=rerank_format, model=rerank_model, api_key_env=rerank_api_key_env)
+    reranking = given(depth=rerank_depth, format=rerank_format, model=rerank_model, api_key_env=rerank_api_key_env)
     if reranking and not rerank:
         raise click.BadParameter("needs --rerank NAME", param_hint="--rerank-" + next(iter(reranking)).replace("_",
                                                                                                               "-"))

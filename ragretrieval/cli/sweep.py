@@ -8,7 +8,15 @@ import click
 
 from ..retrieval.registry import sweepable_retrievers
 from ..runs.sweep import read_grid, run_sweep, sweep_table
-from .evaluate import embedding_options, fusion_options, parse_ks, parse_options, rerank_options, retrieval_settings
+from .evaluate import (
+    embedding_options,
+    fusion_options,
+    given,
+    parse_ks,
+    parse_options,
+    rerank_options,
+    retrieval_settings,
+)
 from .progress import no_progress_option, terminal_progress
 from .runs import history_errors, runs_db_option
 
@@ -53,16 +61,15 @@ def sweep_command(grid_file, dataset_dir, questions, models, retrievers, reranks
                   chunk_overlaps, ks, granularity, primary, sweep_id, runs_db, no_progress, **settings) -> None:
     """Evaluate every combination of models x retrievers x rerankers x stores x chunkings; each cell is a stored
     run. ``--retriever hybrid`` gives one hybrid (BM25 + dense) per model."""
-    rerank = {key: settings.pop(f"rerank_{key}") for key in _RERANK_SETTINGS}
-    given = retrieval_settings(retriever="hybrid", retriever_options=(), run_file=None, model=None, store=None,
-                               store_options=(), chunk_size=None, chunk_overlap=None, **settings)
+    rerank = given(**{key: settings.pop(f"rerank_{key}") for key in _RERANK_SETTINGS})
+    retrieval = retrieval_settings(retriever="hybrid", retriever_options=(), run_file=None, model=None, store=None,
+                                   store_options=(), chunk_size=None, chunk_overlap=None, **settings)
     overrides = dict(dataset=str(dataset_dir) if dataset_dir else None, questions=str(questions) if questions else None,
                      models=list(models), retrievers=list(retrievers), reranks=list(reranks), stores=list(stores),
                      store_options=parse_options(store_options) or None, chunk_sizes=list(chunk_sizes),
                      chunk_overlaps=list(chunk_overlaps), ks=parse_ks(ks) if ks is not None else None,
-                     granularity=granularity, primary=primary, embed=given["embed"],
-                     fusion=given["retriever_options"] or None,
-                     rerank={key: value for key, value in rerank.items() if value is not None} or None)
+                     granularity=granularity, primary=primary, embed=retrieval["embed"],
+                     fusion=retrieval["retriever_options"] or None, rerank=rerank or None)
     if grid_file is None and dataset_dir is None:
         raise click.UsageError("give --dataset or a --grid file")
 

@@ -348,18 +348,14 @@ class RunHistory:
             tags = self._tags_of(conn, [r["id"] for r in rows])
         return [RunSummary(**{**row, "tags": tags[row["id"]], "means": json.loads(row["means"]),
                               "created_at": datetime.fromisoformat(row["created_at"]),
-                              "generator": _generator(row), "rerank": _rerank(row)}) for row in rows]
+                              **_from_config(row)}) for row in rows]
 
 
-def _rerank(row) -> str | None:
-    """The --rerank spec of a run's retrieval, from its stored configuration (an answer run's retrieval is nested)."""
+def _from_config(row) -> dict:
+    """A run's `generator` (an answer run's spec; a retrieval run has none) and `rerank` (the --rerank spec of its
+    retrieval, nested in an answer run's), read from its stored configuration, parsed once."""
     config = json.loads(row["config"])
-    retrieval = config if row["kind"] != "answer" else config.get("retrieval") or {}
-    return (retrieval.get("rerank") or {}).get("name")
-
-
-def _generator(row) -> str | None:
-    """An answer run's generator spec, from its stored configuration (a retrieval run has none)."""
-    if row["kind"] != "answer":
-        return None
-    return json.loads(row["config"]).get("generator")
+    answer = row["kind"] == "answer"
+    retrieval = (config.get("retrieval") or {}) if answer else config
+    return {"generator": config.get("generator") if answer else None,
+            "rerank": (retrieval.get("rerank") or {}).get("name")}

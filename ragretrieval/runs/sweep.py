@@ -30,7 +30,7 @@ from ..work.progress import as_progress
 from ..work.stop import StopToken
 from .history import RunHistory, RunSummary
 from .identity import config_key, labels_fingerprint, questions_fingerprint
-from .table import format_table, metric_value, number, parse_metric_column, retriever_cell
+from .table import format_table, metric_value, number, parse_metric_column, reranked_by, retriever_cell
 
 _DEFAULTS = EvalConfig()
 NO_RERANK = "none"  # in `SweepGrid.reranks`: the first stage alone
@@ -124,8 +124,7 @@ class Cell:
     def label(self) -> str:
         c = self.config
         what = " ".join(part for part in (c.retriever, c.model, c.store if c.model else None) if part)
-        reranked = f" > {c.rerank['name']}" if c.rerank else ""
-        return f"{what}{reranked} {c.chunk_size}/{c.chunk_overlap}"
+        return f"{what}{reranked_by(c.rerank and c.rerank['name'])} {c.chunk_size}/{c.chunk_overlap}"
 
 
 @dataclass
@@ -202,8 +201,8 @@ def plan(grid: SweepGrid, dataset: Dataset) -> list[Cell]:
                                 rerank=None if rerank == NO_RERANK else {"name": rerank, **grid.rerank})
             check_config(config)
         except (ValueError, RagretrievalError) as error:
-            reranked = "" if rerank == NO_RERANK else f" > {rerank}"
-            raise SweepError(f"cell {retriever}{reranked} chunk {size}/{overlap}: {error}") from None
+            stage = reranked_by(None if rerank == NO_RERANK else rerank)
+            raise SweepError(f"cell {retriever}{stage} chunk {size}/{overlap}: {error}") from None
         key = config_key(config, dataset.fingerprint, questions_fp, labels_fp)
         cells.setdefault(key, Cell(config, key))
     return list(cells.values())

@@ -52,6 +52,12 @@ def number(value: float | None, digits: int = 4) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+def reranked_by(rerank: str | None) -> str:
+    """How a reranking stage follows its retriever in tables, run names and messages: `` > embed:e5-small-q4``
+    (nothing without one)."""
+    return f" > {rerank}" if rerank else ""
+
+
 def retriever_cell(summary) -> str:
     """A run's retriever, then its reranking stage if any: ``bm25 > embed:e5-small-q4``."""
-    return summary.retriever + (f" > {summary.rerank}" if summary.rerank else "")
+    return summary.retriever + reranked_by(summary.rerank)
