@@ -10,12 +10,17 @@ Formulas: see `metrics.py`.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from .metrics import Metric
+from .types import THREADS
 
 _WHOLE_RANKING = np.iinfo(np.int64).max  # the bucket edge of metrics without a cutoff
 _EXACT_INTS = 2**53  # every integer up to this is a float
+GAIN_FAMILIES = frozenset({"ndcg", "ndcg_exp"})  # they read the judged docs with a gain; the others, the relevant ones
+PARALLEL_JUDGEMENTS = 100_000  # judgements from which the two kinds of metric are computed on two threads
 
 
 def _edge(k: int) -> int:
@@ -180,3 +185,23 @@ class Kernel:
             within = ranks <= self.n_relevant[rows]
             return _ratio(np.bincount(rows[within], minlength=self.n_queries), self.n_relevant)
         raise AssertionError(f"no kernel for {metric}")
+
+
+def compute_all(rows, labels, ranks, n_queries: int, rel_level: int, metrics) -> dict[str, np.ndarray]:
+    """Per-query values of each metric, by name. The metrics that read gains (`GAIN_FAMILIES`) and the others share
+    no sums, so with at least `PARALLEL_JUDGEMENTS` judgements each kind gets its own `Kernel` and its own thread
+    (NumPy releases the GIL in its loops); the values are the same either way."""
+    cutoffs = [m.k for m in metrics]
+
+    def values(chosen) -> dict[str, np.ndarray]:
+        kernel = Kernel(rows, labels, ranks, n_queries, rel_level, cutoffs)
+        return {m.name: kernel.compute(m) for m in chosen}
+
+    gain = [m for m in metrics if m.family in GAIN_FAMILIES]
+    other = [m for m in metrics if m.family not in GAIN_FAMILIES]
+    if THREADS == 1 or len(rows) < PARALLEL_JUDGEMENTS or not gain or not other:
+        return values(metrics)
+    with ThreadPoolExecutor(1) as pool:
+        gained = pool.submit(values, gain)
+        computed = values(other)
+        return computed | gained.result()

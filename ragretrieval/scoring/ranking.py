@@ -10,10 +10,14 @@ sorted; other blocks go through `ranked_codes` and `drop_duplicates`.
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+
 import numpy as np
 
 from .ids import id_bytes, ids_of
-from .types import PAD, Qrels, Run, ScoringError
+from .types import PAD, THREADS, Qrels, Run, ScoringError
 
 BLOCK_ROWS = 4096  # queries per block: temporaries of a few bytes x BLOCK_ROWS x depth stay in the CPU caches
 _FEW_JUDGED = 16  # judgements per query up to which one comparison per judged doc beats a sorted lookup
@@ -32,19 +36,23 @@ class LexicalOrder:
 
     def __init__(self, vocabulary):
         self.vocabulary, self._rank, self._asked = vocabulary, None, 0
+        self._lock = threading.Lock()  # blocks are ranked on several threads
 
     def order(self, codes: np.ndarray, group: np.ndarray) -> np.ndarray:
         """The stable order that sorts 1-d `codes` by `group` (non-negative ints), then by id descending."""
-        if self._rank is None:
-            self._asked += len(codes)
-            if self._asked <= GLOBAL_SHARE * len(self.vocabulary):
-                ids = id_bytes(self.vocabulary, codes)
-                key = np.empty((len(codes), 8 + ids.shape[1]), np.uint8)  # the group big-endian, then the id
-                key[:, :8] = group.astype(">u8").view(np.uint8).reshape(-1, 8)
-                np.invert(ids, out=key[:, 8:])  # descending; no UTF-8 byte is 0xFF, so no key ends in a NUL
-                return np.argsort(key.view(f"S{key.shape[1]}").ravel(), kind="stable")  # bytes compare unsigned
-            self._rank = _byte_rank(id_bytes(self.vocabulary, np.arange(len(self.vocabulary))))
-        return np.lexsort((-self._rank[codes], group))
+        with self._lock:
+            if self._rank is None:
+                self._asked += len(codes)
+                if self._asked > GLOBAL_SHARE * len(self.vocabulary):
+                    self._rank = _byte_rank(id_bytes(self.vocabulary, np.arange(len(self.vocabulary))))
+            rank = self._rank
+        if rank is not None:
+            return np.lexsort((-rank[codes], group))
+        ids = id_bytes(self.vocabulary, codes)
+        key = np.empty((len(codes), 8 + ids.shape[1]), np.uint8)  # the group big-endian, then the id
+        key[:, :8] = group.astype(">u8").view(np.uint8).reshape(-1, 8)
+        np.invert(ids, out=key[:, 8:])  # descending; no UTF-8 byte is 0xFF, so no key ends in a NUL
+        return np.argsort(key.view(f"S{key.shape[1]}").ravel(), kind="stable")  # bytes compare unsigned
 
 
 def _byte_rank(matrix: np.ndarray) -> np.ndarray:
@@ -151,28 +159,39 @@ def drop_duplicates(codes: np.ndarray, mode: str = "first", query_ids=None, doc_
 
 def _rows_out_of_order(codes: np.ndarray, scores, ties: str) -> np.ndarray:
     """Rows that `rank_rows` would change, found cheaply: those with an empty slot before a doc or, when ranking by
-    score, with scores that do not strictly fall along the row (ties among them)."""
-    pad = codes == PAD if codes.size and codes.min() == PAD else None
-    if codes.shape[1] < 2:
+    score, with scores that do not strictly fall along the row (ties among them). One pass over the cells as a flat
+    sequence judges each pair of neighbours; the pairs that straddle two rows are passed over."""
+    n_rows, width = codes.shape
+    if width < 2 or n_rows == 0:
         return np.zeros(0, dtype=np.int64)
-    out = (pad[:, :-1] & ~pad[:, 1:]).any(axis=1) if pad is not None else np.zeros(len(codes), dtype=bool)
+    pad = codes.ravel() == PAD if codes.min() == PAD else None
     if ties == "score" and scores is not None:
-        falling = scores[:, 1:] < scores[:, :-1]
+        flat = scores.ravel()
+        fine = flat[1:] < flat[:-1]  # NaN compares False: such a row is ranked
         if pad is not None:
-            falling |= pad[:, 1:]
-        out |= ~falling.all(axis=1)
-    return np.flatnonzero(out)
+            fine |= pad[1:]  # an empty slot may follow anything
+    elif pad is None:
+        return np.zeros(0, dtype=np.int64)
+    else:
+        fine = np.ones(n_rows * width - 1, dtype=bool)
+    if pad is not None:
+        fine &= ~pad[:-1] | pad[1:]  # but only an empty slot may follow an empty slot
+    fine[width - 1 :: width] = True  # the last cell of a row and the first of the next
+    return np.flatnonzero(~np.logical_and.reduceat(fine, np.arange(0, n_rows * width - 1, width)))
 
 
 def _rows_with_repeats(codes: np.ndarray) -> np.ndarray:
-    """Rows that list a doc code twice (empty slots aside)."""
-    if codes.shape[1] < 2:
+    """Rows that list a doc code twice (empty slots aside): each row sorted, then neighbours compared as one flat
+    sequence (as in `_rows_out_of_order`)."""
+    n_rows, width = codes.shape
+    if width < 2 or n_rows == 0:
         return np.zeros(0, dtype=np.int64)
-    ordered = np.sort(codes, axis=1)
-    repeated = ordered[:, 1:] == ordered[:, :-1]
-    if ordered[:, 0].min(initial=0) == PAD:
-        repeated &= ordered[:, 1:] != PAD
-    return np.flatnonzero(repeated.any(axis=1))
+    ordered = np.sort(codes, axis=1).ravel()
+    repeated = ordered[1:] == ordered[:-1]
+    if ordered[::width].min() == PAD:  # empty slots sort first
+        repeated &= ordered[1:] != PAD
+    repeated[width - 1 :: width] = False  # the last cell of a row and the first of the next
+    return np.flatnonzero(np.logical_or.reduceat(repeated, np.arange(0, n_rows * width - 1, width)))
 
 
 def _canonical_block(run: Run, run_rows, ties, duplicates, lexical, narrow, wanted=None, keep=None) -> np.ndarray:
@@ -237,23 +256,39 @@ def judged_ranks(
         present &= np.bincount(qrels.rows[targets >= 0], minlength=qrels.n_queries) > 0
     present = np.flatnonzero(present)
     if np.any(np.diff(run_rows[present]) < 0):  # the run lists queries in another order: take blocks in its order
-        present = present[np.argsort(run_rows[present], kind="stable")]
-    for lo in range(0, len(present), BLOCK_ROWS):
-        rows = present[lo : lo + BLOCK_ROWS]
-        block = run_rows[rows]
-        start, span = int(block[0]), int(block[-1]) - int(block[0]) + 1
-        if span <= DENSE_SPAN * len(rows):  # read the run's rows in place, passing over the few not wanted
-            queries = np.full(span, -1, dtype=np.int64)
-            queries[block - start] = rows
-            codes = _canonical_block(run, np.arange(start, start + span), ties, duplicates, lexical, narrow, wanted,
-                                     keep=block - start)
-        else:
-            queries = rows
-            codes = _canonical_block(run, block, ties, duplicates, lexical, narrow, wanted)
-        if depth is not None:
-            codes = codes[:, :depth]
-        _locate(qrels.indptr, targets, queries, codes, ranks)
+        by_run_row = np.full(run.n_queries, -1, dtype=np.int64)  # run rows are distinct: placed, not sorted
+        by_run_row[run_rows[present]] = present
+        present = by_run_row[by_run_row >= 0]
+
+    rank_block = partial(_rank_block, qrels=qrels, run=run, run_rows=run_rows, targets=targets, wanted=wanted,
+                         lexical=lexical, narrow=narrow, ties=ties, duplicates=duplicates, depth=depth, ranks=ranks)
+    blocks = [present[lo : lo + BLOCK_ROWS] for lo in range(0, len(present), BLOCK_ROWS)]
+    if THREADS == 1 or len(blocks) < 2:
+        for rows in blocks:
+            rank_block(rows)
+    else:  # NumPy releases the GIL in its loops; results are read in block order, so the first error is the same
+        with ThreadPoolExecutor(THREADS) as pool:
+            for done in [pool.submit(rank_block, rows) for rows in blocks]:
+                done.result()
     return ranks
+
+
+def _rank_block(rows, *, qrels, run, run_rows, targets, wanted, lexical, narrow, ties, duplicates, depth, ranks
+                ) -> None:
+    """Write into `ranks` the ranks of the judged docs of qrels queries `rows` (present in the run, in run order)."""
+    block = run_rows[rows]
+    start, span = int(block[0]), int(block[-1]) - int(block[0]) + 1
+    if span <= DENSE_SPAN * len(rows):  # read the run's rows in place, passing over the few not wanted
+        queries = np.full(span, -1, dtype=np.int64)
+        queries[block - start] = rows
+        codes = _canonical_block(run, np.arange(start, start + span), ties, duplicates, lexical, narrow, wanted,
+                                 keep=block - start)
+    else:
+        queries = rows
+        codes = _canonical_block(run, block, ties, duplicates, lexical, narrow, wanted)
+    if depth is not None:
+        codes = codes[:, :depth]
+    _locate(qrels.indptr, targets, queries, codes, ranks)  # blocks hold distinct queries: disjoint writes
 
 
 def _locate(indptr, targets, rows, codes, ranks) -> None:

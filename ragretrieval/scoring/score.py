@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .ids import head_of
-from .kernels import Kernel
+from .kernels import compute_all
 from .metrics import Metric, parse_metrics
 from .ranking import judged_ranks
 from .types import Qrels, Run, ScoringError
@@ -82,7 +82,7 @@ def score(
     selected = slice(None) if queries == "all" or not missing else np.flatnonzero(run_rows >= 0)
     wanted = np.where(qrels.labels > 0, _judged_run_codes(qrels, run), -1)  # labels <= 0 add to no metric
     ranks = judged_ranks(qrels, run, run_rows, wanted, ties=ties, duplicates=duplicates, depth=depth)
-    kernel = Kernel(qrels.rows, qrels.labels, ranks, qrels.n_queries, rel_level, [m.k for m in metrics])
-    per_query = {m.name: kernel.compute(m)[selected] for m in metrics}
+    by_name = compute_all(qrels.rows, qrels.labels, ranks, qrels.n_queries, rel_level, metrics)
+    per_query = {m.name: by_name[m.name][selected] for m in metrics}
     means = {name: float(values.mean()) if len(values) else 0.0 for name, values in per_query.items()}
     return ScoreResult(qrels.query_ids[selected], per_query, means, metrics, missing)

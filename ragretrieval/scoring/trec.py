@@ -10,7 +10,6 @@ Errors are `TrecFormatError` naming the file and the 1-based line: ``run.txt:7: 
 
 from __future__ import annotations
 
-import os
 import re
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
@@ -21,10 +20,10 @@ import numpy as np
 from ..errors import RagretrievalError
 from ..io.atomic import atomic_writer
 from .scan import NEWLINE, SPACE, LineError, TrecFormatError, blocks, fields, newlines_in, numbers, tokens
-from .types import PAD, Qrels, Run, as_id_array
+from .types import PAD, THREADS, Qrels, Run, as_id_array
 from .vocabulary import IdColumn
 
-_THREADS = max(1, min(4, os.cpu_count() or 1))  # block parsers; more would wait on memory, not on cores
+_THREADS = THREADS  # block parsers
 
 __all__ = ["TrecFormatError", "read_qrels", "read_run", "write_qrels", "write_run"]
 

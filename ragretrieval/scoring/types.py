@@ -6,6 +6,7 @@ never turns ids into strings and back. Build them from dicts (`from_dict`) or fr
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -15,6 +16,7 @@ from ..errors import RagretrievalError
 from .ids import LazyIds, as_id_array
 
 PAD = -1  # code of an empty slot in a ranking shorter than the run's depth
+THREADS = max(1, min(4, os.cpu_count() or 1))  # for block work (reading TREC files, ranking); more would wait on memory
 
 
 class ScoringError(RagretrievalError, ValueError):

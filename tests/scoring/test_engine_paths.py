@@ -144,6 +144,24 @@ def test_a_row_passed_over_is_not_checked_for_repeats(monkeypatch):
         score(Qrels.from_dict({"a": {"d1": 1}, "b": {"d3": 1}}), run, ["mrr"], duplicates="error")
 
 
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_blocks_ranked_on_threads_raise_the_first_error_in_run_order(monkeypatch, threads):
+    """Blocks are ranked on THREADS threads but read in the run's order: with duplicates="error" and a repeated doc
+    in many blocks, the error always names the first query (in run order) that repeats one, however the threads
+    happen to finish."""
+    monkeypatch.setattr(ranking, "THREADS", threads)
+    monkeypatch.setattr(ranking, "BLOCK_ROWS", 2)
+    n = 40
+    codes = np.tile(np.arange(3), (n, 1))
+    codes[5:, 2] = 0  # every query from the sixth on lists d0 twice
+    run = Run.from_arrays([f"q{i}" for i in range(n)], ["d0", "d1", "d2"], codes, np.tile([3.0, 2.0, 1.0], (n, 1)))
+    qrels = Qrels.from_dict({f"q{i}": {"d1": 1} for i in range(n)})
+    for _ in range(20):
+        with pytest.raises(ScoringError, match="^query 'q5' retrieves document 'd0' more than once$"):
+            score(qrels, run, ["mrr"], duplicates="error")
+    assert score(qrels, run, ["mrr"]).per_query["mrr"].tolist() == [0.5] * n
+
+
 @pytest.mark.parametrize("few", [0, 10**6])
 def test_judged_docs_located_either_way(monkeypatch, cases, few):
     """_FEW_JUDGED = 0 forces the sorted lookup of judged docs for every block, 10**6 the one-comparison-per-judged-

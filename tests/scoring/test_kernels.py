@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragretrieval.scoring import FAMILIES, Qrels, Run, score
+from ragretrieval.scoring import FAMILIES, Qrels, Run, kernels, score
 from ragretrieval.scoring.kernels import _sorted_within_rows, gains
 
 CUTOFFS = (1, 2, 3, 5, 10, None)
@@ -90,6 +90,20 @@ def judged_runs(draw):
 def test_every_metric_at_every_cutoff_equals_the_reference(drawn):
     labels, rankings, rel_level = drawn
     assert_matches_reference(labels, rankings, rel_level, every_metric())
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_metrics_computed_on_two_threads_equal_the_reference(monkeypatch, threads):
+    """With PARALLEL_JUDGEMENTS = 0 the gain metrics (nDCG) and the others are computed by two kernels on two
+    threads (THREADS = 2), or by one (THREADS = 1); every metric still equals the reference, in the order given."""
+    monkeypatch.setattr(kernels, "PARALLEL_JUDGEMENTS", 0)
+    monkeypatch.setattr(kernels, "THREADS", threads)
+    labels = {"q1": {"a": 3, "b": 0, "c": 1, "d": 2, "e": -1}, "q2": {"a": 1, "b": 2}, "q3": {"x": 1}}
+    rankings = {"q1": ["e", "c", "u", "a", "b", "d"], "q2": ["b", "v", "a"]}
+    names = every_metric()[::-1]
+    assert_matches_reference(labels, rankings, 1, names)
+    assert list(score(Qrels.from_dict(labels), Run.from_dict(rankings), names).per_query) == names
+    assert set(kernels.GAIN_FAMILIES) < set(FAMILIES)
 
 
 def test_a_worked_example_at_every_cutoff():
