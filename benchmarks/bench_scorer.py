@@ -11,9 +11,10 @@ scores); 5% of the qrels queries missing from the run and as many run queries th
 rankings shorter than DEPTH; 1% of the rankings repeating one of their lines (same doc, same score) at the end; run
 rows in random order; labels 0-3, 1-5 judged docs per query.
 
-Timings are the best of --repeat runs (the two end-to-end file paths are timed in turns). Our scorer is
-single-threaded NumPy and our TREC reader parses blocks on up to four threads; ranx's kernels use every core (numba
-prange); pytrec_eval is single-threaded C++ over Python dicts.
+Timings are the best of --repeat runs (the two end-to-end file paths are timed in turns). Our scorer is NumPy that
+ranks blocks of queries and computes its two kinds of metric on up to four threads, and our TREC reader parses blocks
+on up to four threads; ranx's kernels use every core (numba prange); pytrec_eval is single-threaded C++ over Python
+dicts. The "cpu s" column shows what each tool spent over all its threads.
 
 How each tool is fed the messy data (see docs/metrics.md, "Agreement with reference tools"): pytrec_eval's
 ``parse_run`` refuses a doc listed twice for a query (an assert), so its file path reads the run with the same loop
@@ -320,8 +321,8 @@ def main() -> None:
         faster = f"{ratio:6.1f}x faster" if reference else ""
         met = f"{goal:>5}x {'met' if ratio >= goal else 'NOT met'}" if goal and at_size else ""
         print(f"{name:46} {timing.seconds:9.3f} {timing.cpu:8.3f}  {faster:>13}  {met}")
-    print("(ranx: evaluate(save_results_in_run=False), numba threads = all cores; pytrec_eval and our score(): one "
-          "thread; our TREC reader: up to 4 threads; cpu s: CPU time of the process over all its threads)")
+    print("(ranx: evaluate(save_results_in_run=False), numba threads = all cores; pytrec_eval: one thread; our score() "
+          "and TREC reader: up to 4 threads; cpu s: CPU time of the process over all its threads)")
     print(f"(load average over 1 minute, {os.cpu_count()} cores: {load_before:.1f} at the start, "
           f"{os.getloadavg()[0]:.1f} at the end)")
     if args.messy:
