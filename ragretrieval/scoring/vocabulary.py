@@ -28,12 +28,13 @@ def _hash(matrix: np.ndarray) -> np.ndarray:
 
 def _group(hashes: np.ndarray, rows: np.ndarray, ordered: bool):
     """Number equal rows; return (code per row, the distinct rows by code). Codes follow first appearance if
-    `ordered`, else hash order.
+    `ordered`; else they follow the hashes, and the ids that share a hash with an earlier, different id (a collision,
+    rare) are numbered after all others, in the order they first appear.
 
     The hash prefix is packed above the row index so one integer sort (much faster than an argsort) groups the rows;
-    then every row but the first of its group is compared byte for byte with that first row (read whole, as words,
-    in group order), and groups that mix ids are re-split exactly. Arrays are reused in place where possible
-    (`hashes` is overwritten): fresh memory is slow to map.
+    then the rows are read whole, as words, in that order, and each is compared with its neighbour: a group whose
+    rows are not all equal mixes ids and is re-split exactly (`_split_mixed`). Arrays are reused in place where
+    possible (`hashes` is overwritten): fresh memory is slow to map.
     """
     n = len(hashes)
     if n == 0:
@@ -47,39 +48,49 @@ def _group(hashes: np.ndarray, rows: np.ndarray, ordered: bool):
     new = np.ones(n, bool)
     np.greater(keys[1:] ^ keys[:-1], low, out=new[1:])
     order = np.bitwise_and(keys, low, out=keys).view(np.int64)
-    first = order[new]
     group = np.cumsum(new, out=index.view(np.int64))
     group -= 1
     codes = np.empty(n, np.int64)
     codes[order] = group
-    distinct = rows[first]
-    later = ~new  # rows after the first of their group, in sorted order
-    members, of = order[later], group[later]
-    width = rows.dtype.itemsize // 8  # rows are whole words wide, so compare word by word (fast)
-    seen = np.take(rows.view(np.uint64).reshape(n, width), members, axis=0)
-    expected = distinct.view(np.uint64).reshape(len(first), width)
-    differ = np.zeros(len(members), bool)
+    width = rows.dtype.itemsize // 8  # rows are whole words wide: gathered and compared word by word (fast)
+    words = np.take(rows.view(np.uint64).reshape(n, width), order, axis=0)  # in group order
+    distinct = np.compress(new, words, axis=0).view(rows.dtype).ravel()
+    differ = np.zeros(n - 1, bool)  # a row unlike the one before it in its group
     for j in range(width):
-        differ |= seen[:, j] != expected[:, j][of]
-    mixed = members[differ]
-    if len(mixed) == 0 and not ordered:
+        differ |= words[1:, j] != words[:-1, j]
+    differ &= ~new[1:]
+    first = order[new] if ordered else None
+    if differ.any():
+        codes, distinct, first = _split_mixed(codes, distinct, first, rows, group, differ, order, new)
+    if not ordered:
         return codes, distinct
-    live = len(first)
-    if len(mixed):
-        mixed_groups = np.unique(codes[mixed])
-        is_mixed = np.zeros(len(first), bool)
-        is_mixed[mixed_groups] = True
-        members = np.flatnonzero(is_mixed[codes])  # (np.isin would sort every code)
-        _, sub_first, sub_codes = np.unique(rows[members], return_index=True, return_inverse=True)
-        codes[members] = len(first) + sub_codes.ravel()
-        first = np.concatenate([first, members[sub_first]])
-        distinct = np.concatenate([distinct, rows[members[sub_first]]])
-        first[mixed_groups] = n  # emptied groups sort last and are dropped
-        live = len(first) - len(mixed_groups)
-    by_first = _sort_order(first)[:live]
-    renumber = np.full(len(first), -1, np.int64)
-    renumber[by_first] = np.arange(live)
+    by_first = _sort_order(first)
+    renumber = np.empty(len(first), np.int64)
+    renumber[by_first] = np.arange(len(first))
     return renumber[codes], distinct[by_first]
+
+
+def _split_mixed(codes, distinct, first, rows, group, differ, order, new):
+    """Re-split the groups whose rows differ: in each, the id of its first row keeps the group's code, and the other
+    ids get new codes after all others, in the order they first appear. Returns (codes, distinct, first), `first`
+    (the first row of each code) extended when given."""
+    mixed = np.unique(group[1:][differ])
+    starts = np.flatnonzero(new)
+    begin, length = starts[mixed], np.diff(starts, append=len(new))[mixed]
+    positions = np.repeat(begin - np.cumsum(length) + length, length) + np.arange(int(length.sum()))
+    members = np.sort(order[positions])  # the rows of the mixed groups, in row order
+    _, sub_first, sub_codes = np.unique(rows[members], return_index=True, return_inverse=True)
+    sub_codes = sub_codes.ravel()
+    _, at = np.unique(codes[members], return_index=True)  # each mixed group's first row, as `mixed` is sorted
+    slot = np.full(len(sub_first), -1, np.int64)
+    slot[sub_codes[at]] = mixed
+    others = np.flatnonzero(slot < 0)
+    others = others[np.argsort(sub_first[others], kind="stable")]
+    slot[others] = len(distinct) + np.arange(len(others))
+    codes[members] = slot[sub_codes]
+    added = members[sub_first[others]]
+    distinct = np.concatenate([distinct, rows[added]])
+    return codes, distinct, None if first is None else np.concatenate([first, added])
 
 
 def _sort_order(values: np.ndarray) -> np.ndarray:

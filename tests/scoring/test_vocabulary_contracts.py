@@ -10,6 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ragretrieval.scoring import vocabulary
 from ragretrieval.scoring.ids import LazyIds
@@ -74,6 +76,21 @@ def first_appearance(rows: list) -> tuple[list[int], list]:
     return codes, list(seen)
 
 
+def hash_order(ids: list, hashes: list[int]) -> tuple[list[int], list]:
+    """The unordered reference: groups are numbered by hash prefix (the bits above the bit_length(n - 1) bits, at
+    least one, that hold the row index); in each, the first row's id keeps the number, and the ids that share a
+    prefix with a different, earlier id are numbered after all groups, in the order they first appear."""
+    bits = max(1, (len(ids) - 1).bit_length())
+    prefixes = sorted({h >> bits for h in hashes})
+    number = {p: g for g, p in enumerate(prefixes)}
+    distinct, others, codes = [None] * len(prefixes), {}, []
+    for token, h in zip(ids, hashes):
+        g = number[h >> bits]
+        distinct[g] = token if distinct[g] is None else distinct[g]
+        codes.append(g if token == distinct[g] else others.setdefault(token, len(prefixes) + len(others)))
+    return codes, distinct + list(others)
+
+
 def group(hashes, rows, ordered):
     return vocabulary._group(np.array(hashes, np.uint64), rows, ordered)
 
@@ -112,20 +129,39 @@ def test_group_without_a_collision_numbers_rows_in_hash_order_when_not_ordered()
 
 @pytest.mark.parametrize("ordered", [True, False])
 def test_group_splits_rows_whose_hashes_collide(ordered):
-    """Different rows given one hash are told apart byte for byte (in any word) and numbered by first appearance;
-    a group holding only equal rows stays whole."""
+    """Different rows given one hash are told apart byte for byte (in any word) and numbered by first appearance
+    (ordered) or as `hash_order` says (not ordered); a group holding only equal rows stays whole."""
     cases = [
         ([b"a", b"b"], [5, 5]),  # one row differs from its group's first
         ([b"x" * 8 + b"1", b"y" * 8 + b"1", b"x" * 8 + b"1"], [7, 7, 7]),  # differ in the first word only
         ([b"x" * 8 + b"1", b"x" * 8 + b"2", b"x" * 8 + b"1"], [7, 7, 7]),  # differ in the last word only
         ([b"m", b"k", b"k", b"j", b"m", b"l", b"j"], [9 << 50, 3 << 50, 3 << 50, 9 << 50, 9 << 50, 1, 9 << 50]),
         ([b"c", b"a", b"b", b"a", b"c"], [0, 0, 0, 0, 0]),
+        ([b"q", b"p", b"q", b"r", b"s", b"p", b"t"], [6 << 3, 6 << 3, 6 << 3, 1 << 3, 1 << 3, 6 << 3, 0]),  # two mix
+        ([b"u", b"v", b"w", b"v"], [2 << 2, 5 << 2, 2 << 2 | 3, 5 << 2]),  # the same prefix, low bits apart
     ]
     for ids, hashes in cases:
         codes, distinct = group(hashes, rows_of(ids), ordered)
         assert_groups_equal_rows(codes, distinct, rows_of(ids))
-        expected, order = first_appearance(ids)
+        expected, order = first_appearance(ids) if ordered else hash_order(ids, hashes)
         assert codes.tolist() == expected and distinct.tolist() == order
+
+
+VOCABULARY = [b"", b"a", b"b", b"ab", b"x" * 9, b"x" * 8 + b"y", b"y" * 8 + b"y", "é".encode()]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(range(len(VOCABULARY))), max_size=40),
+       st.lists(st.integers(0, 2), min_size=len(VOCABULARY), max_size=len(VOCABULARY)),
+       st.lists(st.integers(0, 1), min_size=len(VOCABULARY), max_size=len(VOCABULARY)), st.booleans())
+def test_group_equals_the_references_when_hashes_collide_at_random(drawn, high, low, ordered):
+    """Each id gets a hash of three possible prefixes (so most groups mix ids) and its own lowest bit, which the
+    grouping masks off: the codes and the distinct rows are the references', whatever collides."""
+    ids = [VOCABULARY[i] for i in drawn]
+    hashes = [high[i] << 6 | low[i] for i in drawn]  # 6 bits: at least the index bits of up to 40 rows
+    codes, distinct = group(hashes, rows_of(ids, 16), ordered)
+    expected, order = first_appearance(ids) if ordered else hash_order(ids, hashes)
+    assert codes.tolist() == expected and distinct.tolist() == order
 
 
 def test_group_of_nothing():
