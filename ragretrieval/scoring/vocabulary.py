@@ -85,7 +85,7 @@ def _split_mixed(codes, distinct, first, rows, group, differ, order, new):
     slot = np.full(len(sub_first), -1, np.int64)
     slot[sub_codes[at]] = mixed
     others = np.flatnonzero(slot < 0)
-    others = others[np.argsort(sub_first[others], kind="stable")]
+    others = others[np.argsort(sub_first[others])]  # first rows are distinct: any sort is stable here
     slot[others] = len(distinct) + np.arange(len(others))
     codes[members] = slot[sub_codes]
     added = members[sub_first[others]]

@@ -164,6 +164,37 @@ def test_group_equals_the_references_when_hashes_collide_at_random(drawn, high, 
     assert codes.tolist() == expected and distinct.tolist() == order
 
 
+def test_group_compares_rows_as_bytes_not_as_numbers():
+    """Rows are compared word by word; two words that are equal as float64 (+0.0 and -0.0) but not as bytes are
+    different ids, split apart when their hashes collide."""
+    ids = [b"", b"\x00" * 7 + b"\x80", b""]
+    for ordered in (True, False):
+        codes, distinct = group([4, 4, 4], rows_of(ids), ordered)
+        assert codes.tolist() == [0, 1, 0] and distinct.tolist() == [b"", b"\x00" * 7 + b"\x80"]
+
+
+@pytest.mark.parametrize("ordered", [True, False])
+def test_only_the_groups_that_mix_ids_are_split_again(monkeypatch, ordered):
+    """The re-split (a sort of the mixed groups' rows) is asked only for the groups holding different rows, and not
+    at all when no hash collides."""
+    asked = []
+    split = vocabulary._split_mixed
+
+    def spy(codes, distinct, first, rows, group, differ, order, new):
+        asked.append(sorted(distinct[np.unique(group[1:][differ])].tolist()))
+        return split(codes, distinct, first, rows, group, differ, order, new)
+
+    monkeypatch.setattr(vocabulary, "_split_mixed", spy)
+    ids = [b"a", b"b", b"a", b"c", b"c", b"d" * 9, b"e" * 9, b"d" * 9, b"f"]
+    group(vocabulary._hash(matrix(ids)).tolist(), rows_of(ids), ordered)
+    assert asked == []
+    hashes = [h << 8 for h in (1, 2, 1, 3, 3, 4, 4, 4, 2)]
+    codes, _ = group(hashes, rows_of(ids), ordered)
+    assert asked == [[b"b", b"d" * 9]]  # the groups of b (with f) and of d (with e), named by their first rows
+    expected, _ = first_appearance(ids) if ordered else hash_order(ids, hashes)
+    assert codes.tolist() == expected
+
+
 def test_group_of_nothing():
     codes, distinct = vocabulary._group(np.zeros(0, np.uint64), rows_of([]), ordered=True)
     assert codes.dtype == np.int64 and len(codes) == 0 and len(distinct) == 0 and distinct.dtype == "S8"
