@@ -16,8 +16,13 @@ from .base import EmbedderError, Symmetric
 DEFAULT_MODEL = "m3e-small"
 _ALIASES = ("m3e-small", "default")
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".json", ".txt", ".model")
-# variant name -> what it does to the model, as written into the cache identity
-QUANTIZATIONS = {None: "", "int8": "int8=dynamic-qint8-linear"}
+# variant name -> what it does to the model, as written into the cache identity. Dynamic int8 scales each layer's
+# input by the range of the whole batch, so a text's vector would depend on the texts beside it: the variant embeds
+# one text per forward pass, which makes its vector a function of the text ("per-text" in the identity).
+QUANTIZATIONS = {None: "", "int8": "int8=dynamic-qint8-linear-per-text"}
+# texts per forward pass: on a CPU small batches pad less and keep activations in cache (m3e-small fp32 1.24x
+# faster at 8 than at 32, docs/embedders.md); an accelerator wants wide batches
+CPU_BATCH_SIZE, DEVICE_BATCH_SIZE = 8, 32
 
 
 def quantize_int8(model):
@@ -78,22 +83,30 @@ def load_model(kind: str, path, name: str, device: str, error_type: type[Excepti
 
 
 class SentenceTransformerEmbedder(Symmetric):
-    """A sentence-transformers model by hub id or local folder, on the CPU unless `device` says otherwise.
+    """A sentence-transformers model by hub id or local folder, on the CPU unless `device` (or
+    ``$RAGRETRIEVAL_DEVICE``) says otherwise; `batch_size` texts per forward pass, by default 8 on the CPU and 32
+    elsewhere. The batch size changes speed only (vectors agree to float rounding), so it is not in the identity;
+    the int8 variant always embeds one text per pass (see `QUANTIZATIONS`).
 
     A hub id must already be in the local Hugging Face cache: this fails in a second instead of retrying an
     unreachable hub for a minute.
     """
 
-    def __init__(self, name_or_path: str, normalize: bool = True, batch_size: int = 32, device: str | None = None,
-                 quantize: str | None = None):
+    def __init__(self, name_or_path: str, normalize: bool = True, batch_size: int | None = None,
+                 device: str | None = None, quantize: str | None = None):
         if quantize not in QUANTIZATIONS:
             known = ", ".join(q for q in QUANTIZATIONS if q)
             raise EmbedderError(f"unknown quantisation {quantize!r} (known: {known})")
         self.quantize = quantize
         self.name = name_or_path
         self.normalize = normalize
-        self.batch_size = batch_size
         self.device = device or os.environ.get("RAGRETRIEVAL_DEVICE", "cpu")
+        if quantize and batch_size not in (None, 1):
+            raise EmbedderError(f"{name_or_path}@{quantize} embeds one text per forward pass (its activations are "
+                                f"scaled per batch, so batch mates would change a vector); batch_size {batch_size} "
+                                "cannot be used")
+        self.batch_size = 1 if quantize else batch_size or (CPU_BATCH_SIZE if self.device == "cpu"
+                                                             else DEVICE_BATCH_SIZE)
         if name_or_path in _ALIASES:
             self.name, self.path = DEFAULT_MODEL, bundled_model_path()
         elif Path(name_or_path).is_dir():
