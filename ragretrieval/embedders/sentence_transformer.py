@@ -20,8 +20,8 @@ _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".json", ".txt", ".model")
 # input by the range of the whole batch, so a text's vector would depend on the texts beside it: the variant embeds
 # one text per forward pass, which makes its vector a function of the text ("per-text" in the identity).
 QUANTIZATIONS = {None: "", "int8": "int8=dynamic-qint8-linear-per-text"}
-# texts per forward pass: on a CPU small batches pad less and keep activations in cache (m3e-small fp32 1.24x
-# faster at 8 than at 32, docs/embedders.md); an accelerator wants wide batches
+# texts per forward pass: on a CPU small batches pad less and keep activations in cache (m3e-small fp32 on 400
+# HowToCook chunks: 17.2 s at 32, 13.8 s at 8; docs/embedders.md); an accelerator wants wide batches
 CPU_BATCH_SIZE, DEVICE_BATCH_SIZE = 8, 32
 
 
@@ -87,7 +87,7 @@ class SentenceTransformerEmbedder(Symmetric):
     """A sentence-transformers model by hub id or local folder, on the CPU unless `device` (or
     ``$RAGRETRIEVAL_DEVICE``) says otherwise; `batch_size` texts per forward pass, by default 8 on the CPU and 32
     elsewhere. The batch size changes speed only (vectors agree to float rounding), so it is not in the identity;
-    the int8 variant always embeds one text per pass (see `QUANTIZATIONS`).
+    the int8 variant always embeds one text per pass (see `QUANTIZATIONS`) and refuses any other batch size.
 
     A hub id must already be in the local Hugging Face cache: this fails in a second instead of retrying an
     unreachable hub for a minute.
@@ -102,12 +102,14 @@ class SentenceTransformerEmbedder(Symmetric):
         self.name = name_or_path
         self.normalize = normalize
         self.device = device or os.environ.get("RAGRETRIEVAL_DEVICE", "cpu")
+        if batch_size is not None and batch_size < 1:
+            raise EmbedderError(f"{name_or_path}: batch_size must be at least 1, not {batch_size}")
         if quantize and batch_size not in (None, 1):
             raise EmbedderError(f"{name_or_path}@{quantize} embeds one text per forward pass (its activations are "
                                 f"scaled per batch, so batch mates would change a vector); batch_size {batch_size} "
                                 "cannot be used")
-        self.batch_size = 1 if quantize else batch_size or (CPU_BATCH_SIZE if self.device == "cpu"
-                                                             else DEVICE_BATCH_SIZE)
+        on_cpu = self.device.split(":")[0].lower() == "cpu"
+        self.batch_size = 1 if quantize else batch_size or (CPU_BATCH_SIZE if on_cpu else DEVICE_BATCH_SIZE)
         if name_or_path in _ALIASES:
             self.name, self.path = DEFAULT_MODEL, bundled_model_path()
         elif Path(name_or_path).is_dir():

@@ -27,9 +27,10 @@ def _hash(matrix: np.ndarray) -> np.ndarray:
 
 
 def _group(hashes: np.ndarray, rows: np.ndarray, ordered: bool):
-    """Number equal rows; return (code per row, the distinct rows by code). Codes follow first appearance if
-    `ordered`; else they follow the hashes, and the ids that share a hash with an earlier, different id (a collision,
-    rare) are numbered after all others, in the order they first appear.
+    """Number equal rows; return (code per row, the distinct rows by code). `hashes` must be a function of the rows'
+    bytes. Codes follow first appearance if `ordered`; else they follow the hash prefixes (the bits above the
+    bit_length(n - 1) bits that hold the row index), and the ids that share a prefix with an earlier, different id (a
+    collision, rare) are numbered after all others, in the order they first appear.
 
     The hash prefix is packed above the row index so one integer sort (much faster than an argsort) groups the rows;
     then the rows are read whole, as words, in that order, and each is compared with its neighbour: a group whose
@@ -72,8 +73,8 @@ def _group(hashes: np.ndarray, rows: np.ndarray, ordered: bool):
 
 def _split_mixed(codes, distinct, first, rows, group, differ, order, new):
     """Re-split the groups whose rows differ: in each, the id of its first row keeps the group's code, and the other
-    ids get new codes after all others, in the order they first appear. Returns (codes, distinct, first), `first`
-    (the first row of each code) extended when given."""
+    ids get new codes after all others, in the order they first appear. `codes` is changed in place; returns (codes,
+    distinct, first), `distinct` and `first` (the first row of each code, when given) extended by the new codes."""
     mixed = np.unique(group[1:][differ])
     starts = np.flatnonzero(new)
     begin, length = starts[mixed], np.diff(starts, append=len(new))[mixed]

@@ -48,8 +48,13 @@ def test_the_batch_size_changes_speed_not_vectors(monkeypatch):
     rounding, and the batch size stays out of the identity."""
     monkeypatch.delenv("RAGRETRIEVAL_DEVICE", raising=False)
     default = SentenceTransformerEmbedder("m3e-small")
-    assert default.batch_size == 8
+    assert default.batch_size == 8 and SentenceTransformerEmbedder("m3e-small", device="CPU:0").batch_size == 8
     assert SentenceTransformerEmbedder("m3e-small", device="cuda").batch_size == 32  # nothing loads until it embeds
+    monkeypatch.setenv("RAGRETRIEVAL_DEVICE", "cuda:1")
+    assert SentenceTransformerEmbedder("m3e-small").batch_size == 32
+    monkeypatch.delenv("RAGRETRIEVAL_DEVICE")
+    with pytest.raises(EmbedderError, match="m3e-small: batch_size must be at least 1, not 0"):
+        SentenceTransformerEmbedder("m3e-small", batch_size=0)
     paired = SentenceTransformerEmbedder("m3e-small", batch_size=2)
     assert paired.batch_size == 2 and paired.identity == default.identity
     texts = TEXTS * 3 + ["红烧肉"]
@@ -62,6 +67,7 @@ def test_an_int8_vector_is_a_function_of_its_text():
     batch mates (cosine about 0.986 between batchings, as far as int8 is from fp32): the variant embeds one text
     per pass, so a text gives the same bits alone or among others, and no other batch size is accepted."""
     int8 = get_embedder("m3e-small@int8")
+    assert SentenceTransformerEmbedder("m3e-small", quantize="int8").batch_size == 1
     texts = TEXTS * 3 + ["红烧肉"]
     together = int8.embed(texts)
     assert np.array_equal(together, np.vstack([int8.embed([text]) for text in texts]))

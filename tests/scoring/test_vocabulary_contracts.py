@@ -153,13 +153,14 @@ VOCABULARY = [b"", b"a", b"b", b"ab", b"x" * 9, b"x" * 8 + b"y", b"y" * 8 + b"y"
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(range(len(VOCABULARY))), max_size=40),
        st.lists(st.integers(0, 2), min_size=len(VOCABULARY), max_size=len(VOCABULARY)),
-       st.lists(st.integers(0, 1), min_size=len(VOCABULARY), max_size=len(VOCABULARY)), st.booleans())
-def test_group_equals_the_references_when_hashes_collide_at_random(drawn, high, low, ordered):
+       st.lists(st.integers(0, 1), min_size=len(VOCABULARY), max_size=len(VOCABULARY)), st.booleans(),
+       st.sampled_from([16, 24, 32]))
+def test_group_equals_the_references_when_hashes_collide_at_random(drawn, high, low, ordered, width):
     """Each id gets a hash of three possible prefixes (so most groups mix ids) and its own lowest bit, which the
     grouping masks off: the codes and the distinct rows are the references', whatever collides."""
     ids = [VOCABULARY[i] for i in drawn]
     hashes = [high[i] << 6 | low[i] for i in drawn]  # 6 bits: at least the index bits of up to 40 rows
-    codes, distinct = group(hashes, rows_of(ids, 16), ordered)
+    codes, distinct = group(hashes, rows_of(ids, width), ordered)
     expected, order = first_appearance(ids) if ordered else hash_order(ids, hashes)
     assert codes.tolist() == expected and distinct.tolist() == order
 
@@ -306,6 +307,16 @@ def pool():
         yield executor
 
 
+@pytest.fixture(params=[64, 2], ids=["real-hash", "colliding-hash"])
+def hash_bits(request, monkeypatch):
+    """The real hash, or one that keeps only its top two bits: then most ids collide, and the callers of `_group`
+    (known ids, parts, lazy and ordered columns, `index_in`) must still name every line by its own id."""
+    if request.param < 64:
+        real, kept = vocabulary._hash, np.uint64(((1 << request.param) - 1) << (64 - request.param))
+        monkeypatch.setattr(vocabulary, "_hash", lambda matrix: real(matrix) & kept)
+    return request.param
+
+
 def column_of(blocks, **options) -> vocabulary.IdColumn:
     column = vocabulary.IdColumn(**options)
     for block in blocks:
@@ -322,7 +333,7 @@ def as_list(ids) -> list:
 @pytest.mark.parametrize("known", [None, KNOWN])
 @pytest.mark.parametrize("lazy", [False, True])
 @pytest.mark.parametrize("ordered", [True, False])
-def test_id_column_codes_name_each_line(parts, with_pool, known, lazy, ordered, pool):
+def test_id_column_codes_name_each_line(parts, with_pool, known, lazy, ordered, pool, hash_bits):
     """Each line's code names its id; ids are distinct; known ids come first, as the same objects, and match the
     lines equal to them; an ordered column of one part numbers its other ids by first appearance; runs are the runs
     of equal consecutive ids within each block."""
@@ -371,7 +382,7 @@ def test_id_column_without_lines(lazy, known):
     ([3, "3", "x"], ["x", 3]),  # not str
     (["a", "b" * 12, "é", ""], ["", "é", "b" * 12, "z"]),  # rows
 ])
-def test_index_in_finds_each_id_or_minus_one(ids, among):
+def test_index_in_finds_each_id_or_minus_one(ids, among, hash_bits):
     ids, among = np.array(ids, dtype=object), np.array(among, dtype=object)
     position = {key: i for i, key in enumerate(among.tolist())}
     got = vocabulary.index_in(ids, among)
