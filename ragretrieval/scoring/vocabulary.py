@@ -82,7 +82,7 @@ def _split_mixed(codes, distinct, first, rows, group, differ, order, new):
     members = np.sort(order[positions])  # the rows of the mixed groups, in row order
     _, sub_first, sub_codes = np.unique(rows[members], return_index=True, return_inverse=True)
     sub_codes = sub_codes.ravel()
-    _, at = np.unique(codes[members], return_index=True)  # each mixed group's first row, as `mixed` is sorted
+    at = np.searchsorted(members, order[begin])  # each mixed group's first row (its lowest index) among them
     slot = np.full(len(sub_first), -1, np.int64)
     slot[sub_codes[at]] = mixed
     others = np.flatnonzero(slot < 0)
