@@ -51,6 +51,7 @@ def _register() -> None:
     from .import_dataset import import_dataset_command
     from .judge import judge_command
     from .judge_answers import judge_answers_command
+    from .questions import questions_group
     from .report import report_command
     from .serve import serve_command
     from .stores import stores_command
@@ -60,7 +61,7 @@ def _register() -> None:
                     sweep.sweep_command, compare_command, report_command, judge_command, stores_command,
                     plugins.plugins_command, questions_io.import_command, questions_io.export_command,
                     answer_command, judge_answers_command, import_dataset_command, serve_command,
-                    worker_command):
+                    worker_command, questions_group):
         main.add_command(command)
 
 
