@@ -47,6 +47,7 @@ def main() -> None:
 def _register() -> None:
     from . import build_dataset, evaluate, plugins, questions_io, runs, score, sweep
     from .answer import answer_command
+    from .calibrate import calibrate_command
     from .compare import compare_command
     from .import_dataset import import_dataset_command
     from .judge import judge_command
@@ -61,7 +62,7 @@ def _register() -> None:
                     sweep.sweep_command, compare_command, report_command, judge_command, stores_command,
                     plugins.plugins_command, questions_io.import_command, questions_io.export_command,
                     answer_command, judge_answers_command, import_dataset_command, serve_command,
-                    worker_command, questions_group):
+                    worker_command, questions_group, calibrate_command):
         main.add_command(command)
 
 
