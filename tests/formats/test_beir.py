@@ -229,3 +229,28 @@ def test_export_refuses_to_overwrite_and_to_write_ids_a_qrels_line_cannot_carry(
                                      "provenance": {"generator": "hand"}}) + "\n", "utf-8")
     result = run("export-dataset", demo_dataset, "--questions", questions, "--format", "beir", "--out", tmp_path / "t")
     assert result.exit_code == 1 and "holds a tab or line break" in result.output
+
+
+def test_metrics_of_an_imported_beir_set_equal_trec_evals_on_the_same_qrels(small_beir, tmp_path):
+    """BEIR scores with pytrec_eval; a query judged only 0 has no relevant document and scores 0 there too."""
+    import pytrec_eval
+
+    queries = QUERIES + [{"_id": "q4", "text": "boil eggs water"}]
+    qrels_text = "query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td3\t0\nq2\td2\t1\nq3\td3\t1\nq4\td2\t0\n"
+    folder = write_beir(tmp_path / "graded", CORPUS, queries, qrels_text)
+    ok("import-dataset", "--format", "beir", folder, "--out", tmp_path / "ds")
+    _, ours = bm25_means(tmp_path / "ds", tmp_path, "--granularity", "doc")
+    report = json.loads(sorted(tmp_path.glob("report-*.json"))[-1].read_text("utf-8"))
+    run = {q["id"]: {d: 100.0 - rank for rank, d in enumerate(q["retrieved_documents"])} for q in report["questions"]}
+    qrels = {}
+    for line in qrels_text.splitlines()[1:]:
+        query, doc, grade = line.split("\t")
+        qrels.setdefault(query, {})[doc] = int(grade)
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, {"recall.3", "P.3", "ndcg_cut.3", "recip_rank"}).evaluate(run)
+    assert set(ours) == set(theirs) == {"q1", "q2", "q3", "q4"}
+    for query, metrics in theirs.items():
+        assert ours[query]["doc"]["recall@3"] == pytest.approx(metrics["recall_3"])
+        assert ours[query]["doc"]["precision@3"] == pytest.approx(metrics["P_3"])
+        assert ours[query]["doc"]["ndcg@3"] == pytest.approx(metrics["ndcg_cut_3"])
+        assert ours[query]["doc"]["mrr@3"] == pytest.approx(metrics["recip_rank"])
+    assert ours["q4"]["doc"]["recall@3"] == 0.0 and "d2" in run["q4"]  # retrieved, judged 0: not relevant
