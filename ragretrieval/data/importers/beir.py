@@ -46,6 +46,7 @@ from ..dataset import (
     write_jsonl,
 )
 from .agent_jsonl import RagretrievalFields
+from .common import numbered_lines
 
 QUERIES_FILE, QRELS_DIR = "queries.jsonl", "qrels"
 QRELS_HEADER = ("query-id", "corpus-id", "score")
@@ -194,13 +195,7 @@ def read_qrels(path: Path, queries: dict, corpus: StreamedCorpus) -> dict[str, l
     score column is not a whole number (BEIR writes ``query-id corpus-id score``)."""
     judged: dict[str, list[RelevantDocument]] = {}
     line_of: dict[tuple[str, str], int] = {}
-    try:
-        lines = path.read_text(encoding="utf-8-sig").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise DatasetError(f"{path}: cannot read ({error})") from None
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+    for number, line in numbered_lines(path):
         cells = _qrel_fields(line)
         if len(cells) != 3:
             raise DatasetError(f"{path}:{number}: expected 3 columns (query-id, corpus-id, score), found "
