@@ -113,6 +113,7 @@ def usage(line: str, value) -> dict:
     (lambda line: retriever_outputs(line, {"page_content": "x"}), "a retriever's outputs should be a list"),
     (lambda line: usage(line, {"input_tokens": -3}), "-3 is not a token count"),
     (lambda line: usage(line, {"input_tokens": 1e30}), "is not a token count"),
+    (lambda line: usage(line, {"input_tokens": 10**13}), "10000000000000 is not a token count (a whole number from 0 to"),
 ])
 def test_bad_traces_are_named_by_file_line_and_field(first_trace, demo_dataset, tmp_path, make, message):
     line, _, _ = first_trace
@@ -160,3 +161,21 @@ def test_hostile_trace_files(otlp_traces, mlflow_traces, demo_dataset, tmp_path)
     empty.mkdir()
     result = invoke("import-traces", empty, "--format", "mlflow", "--out", tmp_path / "x.jsonl", code=1)
     assert "no .json or .jsonl files in the folder" in result.output
+
+
+def test_a_trace_without_retriever_gives_an_empty_context_not_ours(mlflow_traces, demo_dataset, tmp_path):
+    path, truth = mlflow_traces
+    lines = path.read_text(encoding="utf-8").splitlines()
+    answers = tmp_path / "answers.jsonl"
+    egg = "q-da1f371c63b5"
+    write(answers, [{"request_id": LUYU, "trace": lines[4]}, {"request_id": egg, "trace": lines[1]}])  # 4: no retriever
+    questions = subset(demo_dataset, tmp_path, LUYU, egg)
+    invoke("eval", "--dataset", demo_dataset, "--questions", questions, "--retriever", "run-file", "--run", answers,
+           "--granularity", "doc", "--k", "1", "--no-save", "--no-progress", "--out", tmp_path / "e.json")
+    scored = {q["id"]: q["metrics"]["doc"]["recall@1"] for q in json.loads((tmp_path / "e.json").read_text("utf-8"))[
+        "questions"]}
+    assert scored == {LUYU: 0.0, egg: 1.0}
+    invoke("answer", "--dataset", demo_dataset, "--questions", questions, "--generator", f"file:{answers}",
+           "--retriever", "bm25", "--no-save", "--no-progress", "--out", tmp_path / "r.json")
+    got = next(q for q in AnswerReport.load(tmp_path / "r.json").questions if q.id == LUYU)
+    assert got.answer == CASES[4]["answer"] and got.contexts == []  # bm25's contexts do not stand in for production's

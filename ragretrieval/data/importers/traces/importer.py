@@ -100,8 +100,6 @@ def record_of(derived: Derived) -> tuple[dict | None, str]:
     if derived.request is None:
         return None, "no readable request in the root span's inputs"
     record = {"request_id": derived.trace_id, **derived.fields(), "trace_id": derived.trace_id}
-    if derived.retrieved_context is None:
-        record["retrieved_context"] = []
     try:
         return record, AgentRecord.model_validate(record).question
     except ValidationError as error:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 RETRIEVER = "RETRIEVER"
+MAX_TOKENS = 10**12  # more tokens than any request spends: a count beyond it is a broken exporter, not usage
 
 
 class TraceError(ValueError):
@@ -64,8 +65,11 @@ class Derived:
     start: int = 0
 
     def fields(self) -> dict:
-        """The agent-evaluation fields this trace gives (seed 004's names for tokens), absent ones left out."""
-        values = {"request": self.request, "response": self.response, "retrieved_context": self.retrieved_context,
+        """The agent-evaluation fields this trace gives (seed 004's names for tokens), absent ones left out; a trace
+        without a RETRIEVER span gives an empty ``retrieved_context``."""
+        # no RETRIEVER span: production retrieved nothing, so nothing of ours may stand in for it
+        context = [] if self.retrieved_context is None else self.retrieved_context
+        values = {"request": self.request, "response": self.response, "retrieved_context": context,
                   "agent/input_token_count": self.usage.input, "agent/output_token_count": self.usage.output,
                   "agent/total_token_count": self.usage.total, "agent/latency_seconds": self.latency}
         return {name: value for name, value in values.items() if value is not None}
@@ -183,6 +187,6 @@ def count(value: Any, where: str) -> int | None:
         return None
     if isinstance(value, str) and value.strip().isdigit():
         value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise TraceError(f"{where}: {value!r} is not a token count (a whole number >= 0)")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKENS:
+        raise TraceError(f"{where}: {value!r} is not a token count (a whole number from 0 to {MAX_TOKENS:,})")
     return value
