@@ -172,3 +172,18 @@ def test_unmatched_requests_are_judged_on_their_answers(mlflow_traces, demo_data
     assert judged.metrics["answer"] == {"response/llm_judged/relevance_to_query/rating": 1.0,
                                         "agent/input_token_count": 30.0, "agent/output_token_count": 8.0,
                                         "agent/total_token_count": 38.0}
+
+
+def test_a_production_question_round_trips_through_the_agent_format(mlflow_traces, demo_dataset, tmp_path):
+    path, truth = mlflow_traces
+    unmatched = tmp_path / "unmatched.jsonl"
+    imported(path, "mlflow", tmp_path, "--dataset", demo_dataset, "--unmatched", unmatched)
+    invoke("import-questions", unmatched, "--dataset", demo_dataset, "--out", tmp_path / "q.jsonl")
+    invoke("export-questions", "--dataset", demo_dataset, "--questions", tmp_path / "q.jsonl", "--out",
+           tmp_path / "exported.jsonl")
+    invoke("import-questions", tmp_path / "exported.jsonl", "--dataset", demo_dataset, "--out", tmp_path / "back.jsonl")
+    assert read_jsonl(tmp_path / "back.jsonl", QuestionRecord) == read_jsonl(tmp_path / "q.jsonl", QuestionRecord)
+    labelless = tmp_path / "labelless.jsonl"
+    labelless.write_text(json.dumps({"request": "随便问问"}, ensure_ascii=False) + "\n", encoding="utf-8")
+    result = invoke("import-questions", labelless, "--dataset", demo_dataset, "--out", tmp_path / "x.jsonl", code=1)
+    assert "labelless.jsonl:1: field 'expected_retrieved_context': needed to import a question" in result.output

@@ -191,7 +191,8 @@ def import_questions(path, documents: Sequence[Document]) -> list[QuestionRecord
     uris, questions, line_of = DocumentUris(d.id for d in documents), [], {}
     for number, record in read_agent_jsonl(path):
         where = f"{path}:{number}"
-        production = record.response is not None or record.trace is not None
+        production = record.response is not None or record.trace is not None or (
+            record.ragretrieval is not None and record.ragretrieval.provenance.generator == PRODUCTION)
         if not record.expected_retrieved_context and not record.expected_response and not production:
             raise DatasetError(f"{where}: field 'expected_retrieved_context': needed to import a question (the "
                                "documents that answer it), unless the record has an expected_response (or is a "
