@@ -179,3 +179,24 @@ def test_a_trace_without_retriever_gives_an_empty_context_not_ours(mlflow_traces
            "--retriever", "bm25", "--no-save", "--no-progress", "--out", tmp_path / "r.json")
     got = next(q for q in AnswerReport.load(tmp_path / "r.json").questions if q.id == LUYU)
     assert got.answer == CASES[4]["answer"] and got.contexts == []  # bm25's contexts do not stand in for production's
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("agent/input_token_count", -1, "greater than or equal to 0"),
+    ("agent/output_token_count", "many", "valid integer"),
+    ("agent/latency_seconds", -0.5, "greater than or equal to 0"),
+    ("response", None, None),  # null: no response; the question fails, the run goes on
+])
+def test_hostile_answer_fields(demo_dataset, tmp_path, field, value, message):
+    answers = tmp_path / "answers.jsonl"
+    write(answers, [{"request_id": LUYU, "request": "如何做清蒸鲈鱼？", "response": "ok", field: value},
+                    {"request_id": "q-da1f371c63b5", "request": "如何做煮鸡蛋？", "response": "六分钟"},
+                    {"request_id": "q-96e76df9f7c8", "request": "如何做麻婆豆腐？", "response": "焯水"}])
+    questions = subset(demo_dataset, tmp_path, LUYU, "q-da1f371c63b5", "q-96e76df9f7c8")
+    result = invoke("answer", "--dataset", demo_dataset, "--questions", questions, "--generator", f"file:{answers}",
+                    "--no-save", "--no-progress", "--out", tmp_path / "r.json", code=1 if message else 0)
+    if message:
+        assert f"answers.jsonl:1: field '{field}':" in result.output and message in result.output, result.output
+    else:
+        failed = next(q for q in AnswerReport.load(tmp_path / "r.json").questions if q.id == LUYU)
+        assert "answers.jsonl:1: the record has no response" in failed.error

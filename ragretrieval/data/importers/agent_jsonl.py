@@ -104,9 +104,10 @@ class RagretrievalFields(BaseModel):
 class AgentRecord(BaseModel):
     """One record. With a ``trace`` (an MLflow trace, as a JSON string or an object), the fields it lacks among
     ``request``, ``response``, ``retrieved_context``, the token counts and the latency are derived from the trace
-    (traces/spans.py); the fields it has are kept."""
+    (traces/spans.py); the fields it has are kept. The token counts and latency are read and written under their
+    agent-evaluation names (``agent/input_token_count``, ...), and may be given by field name in Python."""
 
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True)
     request_id: str | None = None
     request: Request
     response: str | None = None
