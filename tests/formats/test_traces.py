@@ -187,3 +187,14 @@ def test_a_production_question_round_trips_through_the_agent_format(mlflow_trace
     labelless.write_text(json.dumps({"request": "随便问问"}, ensure_ascii=False) + "\n", encoding="utf-8")
     result = invoke("import-questions", labelless, "--dataset", demo_dataset, "--out", tmp_path / "x.jsonl", code=1)
     assert "labelless.jsonl:1: field 'expected_retrieved_context': needed to import a question" in result.output
+
+
+def test_another_question_set_is_matched_instead_of_the_datasets_own(mlflow_traces, demo_dataset, tmp_path):
+    path, truth = mlflow_traces
+    questions = tmp_path / "q.jsonl"
+    asked = next(q for q in load_dataset(demo_dataset).questions if q.id == QUESTION["如何做麻婆豆腐？"])
+    questions.write_text(asked.model_copy(update={"id": "mine"}).model_dump_json() + "\n", encoding="utf-8")
+    got, output = imported(path, "mlflow", tmp_path, "--dataset", demo_dataset, "--questions", questions)
+    assert [(r["request_id"], r["trace_id"]) for r in got] == [("mine", truth[2]["trace_id"])]
+    assert "1 traces matched a question exactly, 0 after normalising; 5 unmatched, not written: --unmatched FILE " \
+        "keeps them" in output
