@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .compare import ComparedRun, aligned, compare
-from .html import comparison_table, esc, fmt, histogram
+from .html_parts import comparison_table, esc, fmt, histogram
 
 MAX_CARDS = 200
 SUMMARY = ("score", "total", "correctness", "safety", "include", "exclude", "cite_f1", "refuse", "safe",

@@ -2,8 +2,9 @@
 a paired test (corrected for multiple testing), Cohen's d_z and wins/ties/losses. See docs/compare.md.
 
 A run comes from the runs history (by id), from an ``eval --out`` report file, or from a TREC run file scored against
-``--qrels`` with the scorer's defaults. With more than two runs, each is compared against the first; the correction
-treats every (pair, metric) p-value of one comparison as one family.
+``--qrels`` with the scorer's defaults: runs/compared.py finds it (the history and the answer reports live in rooms
+above this one) and `from_report` / `from_trec` here make it comparable. With more than two runs, each is compared
+against the first; the correction treats every (pair, metric) p-value of one comparison as one family.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Callable
 import numpy as np
 
 from ..errors import RagretrievalError
-from ..evaluation.report import GRANULARITIES, EvalReport, ReportError
+from ..evaluation.report import GRANULARITIES, EvalReport
 from ..scoring import MetricError, Qrels, Run, parse_metric, score
 from .stats import CORRECTIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, TESTS, PairedStats, adjust, paired_stats
 
@@ -106,16 +107,6 @@ def from_report(report: EvalReport, label: str, source: str) -> ComparedRun:
                        lambda metric, granularity: report_values(report, metric, granularity, label), report)
 
 
-def read_report_file(path: Path):
-    """An ``eval --out`` or ``answer --out`` report."""
-    from ..answers.report import load_report  # answers sits above analysis: imported when a file is read
-
-    try:
-        return load_report(path)
-    except ReportError as error:
-        raise CompareError(str(error)) from None
-
-
 def from_trec(path: Path, qrels_path: Path) -> ComparedRun:
     """A TREC run scored against TREC qrels with the scorer's defaults; questions are the qrels' queries."""
     from ..scoring.trec import read_qrels, read_run
@@ -131,38 +122,6 @@ def from_trec(path: Path, qrels_path: Path) -> ComparedRun:
         return score(qrels, run, [metric]).per_query[metric]
 
     return ComparedRun(path.stem, str(path), qrels.query_ids.tolist(), values, notes=notes)
-
-
-def from_history(ref: str, runs_db: str | None) -> ComparedRun:
-    """A run of the history by id, id prefix or name (`RunHistory.get`)."""
-    from ..runs import RunHistory, RunHistoryError, RunNotFoundError
-
-    try:
-        history = RunHistory(url=runs_db)
-        try:
-            stored = history.get(ref)
-        finally:
-            history.close()
-    except RunNotFoundError as error:
-        raise CompareError(f"{ref!r} is neither a file nor a run in the history: {error}") from None
-    except RunHistoryError as error:
-        raise CompareError(str(error)) from None
-    return from_report(stored.report, stored.name or stored.id, f"run {stored.id}")
-
-
-def load_run(spec: str, qrels: Path | None = None, runs_db: str | None = None) -> ComparedRun:
-    """A report JSON file, a TREC run file (with `qrels`), or a run id or name from the history. An existing file
-    wins; otherwise the history is asked, so a run named ``bm25 300/50`` is found even though it looks like a path."""
-    path = Path(spec)
-    if not path.is_file():
-        return from_history(spec, runs_db)
-    with path.open("rb") as f:
-        head = f.read(64).lstrip()
-    if head.startswith(b"{"):
-        return from_report(read_report_file(path), path.stem, str(path))
-    if qrels is None:
-        raise CompareError(f"{path}: not a JSON report; to compare a TREC run file, pass --qrels FILE")
-    return from_trec(path, qrels)
 
 
 def unique_labels(runs: list[ComparedRun]) -> None:

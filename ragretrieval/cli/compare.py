@@ -8,8 +8,9 @@ from pathlib import Path
 
 import click
 
-from ..analysis.compare import CompareError, compare, load_run, unique_labels
+from ..analysis.compare import CompareError, compare, unique_labels
 from ..analysis.stats import CORRECTIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, TESTS, StatsError
+from ..runs.compared import load_run
 from ..scoring.trec import TrecFormatError
 
 DEFAULT_METRICS = ("ndcg@10", "recall@5")

@@ -22,7 +22,7 @@ from ...answers.batch import build_report
 from ...answers.report import AnsweredQuestion, AnswerReport
 from ...answers.session import AnswerSession
 from ...data.dataset import load_dataset
-from .engine import EngineError, EvaluationSettings, QuestionItem, QuestionResult
+from .contract import EngineError, EvaluationSettings, QuestionItem, QuestionResult
 from .judging import judge_scorers
 from .options import answer_settings, judge_sampling
 from .records import question_records, question_result

@@ -25,7 +25,7 @@ from ...answers.judges import available_judges as registered_judges
 from ...answers.judges.registry import SUMMARY
 from ...answers.report import ANSWER_LEVEL, AnsweredQuestion
 from ...data.nuggets import nuggets_path
-from .engine import EngineError, EvaluationSettings
+from .contract import EngineError, EvaluationSettings
 
 SCORE_JUDGE = "score5"  # the 1-5 judge whose verdict is the result's llm_judge_score
 

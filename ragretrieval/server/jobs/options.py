@@ -20,7 +20,7 @@ from ...answers.judges import JudgeError, JudgeOptions
 from ...answers.session import AnswerSettings
 from ...evaluation.report import EvalConfig
 from ...retrieval.registry import available_retrievers
-from .engine import EngineError, EvaluationSettings
+from .contract import EngineError, EvaluationSettings
 from .judging import check_judges
 
 DEFAULT_RETRIEVER = "bm25"  # no model to load: an evaluation starts at once and runs offline

@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 from ...answers.report import ANSWER_LEVEL, AnsweredQuestion
 from ...data.dataset import Provenance, QuestionRecord
-from .engine import QuestionItem, QuestionResult
+from .contract import QuestionItem, QuestionResult
 from .judging import judge_fields
 
 WEB_PROVENANCE = Provenance(generator="web")  # a question typed into a question set
