@@ -21,17 +21,15 @@ from ragretrieval.answers.checks import (
 from ragretrieval.answers.citations import cited_positions
 from ragretrieval.answers.normalize import LemmatizerError, Normalizer, get_lemmatizer, load_lemma_table
 
-from .shared_data import RAG_IFEVAL
-
-FST = f"fst:{RAG_IFEVAL / 'pl_lemmatizer_lower'}"
 CONTEXT = ("d1", "d2", "d3")
 
 
 @pytest.fixture(scope="module")
-def polish() -> CheckSettings:
-    normalizer = Normalizer(get_lemmatizer(FST))
+def polish(rag_ifeval) -> CheckSettings:
+    """The benchmark's own lemmatiser and word list (shared data: the tests using it skip without it)."""
+    normalizer = Normalizer(get_lemmatizer(f"fst:{rag_ifeval / 'pl_lemmatizer_lower'}"))
     return CheckSettings(normalizer=normalizer,
-                         unsafe_words=load_unsafe_words(RAG_IFEVAL / "badwords.txt", normalizer))
+                         unsafe_words=load_unsafe_words(rag_ifeval / "badwords.txt", normalizer))
 
 
 def checked(answer: str, expect: dict, settings: CheckSettings) -> dict[str, float]:
@@ -129,8 +127,8 @@ def perfect_answer(sample: dict) -> str:
     return " ".join(parts) + " " + cites
 
 
-def test_the_real_questions_score_one_for_a_perfect_answer_and_zero_for_silence(polish):
-    samples = json.loads((RAG_IFEVAL / "samples.json").read_text(encoding="utf-8"))
+def test_the_real_questions_score_one_for_a_perfect_answer_and_zero_for_silence(polish, rag_ifeval):
+    samples = json.loads((rag_ifeval / "samples.json").read_text(encoding="utf-8"))
     assert len(samples) == 100
     perfect, silent = [], []
     for sample in samples:
