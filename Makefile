@@ -1,4 +1,5 @@
 # The two commands of the quick start: `make demo` and `make test`. Both build .venv from scratch when needed.
+# `make test-fast` is the inner loop: the suite without models, browser, engines or PostgreSQL (docs/testing.md).
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -7,7 +8,7 @@ ADAPTERS := milvus qdrant chroma lancedb
 # System packages the test suite starts for real (PostgreSQL for the runs history, Chromium for the HTML report).
 SYSTEM_PACKAGES := postgresql chromium
 
-.PHONY: demo test mutation system-deps clean
+.PHONY: demo test test-fast mutation system-deps clean
 
 $(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +43,11 @@ demo: $(VENV)/.core
 test: $(VENV)/.test system-deps
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest -q
+
+# No system packages needed; two processes; a test that loads a model without its `model` marker fails here.
+FAST_MARKERS := not model and not browser and not engine and not postgres
+test-fast: $(VENV)/.test
+	RAGRETRIEVAL_TEST_FAST=1 $(PY) -m pytest -q -n 2 -m "$(FAST_MARKERS)"
 
 # Mutation testing (docs/testing.md): not part of `make test`, it takes long. GROUPS="rollup chunking" runs only those;
 # MUTATION_OPTIONS="--keep" reuses the last run's verdicts, "--update-doc" refreshes the table in docs/testing.md.

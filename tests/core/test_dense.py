@@ -12,6 +12,8 @@ from ragretrieval.cli import main
 from ragretrieval.data.dataset import load_dataset
 from ragretrieval.evaluation.report import EvalReport
 
+pytestmark = pytest.mark.model  # m3e-small embeds the demo corpus (and HowToCook)
+
 
 def run_eval(dataset, out, *options) -> tuple[str, EvalReport]:
     result = CliRunner().invoke(main, ["eval", "--dataset", str(dataset), "--top-k", "5", "--no-progress",
