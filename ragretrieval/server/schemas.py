@@ -165,6 +165,58 @@ class EvaluationIn(_Input):
         return value
 
 
+class EndpointIn(_Input):
+    """Where a FAILED or PAUSED evaluation's answers and verdicts are asked, corrected before it is resumed: the
+    base URL of its model, its judges', or the URL of its ``http:`` service. A field given as null or "" goes back to
+    its default (OpenAI's URL; for the judges, the model's); a field left out is kept."""
+
+    generator: str | None = Field(default=None, max_length=500)
+    base_url: str | None = None
+    judge_base_url: str | None = None
+
+    @field_validator("generator")
+    @classmethod
+    def _service_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if not value.startswith("http:"):
+            raise ValueError("only an http: service's URL can be corrected (http:<url>); another model or kind of "
+                             "generator would make it another evaluation: run it again with those settings")
+        plain_url(value[len("http:"):], "the generator's URL")
+        return value
+
+    @field_validator("base_url", "judge_base_url")
+    @classmethod
+    def _urls(cls, value, info):
+        return plain_url(value, info.field_name)
+
+
+class IdsIn(_Input):
+    """Several evaluations or question sets at once (bulk delete): each id once, up to 500."""
+
+    ids: list[str] = Field(min_length=1, max_length=500)
+
+    @field_validator("ids")
+    @classmethod
+    def _ids(cls, value: list[str]) -> list[str]:
+        for item in value:
+            if not re.fullmatch(r"[a-z]{1,4}_[0-9a-z_]{1,40}", item):
+                raise ValueError(f"not an id: {item[:60]!r}")
+        return list(dict.fromkeys(value))
+
+
+class Deleted(BaseModel):
+    deleted: list[str]
+
+
+class DecodedOut(BaseModel):
+    """A file's text, decoded on the server when it was not UTF-8 (io/text_encoding.py)."""
+
+    text: str
+    encoding: str
+    converted: bool
+
+
 class ResultOut(BaseModel):
     question_id: str
     position: int
