@@ -199,9 +199,9 @@ class IdsIn(_Input):
     @field_validator("ids")
     @classmethod
     def _ids(cls, value: list[str]) -> list[str]:
-        for item in value:
-            if not re.fullmatch(r"[a-z]{1,4}_[0-9a-z_]{1,40}", item):
-                raise ValueError(f"not an id: {item[:60]!r}")
+        for position, item in enumerate(value):
+            if not re.fullmatch(r"[a-z]{1,4}_[0-9a-z_]{1,40}", item):  # not echoed: it may be anything
+                raise ValueError(f"ids[{position}] is not an id (eval_... or qs_...)")
         return list(dict.fromkeys(value))
 
 

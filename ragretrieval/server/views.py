@@ -19,7 +19,6 @@ anything as passed.
 from __future__ import annotations
 
 from ..answers.checks.rules import AGGREGATES
-from .jobs.judging import SCORE_JUDGE
 
 CHECK_SCORE = "score"
 USAGE_PREFIX = "agent/"
@@ -69,7 +68,7 @@ def card_checks(checks: dict) -> dict:
 def summary_means(means: dict[str, float], judge: str | None) -> dict:
     """The summary's ``checks`` means split the same way: conditions and aggregates (one table), the judges' means
     (another), the mean check score; usage means are left to the tokens line."""
-    judges = set(judge_list(judge)) - {SCORE_JUDGE}
+    judges = set(judge_list(judge))  # score5 too: its verdicts that were not a 1-5 score land among the checks
     split = {"checks": {}, "judges": {}, "check_score": means.get(CHECK_SCORE)}
     for name, value in means.items():
         if name.startswith(USAGE_PREFIX) or name == CHECK_SCORE:
