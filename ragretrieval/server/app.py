@@ -64,7 +64,8 @@ def page_messages(context) -> dict[str, str]:
 
 
 def templates() -> Jinja2Templates:
-    env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True)  # every value escaped
+    env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True,  # every value escaped
+                      extensions=["jinja2.ext.do"])
     env.filters.update(when=when, short=short, markdown=markdown_html, public=public_text)
     env.tests.update(long=is_long)
     env.globals.update(_=gettext, language=page_language, languages=LANGUAGES, script_messages=page_messages)

@@ -9,10 +9,8 @@ from collections import Counter
 import pytest
 
 from ragretrieval.server.db import Database
-from ragretrieval.server.jobs.engine import load_engine
-from ragretrieval.server.jobs.worker import Worker
 
-from .conftest import FAST, new_evaluation, new_set, wait_for
+from .conftest import new_evaluation, new_set, running_worker, wait_for
 
 DEAD = "http://127.0.0.1:9/answer"  # nothing listens on port 9
 
@@ -100,10 +98,7 @@ def test_unknown_evaluation_and_the_same_origin_token(api):
 def test_a_failed_run_corrected_and_resumed_answers_at_the_new_endpoint(api, db_url, datasets, rag_service):
     question_set = new_set(api, 8)
     eval_id = new_evaluation(api, question_set["id"], DEAD, name="wrong port")["id"]
-    db = Database(db_url)
-    worker = Worker(db, load_engine(None), FAST, locate=lambda name: str(datasets / name))
-    worker.start()
-    try:
+    with running_worker(db_url, datasets):
         failed = wait_for(lambda: (e := api.get(f"/api/v1/evaluations/{eval_id}?limit=0"))["status"] == "FAILED"
                           and e, what="FAILED")
         assert "127.0.0.1:9" in failed["error"]
@@ -114,9 +109,6 @@ def test_a_failed_run_corrected_and_resumed_answers_at_the_new_endpoint(api, db_
         api.post(f"/api/v1/evaluations/{eval_id}/resume")
         done = wait_for(lambda: (e := api.get(f"/api/v1/evaluations/{eval_id}"))["status"] == "COMPLETED" and e,
                         what="COMPLETED")
-    finally:
-        worker.stop()
-        db.close()
     # the same worker had prepared the evaluation against the dead URL: it prepared it again for the new one
     assert done["summary"]["errors"] == 0 and done["generator"] == f"http:{rag_service.url}"
     assert rag_service.asked == Counter({q["question_text"]: 1 for q in question_set["questions"]})

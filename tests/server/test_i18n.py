@@ -19,7 +19,7 @@ HERE = Path(i18n.__file__).parent
 
 def template_messages() -> set[str]:
     """Every literal ``_("...")`` of the templates (a call with a variable gives None: i18n.DYNAMIC_MESSAGES)."""
-    env = Environment()
+    env = Environment(extensions=["jinja2.ext.do"])
     found = set()
     for path in (HERE / "templates").glob("*.html"):
         tree = env.parse(path.read_text(encoding="utf-8"))

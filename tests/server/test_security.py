@@ -13,13 +13,12 @@ from fastapi.testclient import TestClient
 from ragretrieval.cli import main
 from ragretrieval.server.db import Database
 from ragretrieval.server.jobs import claims
-from ragretrieval.server.jobs.engine import QuestionResult, load_engine
-from ragretrieval.server.jobs.worker import Worker
+from ragretrieval.server.jobs.engine import QuestionResult
 from ragretrieval.server.security import session_value
 from ragretrieval.server.settings import ServeError, ServeSettings, check_bind
 from ragretrieval.testing.chat_server import ChatServer, Reply
 
-from .conftest import CORPUS, FAST, Api, new_evaluation, new_set, wait_for
+from .conftest import CORPUS, Api, new_evaluation, new_set, running_worker, wait_for
 
 TOKEN = "a-long-enough-token-0123456789"
 KEY = "sk-test-NEVER-STORE-ME-5d2e"
@@ -174,15 +173,9 @@ def test_api_keys_reach_no_page_and_no_row(make_client, db_url, datasets, monkey
         created = api.post("/api/v1/evaluations", {
             "name": "model", "dataset": CORPUS, "question_set_id": question_set["id"],
             "generator": "openai:test-model", "base_url": model.url}, expect=201)
-        db = Database(db_url)
-        worker = Worker(db, load_engine(None), FAST, locate=lambda name: str(datasets / name))
-        worker.start()
-        try:
+        with running_worker(db_url, datasets):
             done = wait_for(lambda: (e := api.get(f"/api/v1/evaluations/{created['id']}"))["status"] == "COMPLETED"
                             and e, what="COMPLETED")
-        finally:
-            worker.stop()
-            db.close()
     assert model.authorizations == [f"Bearer {KEY}"] * 2 and done["run_id"]
     texts = [api.client.get(p).text for p in ("/evaluations/list", f"/evaluations/{created['id']}", "/evaluations/new",
                                               f"/evaluations/question-sets/{question_set['id']}", "/openapi.json",

@@ -77,6 +77,14 @@ def test_a_set_typed_and_imported_is_evaluated_by_the_extractive_baseline(page):
     assert page.errors == []
 
 
+def answered_by_the_model(page, url: str) -> None:
+    """The form's choice of the test model at `url`, with bm25."""
+    page.check('input[name="system"][value="openai"]')
+    page.fill('input[name="openai_model"]', "test-model")
+    page.fill('input[name="base_url"]', url)
+    page.select_option('select[name="retriever"]', "bm25")
+
+
 def test_a_corpus_s_questions_answered_by_a_model(page, services):
     from playwright.sync_api import expect
 
@@ -86,10 +94,7 @@ def test_a_corpus_s_questions_answered_by_a_model(page, services):
     page.wait_for_url(re.compile(r"/evaluations/question-sets/qs_[0-9a-f]{16}"))
     page.click("text=Evaluate this set")
     page.fill('input[name="name"]', "model with bm25")
-    page.check('input[name="system"][value="openai"]')
-    page.fill('input[name="openai_model"]', "test-model")
-    page.fill('input[name="base_url"]', model.url)
-    page.select_option('select[name="retriever"]', "bm25")
+    answered_by_the_model(page, model.url)
     page.click('button[type="submit"]')
     page.wait_for_url(re.compile(r"/evaluations/eval_[0-9a-f]{16}$"))
     expect(page.locator("#summary .status")).to_have_text("COMPLETED", timeout=120_000)
@@ -113,10 +118,7 @@ def test_a_judge_scores_each_answer_on_the_page(page, api, services):
     question_set = new_set(api, 3, name="judged set")
     page.goto(f"/evaluations/new?question_set={question_set['id']}")
     page.fill('input[name="name"]', "judged by score5")
-    page.check('input[name="system"][value="openai"]')
-    page.fill('input[name="openai_model"]', "test-model")
-    page.fill('input[name="base_url"]', model.url)
-    page.select_option('select[name="retriever"]', "bm25")
+    answered_by_the_model(page, model.url)
     page.check('input[name="judge"][value="score5"]')
     page.fill('input[name="judge_model"]', "judge-model")  # at the model's base URL: the judge field is empty
     page.fill('input[name="judge_samples"]', "3")  # each verdict the majority of 3 requests

@@ -19,7 +19,7 @@ from ragretrieval.testing.chat_server import ChatServer, Reply
 
 from ..conftest import new_evaluation, new_set, wait_for
 from ..processes import Server, environment
-from .conftest import model_reply, shot
+from .conftest import model_reply
 
 DEAD = "http://127.0.0.1:9/answer"  # nothing listens there
 
@@ -243,7 +243,6 @@ def test_a_running_evaluation_s_page_takes_every_figure_from_one_snapshot(browse
         assert seen[-1]["latency"].startswith(f"mean {summary['latency_mean']:.2f} s")
         expect(page.locator("#live .stored-run")).to_contain_text(final["run_id"])  # the stored-run line appears
         expect(page.locator("#new-results")).to_be_visible()
-        shot(page, "evaluation-live", height=900)
         before = len(asked)
         page.wait_for_timeout(4500)
         assert len(asked) == before  # the run is over: no more polling
