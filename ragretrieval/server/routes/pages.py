@@ -92,10 +92,11 @@ def _detail_context(request: Request, evaluation) -> dict:
     """What the live part of the detail page shows, all from one read of the evaluation (one snapshot)."""
     summary = evaluation.summary
     grids, other_metrics = metric_grids(summary["metrics"])
-    names = deps.question_sets(request).names([evaluation.question_set_id])
+    set_name, set_corpus = deps.question_sets(request).names([evaluation.question_set_id]).get(
+        evaluation.question_set_id, (None, None))
     return dict(evaluation=evaluation, grids=grids, other_metrics=other_metrics,
                 means=summary_means(summary["checks"], evaluation.judge), judge_rows=judges_line(summary),
-                judges=judge_list(evaluation.judge), set_name=names.get(evaluation.question_set_id),
+                judges=judge_list(evaluation.judge), set_name=set_name, set_corpus=set_corpus,
                 live=evaluation.status in ACTIVE)
 
 

@@ -47,10 +47,11 @@ class QuestionSets:
             total = conn.execute(select(func.count()).select_from(question_sets).where(*conditions)).scalar_one()
         return [QuestionSetSummary(**row._mapping) for row in rows], total
 
-    def names(self, set_ids: list[str]) -> dict[str, str]:
-        """Set id -> name, for the ids that exist (pages name a set, they do not show its id)."""
+    def names(self, set_ids: list[str]) -> dict[str, tuple[str, str | None]]:
+        """Set id -> (name, corpus), for the ids that exist (pages name a set, they do not show its id)."""
         with self.db.read() as conn:
-            return dict(conn.execute(select(QS.id, QS.name).where(QS.id.in_(set_ids))).all())
+            rows = conn.execute(select(QS.id, QS.name, QS.dataset).where(QS.id.in_(set_ids))).all()
+        return {row.id: (row.name, row.dataset) for row in rows}
 
     def without_reference(self, set_ids: list[str]) -> dict[str, int]:
         """Set id -> how many of its questions have no reference answer (judges such as score5 need one)."""

@@ -124,6 +124,11 @@ def test_evaluate_preselects_the_set_s_corpus_and_warns_when_another_is_chosen(p
     assert api.get(f"/api/v1/evaluations/{page.url.rsplit('/', 1)[1]}?limit=0")["dataset"] == "second"
     expect(page.locator("dl.facts")).to_contain_text("second's questions")  # the set named, not its id
     assert own["id"] not in page.locator("dl.facts").inner_text()
+    expect(page.locator("#corpus-mismatch")).to_have_count(0)
+    elsewhere = new_evaluation(api, own["id"], DEAD, name="on another corpus")  # through the API: no form to warn
+    page.goto(f"/evaluations/{elsewhere['id']}")
+    expect(page.locator("#corpus-mismatch")).to_contain_text("made for the corpus “second”; this evaluation ran on "
+                                                             "“dataset”")
     assert page.errors == []
 
 
@@ -190,10 +195,14 @@ def test_judges_that_need_reference_answers_are_warned_about_or_refused(page, ap
 
 
 def figures(page) -> dict:
-    live = page.locator("#live")
-    return {"status": live.get_attribute("data-status"), "count": live.locator(".count").inner_text(),
-            "answered": page.locator("#answered-line").inner_text(), "tokens": live.locator(".tokens").inner_text(),
-            "latency": live.locator(".latency").inner_text(), "cost": live.locator(".cost").inner_text()}
+    """The live part's figures, read in one go (the page's script may put a new live part in place between two
+    separate reads)."""
+    return page.evaluate("""() => {
+        const live = document.getElementById("live");
+        const text = (selector) => live.querySelector(selector).innerText;
+        return {status: live.dataset.status, count: text(".count"), answered: text("#answered-line"),
+                tokens: text(".tokens"), latency: text(".latency"), cost: text(".cost")};
+    }""")
 
 
 def test_a_running_evaluation_s_page_takes_every_figure_from_one_snapshot(browser, server, api, model):
