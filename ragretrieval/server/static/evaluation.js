@@ -2,7 +2,8 @@
 // one snapshot of the evaluation; while the evaluation is pending, running or paused this script fetches that part
 // again every two seconds (/evaluations/{id}/live) and puts it in place whole, so every figure on it comes from the
 // same moment. It stops once the evaluation is completed or failed, after showing that last state (with its stored
-// run). Also: a link when new results are in, pause / resume / delete, and correcting a failed run's endpoint.
+// run). Also: a link when new results are in, pause / resume / delete, and correcting a failed or paused run's
+// endpoint, then resuming it.
 import { api, flash, onDelete, t } from "./common.js";
 
 const POLL_MS = 2000;
@@ -77,12 +78,19 @@ if (endpointForm) {
     save.disabled = true;
     try {
       await api("PATCH", `/api/v1/evaluations/${encodeURIComponent(id)}`, body);
-      await refresh();
-      flash(t("Saved: Resume asks the new endpoint."));
     } catch (error) {
       flash(t("Not saved: {reason}", { reason: error.message }), "error");
-    } finally {
       save.disabled = false;
+      return;
     }
+    try {
+      await api("POST", `/api/v1/evaluations/${encodeURIComponent(id)}/resume`);
+      flash(t("Saved and resumed: the questions left are asked at the new endpoint."));
+    } catch (error) {
+      flash(t("Saved, but not resumed: {reason}", { reason: error.message }), "error");
+    }
+    save.disabled = false;
+    await refresh().catch(() => {});
+    schedule();
   });
 }

@@ -274,10 +274,10 @@ def test_a_failed_run_is_corrected_from_its_page_then_run_again(page, api, servi
     page.click("#endpoint summary")
     page.fill('#endpoint-form input[name="http_url"]', rag.url)
     page.click('#endpoint-form button[type="submit"]')
-    expect(page.locator("#flash")).to_have_text("Saved: Resume asks the new endpoint.")
-    expect(page.locator("#live dl.facts")).to_contain_text(rag.url)
-    page.locator('#live button[data-action="resume"]').click()
+    expect(page.locator("#flash")).to_have_text("Saved and resumed: the questions left are asked at the new "
+                                                "endpoint.")
     expect(page.locator("#live .status")).to_have_text("COMPLETED", timeout=60_000)
+    expect(page.locator("#live dl.facts")).to_contain_text(rag.url)
     expect(page.locator("#endpoint")).to_be_hidden()
     assert api.get(f"/api/v1/evaluations/{eval_id}?limit=0")["summary"]["errors"] == 0
 
