@@ -93,3 +93,19 @@ def test_bulk_delete_needs_the_same_origin_token(api):
     answer = api.client.post("/api/v1/question-sets/delete", json={"ids": [question_set["id"]]})
     assert answer.status_code == 403
     assert api.get(f"/api/v1/question-sets/{question_set['id']}")["id"] == question_set["id"]
+
+
+@pytest.mark.parametrize("path, status", [
+    ("/evaluations/list?q=" + "x" * 256, 422), ("/evaluations/list?status=nope", 200),
+    ("/evaluations/list?q=%25%27%22%3Cscript%3E", 200), ("/evaluations/question-sets?q=" + "x" * 256, 422),
+    ("/evaluations/new?again=eval_0000000000000000", 404), ("/evaluations/new?question_set=qs_missing", 200),
+    ("/evaluations/eval_0000000000000000/live", 200), ("/evaluations/eval_0000000000000000", 404)])
+def test_pages_take_odd_queries_calmly(api, path, status):
+    answer = api.client.get(path)
+    assert answer.status_code == status, answer.text[:300]
+    assert "<script>" not in answer.text.replace('<script type="', "")
+
+
+def test_a_deleted_evaluation_s_live_part_says_so_and_stops(api):
+    gone = api.client.get("/evaluations/eval_0000000000000000/live").text
+    assert 'data-live="no"' in gone and "This evaluation was deleted." in gone
