@@ -98,15 +98,16 @@ def metric_grids(metrics: dict[str, float]) -> tuple[dict, dict]:
 
 def judges_line(summary: dict) -> list[dict]:
     """Each judge's verdicts over the finished questions (``summary.judges``, when the API gives it): name, judged,
-    failed, the first reason, and whether it looks like a failure (a verdict missing on any question)."""
+    failed, skipped (it did not apply: no reference answer, no contexts), the first failure's reason, and whether it
+    looks like a failure (a verdict missing where the judge applied)."""
     found = summary.get("judges") or {}
     rows = []
     for name, counts in found.items():
         if not isinstance(counts, dict):
             continue
-        judged, failed = int(counts.get("judged") or 0), int(counts.get("failed") or 0)
-        rows.append({"name": name, "judged": judged, "failed": failed, "asked": judged + failed,
-                     "reason": counts.get("reason"), "bad": failed > 0})
+        judged, failed, skipped = (int(counts.get(key) or 0) for key in ("judged", "failed", "skipped"))
+        rows.append({"name": name, "judged": judged, "failed": failed, "skipped": skipped,
+                     "asked": judged + failed + skipped, "reason": counts.get("reason"), "bad": failed > 0})
     return rows
 
 

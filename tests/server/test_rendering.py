@@ -116,9 +116,12 @@ def test_judge_counts_tolerate_their_absence_and_odd_values():
     assert judges_line({}) == [] and judges_line({"judges": None}) == []
     rows = judges_line({"judges": {"score5": {"judged": 0, "failed": 6, "reason": "reply was not JSON"},
                                    "groundedness": {"judged": 6, "failed": 0, "reason": None}, "odd": "x"}})
-    assert rows == [{"name": "score5", "judged": 0, "failed": 6, "asked": 6, "reason": "reply was not JSON",
-                     "bad": True},
-                    {"name": "groundedness", "judged": 6, "failed": 0, "asked": 6, "reason": None, "bad": False}]
+    assert rows == [{"name": "score5", "judged": 0, "failed": 6, "skipped": 0, "asked": 6,
+                     "reason": "reply was not JSON", "bad": True},
+                    {"name": "groundedness", "judged": 6, "failed": 0, "skipped": 0, "asked": 6, "reason": None,
+                     "bad": False}]
+    assert judges_line({"judges": {"score5": {"judged": 4, "failed": 0, "skipped": 2, "reason": None}}}) == [
+        {"name": "score5", "judged": 4, "failed": 0, "skipped": 2, "asked": 6, "reason": None, "bad": False}]
 
 
 CHINESE = ("question_type,question_text,ground_truth\r\n"
