@@ -36,7 +36,7 @@ class AnswerSettings(BaseModel):
     generator: str = Field("extractive", min_length=1,
                            description="Where answers come from: extractive | openai:MODEL | http:URL | file:PATH "
                                        "(`ragretrieval plugins` lists them)")
-    generator_options: dict = Field(default_factory=dict,
+    generator_options: dict = Field({},
                                     description="The generator's options, e.g. sentences=3 (extractive), "
                                                 "request=messages (http:)")
     contexts: Literal["retrieved", "given"] = Field(
@@ -81,14 +81,14 @@ class AnswerSettings(BaseModel):
     price_in: float = Field(0.0, ge=0, description="Price per million input tokens, for the cost shown")
     price_out: float = Field(0.0, ge=0, description="Price per million output tokens")
     # LLM judges (answers/judges): which, their endpoint (unset: the generator's), sampling and prompts
-    judges: list[str] = Field(default_factory=list, description="LLM judges: score5, correctness, groundedness, "
+    judges: list[str] = Field([], description="LLM judges: score5, correctness, groundedness, "
                                                                 "relevance_to_query, safety, chunk_relevance, "
                                                                 "context_sufficiency")
     judge_samples: int = Field(1, ge=1, le=9, description="Ask each judge request N times and keep the majority "
                                                           "(needs a temperature above 0)")
     judge_temperature: float | None = Field(None, ge=0, le=2, description="Judge sampling temperature [default: "
                                                                           "0, or 0.7 with judge_samples above 1]")
-    judge_prompts: dict[str, Path] = Field(default_factory=dict, description="Judge name -> a prompt file "
+    judge_prompts: dict[str, Path] = Field({}, description="Judge name -> a prompt file "
                                                                              "replacing its default")
     judge_model: str | None = Field(None, max_length=200,
                                     description="Judges' model [default: the generator's model when it is "

@@ -45,9 +45,9 @@ class EvalConfig(BaseModel):
                               description="Embedding model: a name from `ragretrieval plugins`, or a "
                                           "sentence-transformers id or folder (dense and hybrid only)")
     store: str = Field(DEFAULT_STORE, min_length=1, description="Vector store (`ragretrieval stores`)")
-    store_options: dict = Field(default_factory=dict, description="The store's options, e.g. kind=hnsw "
+    store_options: dict = Field({}, description="The store's options, e.g. kind=hnsw "
                                                                   "(`ragretrieval plugins -v` lists them)")
-    retriever_options: dict = Field(default_factory=dict,
+    retriever_options: dict = Field({},
                                     description="The retriever's options, e.g. k1=1.2 for bm25, mapping=FILE for "
                                                 "http (`ragretrieval plugins -v` lists them)")
     # embedding settings that differ from the defaults (EmbedSettings: API endpoint, dimensions, prefixes, ...);
@@ -59,7 +59,7 @@ class EvalConfig(BaseModel):
     chunk_size: int = Field(ChunkPolicy.size, ge=1, description="Most characters per chunk")
     chunk_overlap: int = Field(ChunkPolicy.overlap, ge=0, description="Characters shared by consecutive cuts of a "
                                                                       "section")
-    ks: list[int] = Field(default_factory=lambda: [1, 3, 5, 10], min_length=1,
+    ks: list[int] = Field([1, 3, 5, 10], min_length=1,
                           description="Cutoffs to score, e.g. 1,3,5,10 (a list, or that text)")
     top_k: int | None = Field(None, ge=1, description="The k of the per-question lines (display only) "
                                                       "[default: the largest k]")

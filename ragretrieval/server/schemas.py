@@ -128,7 +128,7 @@ class EvaluationIn(_Input):
     generator: str = Field(min_length=1, max_length=500)
     base_url: str | None = None
     # null: the default (EvalConfig's), which the evaluation then records
-    retriever: str | None = Field(default_factory=default_retriever, max_length=100,
+    retriever: str | None = Field(default=default_retriever(), max_length=100,
                                   description="How contexts are retrieved: " + ", ".join(web_retrievers()))
     judge: str | None = Field(default=None, max_length=300)
     judge_model: str | None = Field(default=None, max_length=200)
