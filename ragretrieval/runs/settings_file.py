@@ -59,12 +59,12 @@ def read_settings_file(path, kind: str) -> RunSettings:
         raise SettingsError(f"{path}: {describe(error, 'settings file')}") from None
     if header.kind is not None and header.kind != kind:
         raise SettingsError(f"{path}: holds {header.kind} settings (kind = {header.kind!r}): run them with "
-                            f"`ragretrieval {COMMANDS[header.kind]} --config`", ["kind"])
+                            f"`ragretrieval {COMMANDS[header.kind]} --config`")
     values = {k: v for k, v in data.items() if k not in SettingsHeader.model_fields}
     try:
         build_settings(WORKFLOWS[kind], values)
-    except SettingsError as error:
-        raise SettingsError(f"{path}: {error}", error.fields) from None
+    except SettingsError as error:  # the file's fields are named as the file names them, not as flags
+        raise SettingsError(f"{path}: {error}") from None
     located = {name: str(path.parent / value) if value and not Path(value).is_absolute() else value
                for name, value in (("dataset", header.dataset), ("questions", header.questions))}
     return RunSettings(kind, values=values, **located)
