@@ -36,37 +36,33 @@ def _is_frame(value) -> bool:
     return hasattr(value, "columns") and hasattr(value, "to_dict")
 
 
+def _read(value, what: str, kind, read, columns: tuple[str, ...], cast):
+    """A `kind` (`Qrels`, `Run`) from itself, a TREC file (`read`), a DataFrame (`columns` holding the values) or a
+    dict."""
+    if isinstance(value, kind):
+        return value
+    if isinstance(value, (str, Path)):
+        return read(value)
+    if _is_frame(value):
+        value = {q: {d: cast(v) for d, v in docs.items()} for q, docs in _nested(value, what, columns).items()}
+    if isinstance(value, dict):
+        return kind.from_dict(value)
+    raise ScoringError(f"{what} must be a dict, a TREC {what} file or a DataFrame; got {type(value).__name__}")
+
+
 def as_qrels(qrels) -> Qrels:
     """`Qrels`, ``{query: {doc: grade}}``, a TREC qrels file, or a DataFrame (query_id, doc_id, relevance)."""
-    if isinstance(qrels, Qrels):
-        return qrels
-    if isinstance(qrels, (str, Path)):
-        from ..scoring.trec import read_qrels
+    from ..scoring.trec import read_qrels
 
-        return read_qrels(qrels)
-    if _is_frame(qrels):
-        return Qrels.from_dict({q: {d: int(v) for d, v in docs.items()}
-                                for q, docs in _nested(qrels, "qrels", LABEL_COLUMNS).items()})
-    if isinstance(qrels, dict):
-        return Qrels.from_dict(qrels)
-    raise ScoringError(f"qrels must be a dict, a TREC qrels file or a DataFrame; got {type(qrels).__name__}")
+    return _read(qrels, "qrels", Qrels, read_qrels, LABEL_COLUMNS, int)
 
 
 def as_run(run, qrels: Qrels) -> Run:
     """`Run`, ``{query: {doc: score}}`` (or ``{query: [doc, ...]}`` best first), a TREC run file, or a DataFrame
     (query_id, doc_id, score)."""
-    if isinstance(run, Run):
-        return run
-    if isinstance(run, (str, Path)):
-        from ..scoring.trec import read_run
+    from ..scoring.trec import read_run
 
-        return read_run(run, doc_ids=qrels.doc_ids)
-    if _is_frame(run):
-        return Run.from_dict({q: {d: float(v) for d, v in docs.items()}
-                              for q, docs in _nested(run, "run", SCORE_COLUMNS).items()})
-    if isinstance(run, dict):
-        return Run.from_dict(run)
-    raise ScoringError(f"run must be a dict, a TREC run file or a DataFrame; got {type(run).__name__}")
+    return _read(run, "run", Run, lambda path: read_run(path, doc_ids=qrels.doc_ids), SCORE_COLUMNS, float)
 
 
 def score(qrels, run, metrics=DEFAULT_METRICS, *, rel_level: int = 1, ties: str = "score", duplicates: str = "first",

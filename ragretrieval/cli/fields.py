@@ -50,7 +50,8 @@ def flag(path: str) -> str:
 
 
 def flag_message(error: SettingsError) -> str:
-    """The error's message with each field it names written as its flag."""
+    """The error's message with each field it names written as its flag (its first mention: a field such as
+    ``generator`` is also a word of the message, `unknown generator 'gpt'`)."""
     message = str(error)
     paths = {path: path for path in error.fields}
     for path in error.fields:  # a message names fields relative to the model that raised it
@@ -59,7 +60,7 @@ def flag_message(error: SettingsError) -> str:
                 paths.setdefault(path.removeprefix(container), path)
     for text in sorted(paths, key=len, reverse=True):
         replacement = flag(paths[text])
-        message = re.sub(rf"(?<![\w.-]){re.escape(text)}(?![\w])", lambda _, r=replacement: r, message)
+        message = re.sub(rf"(?<![\w.-]){re.escape(text)}(?![\w])", lambda _, r=replacement: r, message, count=1)
     return message
 
 

@@ -159,7 +159,9 @@ def plugin_options(model: type[PluginOptions] | None, values: dict | None, owner
     Without a model (a plug-in that declares none) the values are returned as they are. Problems are a
     `SettingsError` naming ``<field>.<option>`` and, for an unknown option, the known ones."""
     values = dict(values or {})
-    if model is None or not values:
+    if model is None:  # as before options were declared: a text of digits is an integer, anything else a text
+        return {k: int(v) if isinstance(v, str) and v.lstrip("-").isdigit() else v for k, v in values.items()}
+    if not values:
         return values
     try:
         parsed = model.model_validate(_from_text(model, values))

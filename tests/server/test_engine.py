@@ -16,15 +16,13 @@ from ragretrieval.answers.report import AnsweredQuestion, Citation, ContextUsed
 from ragretrieval.cli import main
 from ragretrieval.data.dataset import load_dataset
 from ragretrieval.runs.history import RunHistory
-from ragretrieval.server.db import Database
-from ragretrieval.server.jobs.engine import EvaluationSettings, QuestionItem, load_engine
+from ragretrieval.server.jobs.engine import EvaluationSettings, QuestionItem
 from ragretrieval.server.jobs.judging import judge_fields
 from ragretrieval.server.jobs.options import answer_settings
 from ragretrieval.server.jobs.records import question_records, question_result
-from ragretrieval.server.jobs.worker import Worker
 from ragretrieval.testing.chat_server import ChatServer, Reply
 
-from .conftest import CORPUS, FAST, wait_for
+from .conftest import CORPUS, run_until_done
 
 ANSWER_QUESTIONS = Path(__file__).resolve().parents[2] / "datasets" / "demo" / "answer_questions.jsonl"
 
@@ -33,18 +31,7 @@ ANSWER_QUESTIONS = Path(__file__).resolve().parents[2] / "datasets" / "demo" / "
 def run_worker(db_url, datasets):
     """`run_worker(api, eval_id)`: a worker with the built-in engine until the evaluation is COMPLETED; its detail."""
 
-    def run(api, eval_id: str) -> dict:
-        db = Database(db_url)
-        worker = Worker(db, load_engine(None), FAST, locate=lambda name: str(datasets / name))
-        worker.start()
-        try:
-            return wait_for(lambda: (e := api.get(f"/api/v1/evaluations/{eval_id}?limit=500"))["status"] in (
-                "COMPLETED", "FAILED") and e, timeout=120, what="the end of the evaluation")
-        finally:
-            worker.stop()
-            db.close()
-
-    return run
+    return lambda api, eval_id: run_until_done(api, db_url, datasets, eval_id)
 
 
 def answer_set(api) -> dict:

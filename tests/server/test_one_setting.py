@@ -19,12 +19,9 @@ import ragretrieval as rr
 from ragretrieval.cli import main
 from ragretrieval.runs import RunHistory
 from ragretrieval.runs.identity import config_key
-from ragretrieval.server.db import Database
-from ragretrieval.server.jobs.engine import load_engine
-from ragretrieval.server.jobs.worker import Worker
 from ragretrieval.testing.chat_server import JUDGE_REPLY, ChatServer, Reply
 
-from .conftest import CORPUS, FAST, Api, wait_for
+from .conftest import CORPUS, Api, run_until_done
 from .test_engine import ANSWER_QUESTIONS, answer_set
 
 SETTINGS = dict(retriever="hybrid", model="hashing-64", chunk_size=200, ks=[1, 5],
@@ -40,19 +37,7 @@ def retrieval_key(config) -> str:
 def web(client_on, sqlite_url, datasets):
     """(the API, run(eval_id) -> detail) on SQLite, with the built-in engine's worker run on demand."""
     api = Api(client_on(sqlite_url))
-
-    def run(eval_id: str) -> dict:
-        db = Database(sqlite_url)
-        worker = Worker(db, load_engine(None), FAST, locate=lambda name: str(datasets / name))
-        worker.start()
-        try:
-            return wait_for(lambda: (e := api.get(f"/api/v1/evaluations/{eval_id}?limit=500"))["status"] in (
-                "COMPLETED", "FAILED") and e, timeout=120, what="the end of the evaluation")
-        finally:
-            worker.stop()
-            db.close()
-
-    return api, run
+    return api, lambda eval_id: run_until_done(api, sqlite_url, datasets, eval_id)
 
 
 def test_one_setting_has_one_key_from_the_cli_python_a_grid_file_and_the_web_api(demo_dataset, tmp_path, web,

@@ -65,9 +65,9 @@ def check_conflicts(report: AnswerReport, judges: list[Judge], replace: bool) ->
     for judge in judges:
         before = report.config.scorers.get(judge.name)
         if before is not None and before != judge.settings() and not replace:
-            raise JudgeError(f"this run already has judge {judge.name!r} with other settings (model "
-                             f"{before.get('model')!r}, prompt {before.get('prompt_hash')!r}); judge it into a new "
-                             "run (new_run), which keeps this one as it is")
+            raise SettingsError(f"this run already has judge {judge.name!r} with other settings (model "
+                                f"{before.get('model')!r}, prompt {before.get('prompt_hash')!r}); judge it into a "
+                                "new run (new_run), which keeps this one as it is", ["new_run"])
 
 
 def _kept(report: AnswerReport, judge: Judge, answered: AnsweredQuestion) -> bool:

@@ -82,7 +82,7 @@ class RunFileRetriever(SimpleRetriever):
         options = RunFileOptions(**plugin_options(RunFileOptions, options, "retriever run-file",
                                                   "retriever_options"))
         if options.run is None:
-            raise SettingsError("retriever run-file needs the results file: retriever_options.run",
+            raise SettingsError("retriever_options.run, the results file, is missing: retriever run-file scores it",
                                 ["retriever_options.run"])
         return cls(options.run, options.format, options.match)
 
