@@ -91,7 +91,8 @@ class AnswerSession:
         if settings.judges:
             from .judges import JudgeOptions, build_judges
 
-            self.scorers += build_judges(settings.judges, JudgeOptions.from_settings(settings, self.language, stop))
+            judging = JudgeOptions.from_settings(settings, self.language, stop, settings.nuggets_file(dataset.path))
+            self.scorers += build_judges(settings.judges, judging)
         self._check_config = check_config
 
     def _check_questions(self) -> None:

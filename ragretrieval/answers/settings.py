@@ -26,6 +26,7 @@ from ..llm.client import DEFAULT_KEY_ENV
 from ..work.options import SettingsError, plugin_options
 
 RETRIEVAL = "retrieval"
+MAX_NUGGETS_PER_REQUEST = 100
 SPEED_ONLY = ("threads",)  # change how fast a run goes, never a number
 
 
@@ -99,6 +100,11 @@ class AnswerSettings(BaseModel):
                                                             "else OPENAI_API_KEY]")
     judge_language: Literal["auto", "zh", "en"] = Field("auto", description="Language of the judges' prompts; "
                                                                             "auto: zh for Chinese data, else en")
+    judge_nuggets: Path | None = Field(None, description="The nuggets judge's nuggets.jsonl [default: nuggets.jsonl "
+                                                         "in the dataset's folder]")
+    # as the TREC 2024 RAG track's AutoNuggetizer: ten nuggets per request
+    judge_nugget_batch: int = Field(10, ge=1, le=MAX_NUGGETS_PER_REQUEST,
+                                    description="Nuggets the nuggets judge asks about per request")
     judge_price_in: float = Field(0.0, ge=0, description="Judges' price per million input tokens")
     judge_price_out: float = Field(0.0, ge=0, description="Judges' price per million output tokens")
     judge_timeout: float = Field(120.0, gt=0, le=3600, description="Judges' seconds per request")
@@ -180,6 +186,9 @@ class AnswerSettings(BaseModel):
             raise SettingsError("judge_samples above 1 needs judge_temperature above 0 (identical requests at "
                                 "temperature 0 give identical verdicts); leave judge_temperature out or raise it",
                                 ["judge_samples", "judge_temperature"])
+        if self.judge_nuggets is not None and "nuggets" not in self.judges:
+            raise SettingsError("judge_nuggets is the nuggets judge's file: add judges nuggets",
+                                ["judge_nuggets", "judges"])
         stray = sorted(set(self.judge_prompts) - set(self.judges))
         if stray:
             raise SettingsError(f"judge_prompts names judge {stray[0]!r}, which is not among judges "
@@ -187,6 +196,20 @@ class AnswerSettings(BaseModel):
         if self.retrieval.top_k != self.context_k:  # the retrieval metrics of the ranking the contexts came from
             self.retrieval = EvalConfig.model_validate({**self.retrieval.model_dump(), "top_k": self.context_k})
         return self
+
+    def nuggets_file(self, dataset_dir) -> Path | None:
+        """The nuggets judge's file: judge_nuggets, else nuggets.jsonl in the dataset's folder; None without the
+        nuggets judge. A file that is not there is a `SettingsError` saying how to write one."""
+        if "nuggets" not in self.judges:
+            return None
+        from ..data.nuggets import nuggets_path
+
+        path = self.judge_nuggets or (nuggets_path(dataset_dir) if dataset_dir else None)
+        if path is None or not Path(path).is_file():
+            where = f"{path} does not exist" if path else "the dataset's folder is unknown"
+            raise SettingsError(f"the nuggets judge needs nuggets: {where}; write them with `ragretrieval questions "
+                                "nuggets DATASET` (or by hand), or give judge_nuggets FILE", ["judge_nuggets"])
+        return Path(path)
 
     def judge_language_for(self, data_language: str) -> str:
         """The judges' prompt language: judge_language, or for auto zh for Chinese data and en otherwise."""

@@ -69,8 +69,9 @@ def judge_answers_command(run, threads, new_run, name, tags, out, verbose, no_pr
     settings = report.config.generator_settings
     generator = report.config.generator
     options = JudgeOptions.from_settings(
-        judging, pick_language([q.text for q in report.questions]), generator=generator,
-        base_url=settings.get("base_url") if generator.startswith("openai:") else None, api_key_env=None)
+        judging, pick_language([q.text for q in report.questions]), nuggets=judging.nuggets_file(report.dataset.path),
+        generator=generator, base_url=settings.get("base_url") if generator.startswith("openai:") else None,
+        api_key_env=None)
     names = judging.judges
     built = build_judges(names, options)
     journal = default_cache_dir() / "answers" / f"judge-{judging_key(report, built)}.journal.jsonl"

@@ -15,12 +15,13 @@ ENDPOINT = ("judge_model", "judge_base_url", "judge_api_key_env")  # unset: the 
 
 
 def judge_settings(fallbacks: str = "the generator's") -> list[Setting]:
-    """--judge, --judge-samples, --judge-temperature, --judge-prompt and the judges' endpoint (--judge-model,
+    """--judge, --judge-samples, --judge-temperature, --judge-prompt, --judge-nuggets, --judge-nugget-batch and the
+    judges' endpoint (--judge-model,
     --judge-base-url, --judge-api-key-env, --judge-language, --judge-price-in, --judge-price-out, --judge-timeout,
     --judge-max-retries); `fallbacks` says whose endpoint an unset one is."""
     described = {
         "judges": ("LLM judges (repeatable, or NAME,NAME): score5, correctness, groundedness, relevance_to_query, "
-                   "safety, chunk_relevance, context_sufficiency (`ragretrieval plugins` lists them).",
+                   "safety, chunk_relevance, context_sufficiency, nuggets (`ragretrieval plugins` lists them).",
                    {"multiple": True, "metavar": "NAME[,NAME...]"}),
         "judge_prompts": ("A prompt file replacing a judge's default; NAME= says which judge (needed with several).",
                           {"multiple": True, "metavar": "[NAME=]FILE"}),
@@ -28,7 +29,8 @@ def judge_settings(fallbacks: str = "the generator's") -> list[Setting]:
         "judge_base_url": (f"Judges' endpoint [default: {fallbacks} endpoint].", {}),
         "judge_api_key_env": (f"Judges' API key variable [default: {fallbacks}, else OPENAI_API_KEY].", {}),
     }
-    names = ("judges", "judge_samples", "judge_temperature", "judge_prompts", "judge_model", "judge_base_url",
+    names = ("judges", "judge_samples", "judge_temperature", "judge_prompts", "judge_nuggets", "judge_nugget_batch",
+             "judge_model", "judge_base_url",
              "judge_api_key_env", "judge_language", "judge_price_in", "judge_price_out", "judge_timeout",
              "judge_max_retries")
     return [Setting(name, AnswerSettings, *described.get(name, (None, {}))) for name in names]

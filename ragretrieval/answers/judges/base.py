@@ -27,10 +27,12 @@ from ...llm.client import DEFAULT_KEY_ENV, DEFAULT_MODEL, ChatClient, LLMSetting
 from ...llm.prompts import Prompt, PromptSpec, load_template
 from ...work.options import SettingsError
 from ..report import ANSWER_LEVEL, AnsweredQuestion
-from ..settings import default
+from ..settings import MAX_NUGGETS_PER_REQUEST, default
 
 SAMPLING_TEMPERATURE = 0.7  # --judge-samples N > 1 without --judge-temperature
 LANGUAGES = ("zh", "en")  # of the shipped prompts; other languages are judged with the English ones
+DEFAULT_NUGGET_BATCH = default("judge_nugget_batch")  # nuggets per request (AnswerSettings declares it)
+MAX_NUGGET_BATCH = MAX_NUGGETS_PER_REQUEST
 
 
 class JudgeError(RagretrievalError, ValueError):
@@ -55,13 +57,17 @@ class JudgeOptions:
     backoff: float = 1.0
     price_in: float = default("judge_price_in")
     price_out: float = default("judge_price_out")
+    nuggets: Path | None = None  # the nuggets judge's nuggets.jsonl (data/nuggets.py)
+    nugget_batch: int = DEFAULT_NUGGET_BATCH  # nuggets judged per request by the nuggets judge
     stop: Any = None  # StopToken
 
     @classmethod
-    def from_settings(cls, settings, data_language: str, stop=None, **generator) -> "JudgeOptions":
+    def from_settings(cls, settings, data_language: str, stop=None, nuggets: Path | None = None,
+                      **generator) -> "JudgeOptions":
         """The judges' options of an `AnswerSettings`: its ``judge_*`` fields, the endpoint falling back to the
         generator's (`generator` replaces the settings' ``generator``, ``base_url``, ``api_key_env``: a stored run's
-        when its answers are judged again), the prompt language to the data's (`data_language`)."""
+        when its answers are judged again), the prompt language to the data's (`data_language`), and the nuggets
+        judge's file (`nuggets`: `AnswerSettings.nuggets_file`)."""
         endpoint = {"generator": settings.generator, "base_url": settings.base_url,
                     "api_key_env": settings.api_key_env, **generator}
         return cls(**judge_endpoint(endpoint.pop("generator"), settings.judge_model, settings.judge_base_url,
@@ -69,7 +75,8 @@ class JudgeOptions:
                    temperature=settings.judge_temperature, samples=settings.judge_samples,
                    language=settings.judge_language_for(data_language), prompts=dict(settings.judge_prompts),
                    timeout=settings.judge_timeout, max_retries=settings.judge_max_retries,
-                   price_in=settings.judge_price_in, price_out=settings.judge_price_out, stop=stop)
+                   price_in=settings.judge_price_in, price_out=settings.judge_price_out, nuggets=nuggets,
+                   nugget_batch=settings.judge_nugget_batch, stop=stop)
 
     @property
     def sampling_temperature(self) -> float:
@@ -87,6 +94,9 @@ class JudgeOptions:
         if self.language not in LANGUAGES:
             raise SettingsError(f"judge prompts come in {', '.join(LANGUAGES)}; got judge_language "
                                 f"{self.language!r}", ["judge_language"])
+        batch = self.nugget_batch
+        if isinstance(batch, bool) or not isinstance(batch, int) or not 1 <= batch <= MAX_NUGGET_BATCH:
+            raise JudgeError(f"nugget_batch must be a whole number from 1 to {MAX_NUGGET_BATCH}; got {batch!r}")
 
     def llm_settings(self) -> LLMSettings:
         return LLMSettings(model=self.model, base_url=self.base_url, api_key_env=self.api_key_env,
@@ -142,7 +152,8 @@ class JudgeResult(BaseModel):
     skipped: str | None = None  # why the judge does not apply to this question
     samples: list[float] = Field(default_factory=list)  # each sample's value, with --judge-samples N > 1
     disagreement: bool | None = None  # the samples did not all agree
-    details: list[dict] = Field(default_factory=list)  # per-chunk verdicts (chunk_relevance)
+    details: list[dict] = Field(default_factory=list)  # per-chunk (chunk_relevance) or per-nugget verdicts
+    metrics: dict[str, float] = Field(default_factory=dict)  # further per-question metrics besides `value`'s
     input_tokens: int = 0
     output_tokens: int = 0
     cost: float = 0.0
@@ -156,10 +167,16 @@ class JudgeResult(BaseModel):
 
 
 def record(name: str, metric: str, answered: AnsweredQuestion, result: JudgeResult) -> None:
-    """Put a verdict on the question: the dict in ``judges[name]`` and, when there is a value, ``metric``."""
+    """Put a verdict on the question: the dict in ``judges[name]`` and, when there is a value, ``metric`` (and the
+    judge's further metrics, the nuggets judge's four scores). A verdict given before by the same judge goes,
+    metrics and all: a failed verdict leaves no value behind."""
+    before = {metric, *answered.judges.get(name, {}).get("metrics", {})}
+    values = {k: v for k, v in answered.metrics.get(ANSWER_LEVEL, {}).items() if k not in before}
     answered.judges[name] = result.stored()
     if result.value is not None:
-        answered.metrics[ANSWER_LEVEL] = {**answered.metrics.get(ANSWER_LEVEL, {}), metric: result.value}
+        values.update({**result.metrics, metric: result.value})
+    if values or ANSWER_LEVEL in answered.metrics:
+        answered.metrics[ANSWER_LEVEL] = values
 
 
 @runtime_checkable

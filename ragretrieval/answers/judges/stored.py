@@ -35,7 +35,7 @@ from ...work.progress import as_progress
 from ..report import AnsweredQuestion, AnswerReport, answer_config_key
 from ..summary import summarize
 from ..usage import add_agent_metrics
-from .base import Judge, JudgeError, JudgeResult, record
+from .base import Judge, JudgeResult, record
 from .summary import failure_notes
 
 JOURNAL_VERSION = 1

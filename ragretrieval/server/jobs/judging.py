@@ -5,12 +5,14 @@ Judges come from the one judge registry (answers/judges/registry.py: the built-i
 same as ``ragretrieval answer --judge``. They are per-question scorers of the answer session (`AnswerSession.scorers`:
 the checks first, judges appended); each writes its verdict to ``answered.judges[name]`` as ``{"value", "reasoning",
 "failure", ...}``. In a result row the ``score5`` judge fills ``llm_judge_score`` and ``llm_judge_reasoning``; every
-other judge goes into ``checks`` beside the deterministic checks, as ``{"value", "reasoning", "error"}``.
+other judge goes into ``checks`` beside the deterministic checks, as ``{"value", "reasoning", "error"}`` (the nuggets
+judge adds ``nuggets``: each nugget's text, importance and verdict, listed on the result's card).
 
 A judge asks the evaluation's ``judge_model`` at ``judge_base_url``; either left empty falls back to the generator's
 (``openai:<model>`` and ``base_url``), as ``answer --judge`` does (`JudgeOptions.from_settings`: the evaluation's
 judges are `AnswerSettings` fields, options.py). The key is the worker's (``--api-key-env``), never the
-evaluation's. Prompts are the shipped ones, in Chinese for a Chinese
+evaluation's. The nuggets judge reads ``nuggets.jsonl`` in the corpus's dataset folder (a question set's questions
+are matched to its lines by id), as ``answer`` does. Prompts are the shipped ones, in Chinese for a Chinese
 corpus and in English otherwise; ``options.judge_samples`` and ``options.judge_temperature`` are ``answer``'s
 ``--judge-samples`` and ``--judge-temperature``.
 """
@@ -57,6 +59,10 @@ def verdict(found: dict) -> dict:
     error = found.get("failure") or found.get("error") or found.get("skipped")
     if error and shown["value"] is None:
         shown["error"] = str(error)
+    nuggets = [{"text": str(d["text"]), "importance": str(d.get("importance", "")), "verdict": d.get("verdict")}
+               for d in found.get("details") or [] if isinstance(d, dict) and "text" in d and "verdict" in d]
+    if nuggets:  # the nuggets judge: each nugget's verdict, for the result's card
+        shown["nuggets"] = nuggets
     return shown
 
 
