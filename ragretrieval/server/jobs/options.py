@@ -35,7 +35,7 @@ ANSWER_OPTIONS = ("contexts", "context_k", "shuffle_context", "seed", "language"
                   "refusal_message", "system_message", "citation_pattern", "cite_relevant", "temperature",
                   "max_tokens", "max_retries", "sleep_time", "timeout", "text_completion", "price_in", "price_out",
                   "judge_samples", "judge_temperature", "judge_language", "judge_price_in", "judge_price_out",
-                  "judge_timeout", "judge_max_retries", "generator_options")
+                  "judge_timeout", "judge_max_retries", "judge_nugget_batch", "generator_options")
 RETRIEVAL_OPTIONS = ("model", "store", "store_options", "retriever_options", "embed", "chunk_size", "chunk_overlap",
                      "ks", "rel_level")
 HTTP_OPTIONS = {"request", "wrap", "answer", "source_id", "source_text", "timeout", "retries"}
