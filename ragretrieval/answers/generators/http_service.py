@@ -33,7 +33,14 @@ from ...retrieval.external.http import expand_env
 from ...retrieval.external.paths import HitPath, follow, hit_list
 from ...work.options import PluginOptions, SettingsError, plugin_options
 from ..report import ContextUsed
-from .base import Generated, GenerationFailed, GenerationRequest, GeneratorError, GeneratorOptions
+from .base import (
+    Generated,
+    GenerationFailed,
+    GenerationRequest,
+    GeneratorError,
+    GeneratorOptions,
+    conversation_history,
+)
 
 REQUEST_SHAPES = ("query", "messages", "text")
 ANSWER_KEYS = ("response", "answer", "output", "text")
@@ -117,7 +124,7 @@ class HttpGenerator:
 
     def body(self, request: GenerationRequest):
         question = request.question
-        history = list(question.metadata.get("history") or [])
+        history = conversation_history(question)
         if self.shape == "text":
             body = question.text
         elif self.shape == "messages":
