@@ -97,6 +97,9 @@ class AnswerSession:
             raise AnswerSettingsError(f"contexts must be retrieved or given; got {settings.contexts!r}")
         if settings.context_k < 1:
             raise AnswerSettingsError(f"--context-k must be at least 1; got {settings.context_k}")
+        if not dataset.questions:
+            raise AnswerSettingsError(f"{dataset.questions_path or dataset.path}: no question to answer (the question "
+                                      "set is empty); nothing is run or stored")
         self.dataset, self.settings, self.stop = dataset, settings, stop
         self.documents = {d.id: d for d in dataset.documents}
         self.language = (pick_language([q.text for q in dataset.questions] + [d.text for d in dataset.documents[:20]])

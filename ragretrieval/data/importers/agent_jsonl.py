@@ -155,7 +155,10 @@ def import_questions(path, documents: Sequence[Document]) -> list[QuestionRecord
     """Questions from an agent-evaluation JSONL file: `expected_retrieved_context` becomes the labels and
     `expected_response` the reference answer (a record needs one of them)."""
     uris, questions, line_of = DocumentUris(d.id for d in documents), [], {}
-    for number, record in read_agent_jsonl(path):
+    records = read_agent_jsonl(path)
+    if not records:
+        raise DatasetError(f"{path}: no record (the file is empty or blank); nothing to import")
+    for number, record in records:
         where = f"{path}:{number}"
         if not record.expected_retrieved_context and not record.expected_response:
             raise DatasetError(f"{where}: field 'expected_retrieved_context': needed to import a question (the "
