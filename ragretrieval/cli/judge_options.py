@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..answers.judges import JudgeOptions, available_judges, judge_endpoint, judge_names
+from ..answers.judges import JudgeError, JudgeOptions, available_judges, judge_endpoint, judge_names
 from ..llm.client import DEFAULT_KEY_ENV, DEFAULT_MODEL
 from .llm_options import llm_options
 
@@ -70,7 +70,10 @@ def judge_settings(judges, judge_samples, judge_temperature, judge_prompts, judg
     """The judges named and their options; unset endpoint options fall back to the `generator`'s model,
     `base_url` and `api_key_env` (the generator's, or the judged run's; `judge_endpoint`), `--judge-language auto`
     to the data's language (zh, else en)."""
-    names = judge_names(judges)
+    try:
+        names = judge_names(judges)
+    except JudgeError as error:
+        raise click.BadParameter(str(error), param_hint="--judge") from None
     if not names:
         return [], JudgeOptions()
     language = judge_language if judge_language != "auto" else ("zh" if data_language == "zh" else "en")

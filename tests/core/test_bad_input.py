@@ -107,7 +107,7 @@ def test_a_relevance_level_above_every_grade_is_warned_about(demo_dataset):
 def test_an_unknown_model_fails_at_once_naming_it(demo_dataset, tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     message = one_error_line(run("eval", "--dataset", demo_dataset, "--model", "no-such-org/no-such-model",
-                                 "--no-save", "--no-progress"))
+                                 "--no-save", "--no-progress"), code=2)
     assert "'no-such-org/no-such-model'" in message and "local Hugging Face cache" in message
 
 

@@ -165,7 +165,7 @@ def test_a_prompt_file_replaces_one_judges_prompt(demo_dataset, llm_env, judge_s
     stray = invoke(*args(judge_server, demo_dataset, "--judge", "score5", "--judge-prompt", f"safety={prompt}",
                          "--no-save"), code=2)
     assert "judge 'safety' is not among --judge score5" in stray.output
-    unknown = invoke(*args(judge_server, demo_dataset, "--judge", "score5,nope", "--no-save"), code=1)
+    unknown = invoke(*args(judge_server, demo_dataset, "--judge", "score5,nope", "--no-save"), code=2)
     assert "unknown judge 'nope'" in unknown.output and "context_sufficiency" in unknown.output
 
 

@@ -29,6 +29,7 @@ from ...llm.client import public_url
 from ...retrieval.external import ExternalRetrieverError
 from ...retrieval.external.http import expand_env
 from ...retrieval.external.paths import HitPath, follow, hit_list
+from ...work.limits import SettingError, checked
 from ..report import ContextUsed
 from .base import Generated, GenerationFailed, GenerationRequest, GeneratorError, GeneratorOptions
 
@@ -59,6 +60,14 @@ def load_options(options: dict) -> dict:
     return options
 
 
+def http_option(options: dict, name: str, default):
+    """A bounded option (work/limits.py) given as ``--generator-option timeout=30``, checked where it is read."""
+    try:
+        return checked(name, options.get(name, default))
+    except SettingError as error:
+        raise SettingError(f"http option {name}", error.problem) from None
+
+
 class HttpGenerator:
     needs_contexts: ClassVar[bool] = False
     provides_contexts = True
@@ -69,7 +78,8 @@ class HttpGenerator:
         self.wrap = options.get("wrap")
         self.answer_path = str(options["answer"]).split(".") if options.get("answer") else None
         self.headers = {k.removeprefix("header."): str(v) for k, v in options.items() if k.startswith("header.")}
-        self.timeout, self.retries = float(options.get("timeout", 60)), int(options.get("retries", 3))
+        self.timeout, self.retries = (http_option(options, name, default) for name, default in (("timeout", 60),
+                                                                                                ("retries", 3)))
         explicit = "source_id" in options or "source_text" in options
         paths = (options.get("source_id"), options.get("source_text")) if explicit else DEFAULT_SOURCES
         try:

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ...errors import RagretrievalError
 from ...llm.client import DEFAULT_KEY_ENV, DEFAULT_MODEL, ChatClient, LLMSettings
 from ...llm.prompts import Prompt, PromptSpec, load_template
+from ...work.limits import check_bounds
 from ..report import ANSWER_LEVEL, AnsweredQuestion
 
 SAMPLING_TEMPERATURE = 0.7  # --judge-samples N > 1 without --judge-temperature
@@ -53,6 +54,9 @@ class JudgeOptions:
     price_in: float = 0.0
     price_out: float = 0.0
     stop: Any = None  # StopToken
+
+    def __post_init__(self) -> None:
+        check_bounds(self)  # timeout, max_retries, backoff, prices (work/limits.py)
 
     @property
     def sampling_temperature(self) -> float:

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ...data.dataset import QuestionRecord
 from ...io.http import HttpError, request_json
 from ...io.jsonfiles import describe
+from ...work.limits import Retries, Timeout, Wait
 from ...work.pool import parallel_map
 from ...work.progress import as_progress
 from ..base import Hit, Ranking, RetrieverSpec, SimpleRetriever
@@ -48,9 +49,9 @@ class HttpMapping(BaseModel):
     score: str | None = None
     text: str | None = None
     concurrency: int = Field(default=4, ge=1, le=256)
-    timeout: float = Field(default=30.0, gt=0)
-    retries: int = Field(default=3, ge=0)
-    backoff: float = Field(default=0.5, ge=0)
+    timeout: Timeout = 30.0
+    retries: Retries = 3
+    backoff: Wait = 0.5
 
     @field_validator("url")
     @classmethod

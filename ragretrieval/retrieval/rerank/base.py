@@ -9,6 +9,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ...errors import RagretrievalError
+from ...work.limits import Timeout
 from ...work.pool import parallel_map
 from ...work.progress import as_progress
 
@@ -29,7 +30,7 @@ class RerankSettings(BaseModel):
     model: str | None = None  # the model an http: reranker names in its request (Cohere, Jina)
     api_key_env: str | None = None  # variable whose value an http: reranker sends as a Bearer token
     concurrency: int = Field(default=4, ge=1, le=64)
-    timeout: float = Field(default=60.0, gt=0)
+    timeout: Timeout = 60.0
     embed: dict | None = None  # the run's embedding settings (its API endpoint), for an embed: reranker
 
     @classmethod

@@ -20,6 +20,7 @@ from ...answers.judges import JudgeError, JudgeOptions
 from ...answers.session import AnswerSettings
 from ...evaluation.report import EvalConfig
 from ...retrieval.registry import available_retrievers
+from ...work.limits import Price
 from .engine import EngineError, EvaluationSettings
 from .judging import check_judges
 
@@ -53,8 +54,8 @@ class EngineOptions(BaseModel):
     max_retries: int = Field(default=5, ge=0, le=20)
     timeout: float = Field(default=120.0, gt=0, le=3600)
     text_completion: bool = False
-    price_in: float = Field(default=0.0, ge=0)  # per million tokens, as `answer --price-in`
-    price_out: float = Field(default=0.0, ge=0)
+    price_in: Price = 0.0  # per million tokens, as `answer --price-in`
+    price_out: Price = 0.0
     judge_samples: int = Field(default=1, ge=1, le=9)  # ask each judge request N times, keep the majority
     judge_temperature: float | None = Field(default=None, ge=0, le=2)  # None: 0, or 0.7 with several samples
     generator_options: dict[str, str | int | float | bool] = Field(default_factory=dict)  # http: request, answer, ...
