@@ -20,6 +20,7 @@ from ..data.dataset import (
     write_dataset,
 )
 from ..data.filename_questions import DEFAULT_TEMPLATE, check_template, filename_questions
+from ..scoring.trec import trec_writable
 from .llm_options import llm_options
 from .progress import no_progress_option
 
@@ -62,11 +63,12 @@ def build_dataset(corpus_dir: Path, out: Path | None, generator: str, template: 
     check_writable(out, force)  # before reading the corpus or paying for any request
     corpus = load_corpus(corpus_dir, strict=strict,
                          on_skip=lambda s: click.echo(f"warning: skipped {s.path}: {s.reason}", err=True))
-    awkward = [d.id for d in corpus.documents if any(ch < " " or ch == "\x7f" for ch in d.id)]
+    awkward = [d.id for d in corpus.documents if not trec_writable(d.id) or "\x7f" in d.id]
     if awkward:
-        click.echo(f"warning: {len(awkward)} document ids hold control characters (tab, newline, ...), which TREC "
-                   f"files cannot hold: `runs export --format trec` and `judge --qrels-out` will refuse them; rename "
-                   f"the files: {', '.join(map(repr, awkward[:3]))}", err=True)
+        click.echo(f"warning: {len(awkward)} document ids hold spaces or control characters (tab, newline, ...), "
+                   "which TREC files cannot hold (trec_eval splits fields on them): `runs export --format trec` "
+                   "and `judge --qrels-out` will refuse them (JSON exports hold any id); rename the files: "
+                   f"{', '.join(map(repr, awkward[:3]))}", err=True)
     questions = filename_questions(corpus.documents, template) if "filename" in generators else []
     builder = {"generators": generators, "template": template, "strict": strict}
     if "llm" in generators:

@@ -86,7 +86,7 @@ def test_ids_a_trec_file_cannot_hold_are_warned_about_then_refused_cleanly(tmp_p
     (corpus / "清蒸鱼.md").write_text("# 清蒸鱼的做法\n\n鱼身划刀，放姜丝，大火蒸八分钟。\n", encoding="utf-8")
     built = run("build-dataset", corpus, "--out", tmp_path / "dataset", "--no-progress")
     assert built.exit_code == 0, built.output
-    assert "warning: 1 document ids hold control characters" in built.stderr and "'红烧\\t肉.md'" in built.stderr
+    assert "warning: 1 document ids hold spaces or control characters" in built.stderr and "'红烧\\t肉.md'" in built.stderr
     store = f"sqlite:///{tmp_path / 'runs.sqlite'}"
     assert run("eval", "--dataset", tmp_path / "dataset", "--retriever", "bm25", "--k", "2", "--runs-db", store,
                "--name", "tabs", "--no-progress").exit_code == 0

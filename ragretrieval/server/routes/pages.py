@@ -12,11 +12,12 @@ from ..corpora import find_corpora
 from ..generate import default_prompt
 from ..jobs.judging import available_judges
 from ..jobs.options import DEFAULT_RETRIEVER
-from ..schemas import QUESTION_TYPES, STATUSES
+from ..schemas import MAX_OFFSET, QUESTION_TYPES, STATUSES
 from . import deps
 
 router = APIRouter(include_in_schema=False)
 LIST_PAGE, RESULTS_PAGE = 50, 20
+MAX_PAGE = MAX_OFFSET // LIST_PAGE  # so that (page - 1) x page size stays a valid offset
 
 
 def render(request: Request, name: str, **context):
@@ -42,7 +43,7 @@ def home():
 
 
 @router.get("/evaluations/list")
-def evaluation_list(request: Request, page: int = Query(1, ge=1), status: str | None = None):
+def evaluation_list(request: Request, page: int = Query(1, ge=1, le=MAX_PAGE), status: str | None = None):
     status = status if status in STATUSES else None
     store = deps.evaluations(request)
     items, where = paged(lambda offset: store.list(offset, LIST_PAGE, status), page, LIST_PAGE)
@@ -60,7 +61,7 @@ def evaluation_new(request: Request, question_set: str | None = None):
 
 
 @router.get("/evaluations/question-sets")
-def question_set_list(request: Request, page: int = Query(1, ge=1)):
+def question_set_list(request: Request, page: int = Query(1, ge=1, le=MAX_PAGE)):
     store = deps.question_sets(request)
     items, where = paged(lambda offset: store.list(offset, LIST_PAGE), page, LIST_PAGE)
     return render(request, "question_sets.html", sets=items, corpora=find_corpora(deps.settings(request).datasets),
@@ -106,7 +107,8 @@ def metric_grids(metrics: dict[str, float]) -> tuple[dict, dict]:
 
 
 @router.get("/evaluations/{eval_id}")
-def evaluation_detail(request: Request, eval_id: str, page: int = Query(1, ge=1), score: str | None = None):
+def evaluation_detail(request: Request, eval_id: str, page: int = Query(1, ge=1, le=MAX_PAGE),
+                      score: str | None = None):
     store = deps.evaluations(request)
 
     def fetch(offset):

@@ -8,6 +8,7 @@ from ...data.dataset import labels_fingerprint
 from ..corpora import corpus_questions, question_fields
 from ..generate import generate_questions
 from ..schemas import (
+    MAX_OFFSET,
     FromDatasetIn,
     GenerateIn,
     GenerateOut,
@@ -27,7 +28,7 @@ router = APIRouter(prefix="/api/v1/question-sets", tags=["question sets"])
 
 
 @router.get("", response_model=Page[QuestionSetSummary])
-def list_sets(request: Request, offset: int = Query(0, ge=0), limit: int = Query(100, ge=1, le=500)):
+def list_sets(request: Request, offset: int = Query(0, ge=0, le=MAX_OFFSET), limit: int = Query(100, ge=1, le=500)):
     """Question sets, newest first, without their questions."""
     items, total = deps.question_sets(request).list(offset, limit)
     return Page(items=items, total=total, offset=offset, limit=limit)
