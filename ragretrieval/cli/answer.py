@@ -108,7 +108,7 @@ def answer_command(dataset_dir, questions, generator, generator_options, context
                               lemmatizer=lemmatizer, match=match, refusal_message=refusal_message,
                               unsafe_words=unsafe_words, citation_pattern=citation_pattern,
                               cite_relevant=not no_cite_relevant, generator_options=options)
-    history = None if no_save else open_history(runs_db)  # a bad URL fails before any answer is paid for
+    history = None if no_save else open_history(runs_db, saving=True)  # a bad URL fails before any answer is paid for
     progress = terminal_progress(no_progress)
     dataset = load_dataset(dataset_dir, questions)
     click.echo(f"loaded {len(dataset.questions)} questions over {len(dataset.documents)} documents", err=True)

@@ -15,6 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..io.sqlite_files import guarded
 from ..work.progress import Progress, as_progress
 from ..work.stop import StopToken
 from .base import Embedder
@@ -42,6 +43,7 @@ def text_key(text: str) -> bytes:
 
 
 class EmbeddingCache:
+    @guarded("embedding cache")
     def __init__(self, folder=None):
         self.folder = Path(folder) if folder else default_cache_dir()
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -51,6 +53,7 @@ class EmbeddingCache:
         self._db.execute(_SCHEMA)
         self._db.commit()
 
+    @guarded("embedding cache")
     def get(self, model: str, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
         found = {}
         for i in range(0, len(keys), _LOOKUP_BATCH):
@@ -62,6 +65,7 @@ class EmbeddingCache:
             found.update((bytes(key), np.frombuffer(blob, dtype=np.float32)) for key, blob in rows)
         return found
 
+    @guarded("embedding cache")
     def put(self, model: str, keys: Sequence[bytes], vectors: np.ndarray) -> None:
         with self._db:  # one transaction per batch
             self._db.executemany(
@@ -69,11 +73,13 @@ class EmbeddingCache:
                 [(model, key, np.asarray(v, dtype=np.float32).tobytes()) for key, v in zip(keys, vectors)],
             )
 
+    @guarded("embedding cache")
     def count(self, model: str | None = None) -> int:
         if model is None:
             return self._db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
         return self._db.execute("SELECT COUNT(*) FROM vectors WHERE model = ?", [model]).fetchone()[0]
 
+    @guarded("embedding cache")
     def close(self) -> None:
         self._db.close()
 
