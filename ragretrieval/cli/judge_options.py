@@ -15,6 +15,15 @@ JUDGE_LLM_OPTIONS = ("model", "base_url", "api_key_env", "language", "price_in",
                      "max_retries")
 
 
+def _known_judges(ctx, param, value):
+    """Refuse an unknown or empty judge name while the options are read, before any work."""
+    try:
+        judge_names(value)
+    except JudgeError as error:
+        raise click.BadParameter(str(error), ctx=ctx, param=param) from None
+    return value
+
+
 def judge_options(required: bool = False, fallbacks: str = "the generator's"):
     """Decorator adding --judge, --judge-samples, --judge-temperature, --judge-prompt and the judge's endpoint
     options (--judge-model, --judge-base-url, --judge-api-key-env, --judge-language, --judge-price-in,
@@ -25,6 +34,7 @@ def judge_options(required: bool = False, fallbacks: str = "the generator's"):
                                      "api_key_env": f"[default: {fallbacks}, else {DEFAULT_KEY_ENV}]"})
     declared = [
         click.option("--judge", "judges", multiple=True, required=required, metavar="NAME[,NAME...]",
+                     callback=_known_judges,
                      help="LLM judges: score5, correctness, groundedness, relevance_to_query, safety, "
                           "chunk_relevance, context_sufficiency (`ragretrieval plugins` lists them)."),
         click.option("--judge-samples", type=click.IntRange(min=1), default=1, show_default=True,
@@ -70,10 +80,7 @@ def judge_settings(judges, judge_samples, judge_temperature, judge_prompts, judg
     """The judges named and their options; unset endpoint options fall back to the `generator`'s model,
     `base_url` and `api_key_env` (the generator's, or the judged run's; `judge_endpoint`), `--judge-language auto`
     to the data's language (zh, else en)."""
-    try:
-        names = judge_names(judges)
-    except JudgeError as error:
-        raise click.BadParameter(str(error), param_hint="--judge") from None
+    names = judge_names(judges)  # checked by --judge's callback
     if not names:
         return [], JudgeOptions()
     language = judge_language if judge_language != "auto" else ("zh" if data_language == "zh" else "en")

@@ -15,7 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..io.sqlite_files import guarded
+from ..io.storage import guarded
 from ..work.progress import Progress, as_progress
 from ..work.stop import StopToken
 from .base import Embedder

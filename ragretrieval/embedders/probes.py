@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..io.sqlite_files import sqlite_errors
+from ..io.storage import sqlite_errors
 
 PROBE_TEXTS = ("ragretrieval probe: how do I cook rice?", "如何做红烧肉？先焯水，再炒糖色。", "The quick brown fox.")
 SAME = 0.999  # min cosine of every probe to count as the same model (float noise is ~1e-6, another model < 0.99)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..embedders.cache import default_cache_dir
-from ..io.sqlite_files import guarded
+from ..io.storage import guarded
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
