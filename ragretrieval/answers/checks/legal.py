@@ -25,7 +25,7 @@ from typing import Sequence
 from ...data.evidence import OCR_MARKUP, fold
 from ..citations import cited_positions
 from ..values import dates_in, has_number, numbers_in
-from .legal_spec import check_spec
+from .legal_spec import LegalSpec, check_spec
 from .rules import CheckError
 
 PASS_MARK = 0.7
@@ -192,8 +192,7 @@ def legal_summary(types: list[str], per_question: list[dict[str, float]]) -> dic
     return summary
 
 
-QUESTION_FIELDS = ("expected", "required_evidence", "scoring", "should_abstain", "required_quote",
-                   "additional_quotes")
+QUESTION_FIELDS = tuple(LegalSpec.model_fields)  # expected, required_evidence, scoring, should_abstain, ...
 
 
 def legal_question(kind: str, value) -> LegalQuestion:
