@@ -2,6 +2,10 @@
 description, document, questions, evaluation_criteria}``) become questions over a corpus of the OCR'd Markdown
 transcripts given as ``--source``.
 
+- The folder is read as the benchmark lays it out: its ``*.json`` and its ``questions/*.json``; a JSON Schema among
+  them (the benchmark's ``schema.json``) is skipped. Every value the formulas read is checked (``check_expect``,
+  answers/checks/legal_spec.py); a question that fails is skipped with ``file: question ID: field: problem``.
+
 - The corpus holds one document per source file, its id the file name. A benchmark file's ``document`` names its
   source (by file name or stem); with one source, every file uses it.
 - A question's type is its ``type``, else the file's ``benchmark_type`` (``conflict_gap`` items carry none). Its
