@@ -7,16 +7,21 @@ from pathlib import Path
 
 import click
 
-from ..answers.judges import build_judges
+from ..answers.judges import JudgeOptions, build_judges
 from ..answers.judges.stored import judge_report, judging_key
 from ..answers.prompt import pick_language
 from ..answers.render import metric_table, question_line
 from ..answers.report import AnswerReport, load_report
+from ..answers.settings import AnswerSettings
 from ..embedders.cache import default_cache_dir
 from ..evaluation.report import ReportError
-from .judge_options import judge_options, judge_settings
+from ..work.options import build_settings
+from .fields import collect, setting_options
+from .judge_options import judge_settings, with_prompt_files
 from .progress import no_progress_option, terminal_progress
 from .runs import history_errors, runs_db_option
+
+JUDGE_SETTINGS = judge_settings("the run's generator's")
 
 
 def _stored(run: str, runs_db: str | None):
@@ -32,7 +37,7 @@ def _stored(run: str, runs_db: str | None):
 
 @click.command("judge-answers")
 @click.argument("run")
-@judge_options(required=True, fallbacks="the run's generator's")
+@setting_options(JUDGE_SETTINGS)
 @click.option("--threads", type=click.IntRange(min=1), default=4, show_default=True, help="Questions judged at once.")
 @click.option("--new-run", is_flag=True,
               help="Store the judged run as a new run (linked by judged_from) and leave RUN as it is; needed to "
@@ -44,13 +49,13 @@ def _stored(run: str, runs_db: str | None):
 @click.option("-v", "--verbose", is_flag=True, help="One line per question.")
 @no_progress_option
 @runs_db_option
-def judge_answers_command(run, judges, judge_samples, judge_temperature, judge_prompts, judge_nuggets,
-                          judge_nugget_batch, judge_model, judge_base_url,
-                          judge_api_key_env, judge_language, judge_price_in, judge_price_out, judge_timeout,
-                          judge_max_retries, threads, new_run, name, tags, out, verbose, no_progress,
-                          runs_db) -> None:
+def judge_answers_command(run, threads, new_run, name, tags, out, verbose, no_progress, runs_db, **given) -> None:
     """Judge the stored answers of an answer run (a run id or name of the history, or an `answer --out` report
     file) and add the judges' verdicts and metrics to it. Nothing is generated again."""
+    values = with_prompt_files(collect(JUDGE_SETTINGS, given))
+    if not values.get("judges"):
+        raise click.UsageError("Missing option '--judge'.")
+    judging = build_settings(AnswerSettings, values)
     if (name or tags) and not new_run:
         raise click.UsageError("--name and --tag name a new run: add --new-run (or use `runs rename` / `runs tag`)")
     try:
@@ -64,12 +69,11 @@ def judge_answers_command(run, judges, judge_samples, judge_temperature, judge_p
         raise click.UsageError("RUN is a report file: give --out for the judged report (the file is left as it is)")
     settings = report.config.generator_settings
     generator = report.config.generator
-    names, options = judge_settings(
-        judges, judge_samples, judge_temperature, judge_prompts, judge_nuggets, judge_nugget_batch, judge_model,
-        judge_base_url, judge_api_key_env, judge_language, judge_price_in, judge_price_out, judge_timeout,
-        judge_max_retries, generator=generator,
-        base_url=settings.get("base_url") if generator.startswith("openai:") else None, api_key_env=None,
-        data_language=pick_language([q.text for q in report.questions]), dataset_dir=report.dataset.path)
+    options = JudgeOptions.from_settings(
+        judging, pick_language([q.text for q in report.questions]), nuggets=judging.nuggets_file(report.dataset.path),
+        generator=generator, base_url=settings.get("base_url") if generator.startswith("openai:") else None,
+        api_key_env=None)
+    names = judging.judges
     built = build_judges(names, options)
     journal = default_cache_dir() / "answers" / f"judge-{judging_key(report, built)}.journal.jsonl"
     progress = terminal_progress(no_progress)

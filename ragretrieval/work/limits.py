@@ -1,7 +1,9 @@
 """The bounds every setting of remote work shares: timeouts, retries, waits and prices, declared once as pydantic
-types so that each settings model (``EmbedSettings``, ``HttpMapping``, ``LLMSettings``, ``GeneratorOptions``,
-``JudgeOptions``, the web app's ``EngineOptions``) refuses the same values, and the command line shows the same
-rule as a usage error naming its flag (cli/bounds.py).
+types so that each settings model (``AnswerSettings``, ``EmbedSettings``, ``HttpMapping``, the http generator's
+options) and each settings dataclass a Python caller builds (``LLMSettings``, ``GeneratorOptions``,
+``JudgeOptions``, ``ServeSettings``: `check_bounds`) refuses the same values with a `SettingsError` naming the
+field, which the command line shows as a usage error naming its flag (exit 2; cli/bounds.py for the options that
+are not settings fields).
 
 Why these bounds: a timeout of 0 or less makes every request fail at once and be retried for half a minute; a
 negative retry count made the retry loop end in an AssertionError; a negative price gives a negative bill; an
@@ -15,7 +17,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, TypeAdapter, ValidationError
 
-from ..errors import RagretrievalError
+from .options import SettingsError
 
 MAX_SECONDS = 86_400.0  # a day
 MAX_RETRIES = 100
@@ -34,16 +36,6 @@ BOUNDED_FIELDS: dict[str, Any] = {"timeout": Timeout, "max_retries": Retries, "r
 _ADAPTERS: dict[Any, TypeAdapter] = {}
 
 
-class SettingError(RagretrievalError, ValueError):
-    """A setting outside its bounds: `field` names it, `problem` says what is wrong. A usage error (exit 2)."""
-
-    exit_code = 2
-
-    def __init__(self, field: str, problem: str):
-        super().__init__(f"{field}: {problem}")
-        self.field, self.problem = field, problem
-
-
 def problem_with(bounded, value) -> str | None:
     """What is wrong with `value` for the bounded type (``"must be greater than 0, got -1.0"``), or None."""
     adapter = _ADAPTERS.setdefault(bounded, TypeAdapter(bounded))
@@ -57,11 +49,12 @@ def problem_with(bounded, value) -> str | None:
 
 
 def checked(field: str, value, bounded=None):
-    """`value` as the bounded type of `field` (``BOUNDED_FIELDS``) makes it, or `SettingError` naming the field."""
+    """`value` as the bounded type of `field` (``BOUNDED_FIELDS``) makes it, or a `SettingsError` naming the
+    field (``timeout: must be greater than 0, got -1``)."""
     bounded = bounded or BOUNDED_FIELDS[field]
     problem = problem_with(bounded, value)
     if problem is not None:
-        raise SettingError(field, problem)
+        raise SettingsError(f"{field}: {problem}", [field])
     return _ADAPTERS[bounded].validate_python(value)
 
 

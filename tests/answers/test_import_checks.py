@@ -203,7 +203,7 @@ def test_an_empty_agent_file_and_an_empty_sample_array_are_not_imported(tmp_path
     (tmp_path / "eval.jsonl").write_text("\n\n", encoding="utf-8")
     result = invoke("import-questions", tmp_path / "eval.jsonl", "--dataset", demo_dataset, "--out",
                     tmp_path / "q.jsonl")
-    assert result.exit_code == 1 and "no record (the file is empty or blank)" in result.output
+    assert result.exit_code == 1 and "no record (an empty or blank file" in result.output
     assert not (tmp_path / "q.jsonl").exists()
     refused = invoke(*rag_ifeval(tmp_path, []))
     assert refused.exit_code == 1 and "no usable question" in refused.output and not (tmp_path / "ds").exists()

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from ...data.corpus import Document
 from ...errors import RagretrievalError
+from ...work.options import SettingsError
 from ..client import ChatClient, LLMSettings
 from ..prompts import guess_language, load_prompt
 from ..replies import QUESTION_TYPES
@@ -45,7 +46,8 @@ def llm_questions(documents: list[Document], out_dir, settings: LLMSettings, opt
 
     The journal in `out_dir` is left in place; remove it once the dataset is written."""
     if options.per_doc <= 0 or options.concurrency <= 0 or (options.max_docs is not None and options.max_docs <= 0):
-        raise OptionError("--per-doc, --concurrency and --max-docs must be positive integers")
+        raise SettingsError("per_doc, concurrency and max_docs must be positive integers",
+                            ["per_doc", "concurrency", "max_docs"])
     language = guess_language(d.text for d in documents) if options.language == "auto" else options.language
     prompt = load_prompt("questions", language, options.prompt_file)
     plan = GenerationPlan(prompt, language, settings.model, options.per_doc, options.types)
