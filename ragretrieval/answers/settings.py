@@ -73,12 +73,13 @@ class AnswerSettings(BaseModel):
                                                        "documents, refusal_message)")
     system_message: str | None = Field(None, max_length=20_000,
                                        description="System message [default: the language's; \"\" sends none]")
-    temperature: float = Field(0.0, ge=0, le=2, description="Sampling temperature of the generator")
+    temperature: float = Field(0.0, ge=0, le=2, allow_inf_nan=False,
+                               description="Sampling temperature of the generator")
     max_tokens: int | None = Field(None, ge=1, description="Most tokens per answer")
     max_retries: int = Field(5, ge=0, le=20, description="Retries on 429, 5xx, timeouts")
-    sleep_time: float = Field(1.0, ge=0, le=600, description="Seconds before the first retry (doubling, with "
-                                                             "jitter)")
-    timeout: float = Field(120.0, gt=0, le=3600, description="Seconds per request")
+    sleep_time: float = Field(1.0, ge=0, le=600, allow_inf_nan=False,
+                              description="Seconds before the first retry (doubling, with jitter)")
+    timeout: float = Field(120.0, gt=0, le=3600, allow_inf_nan=False, description="Seconds per request")
     text_completion: bool = Field(False, description="Use /completions instead of /chat/completions")
     price_in: Price = Field(0.0, description="Price per million input tokens, for the cost shown")
     price_out: Price = Field(0.0, description="Price per million output tokens")
@@ -88,8 +89,9 @@ class AnswerSettings(BaseModel):
                                                                 "context_sufficiency")
     judge_samples: int = Field(1, ge=1, le=9, description="Ask each judge request N times and keep the majority "
                                                           "(needs a temperature above 0)")
-    judge_temperature: float | None = Field(None, ge=0, le=2, description="Judge sampling temperature [default: "
-                                                                          "0, or 0.7 with judge_samples above 1]")
+    judge_temperature: float | None = Field(None, ge=0, le=2, allow_inf_nan=False,
+                                            description="Judge sampling temperature [default: 0, or 0.7 with "
+                                                        "judge_samples above 1]")
     judge_prompts: dict[str, Path] = Field({}, description="Judge name -> a prompt file "
                                                                              "replacing its default")
     judge_model: str | None = Field(None, max_length=200,
@@ -108,7 +110,7 @@ class AnswerSettings(BaseModel):
                                     description="Nuggets the nuggets judge asks about per request")
     judge_price_in: Price = Field(0.0, description="Judges' price per million input tokens")
     judge_price_out: Price = Field(0.0, description="Judges' price per million output tokens")
-    judge_timeout: float = Field(120.0, gt=0, le=3600, description="Judges' seconds per request")
+    judge_timeout: float = Field(120.0, gt=0, le=3600, allow_inf_nan=False, description="Judges' seconds per request")
     judge_max_retries: int = Field(4, ge=0, le=20, description="Judges' retries on 429, 5xx, timeouts")
     threads: int = Field(4, ge=1, le=256, description="Questions answered at once (speed only)")
 

@@ -31,8 +31,9 @@ def test_a_set_from_a_dataset_with_an_unscorable_value_is_refused_naming_it(clie
     questions.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
     api = Api(client_on(sqlite_url, datasets=datasets))
     refused = api.post("/api/v1/question-sets/from-dataset", {"dataset": "legal-0.2"}, expect=400)
-    assert refused == {"detail": f"{questions}: question 'fact_001': fact_exact: expected.amount_total: must be a "
-                                 'number, got "many"'}
+    detail = refused["detail"]  # the server's own folders are not shown to clients
+    assert detail.endswith("/questions.jsonl: question 'fact_001': fact_exact: expected.amount_total: must be a "
+                           'number, got "many"') and str(tmp_path) not in detail
     assert api.get("/api/v1/question-sets")["total"] == 0
     made = api.post("/api/v1/question-sets/from-dataset", {"dataset": "legal"}, expect=201)
     assert len(made["questions"]) == 8
