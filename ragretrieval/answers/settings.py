@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from ..evaluation.report import EvalConfig
 from ..llm.client import DEFAULT_KEY_ENV
-from ..work.limits import Price
+from ..work.limits import Price, Retries, Timeout, Wait
 from ..work.options import SettingsError, plugin_options
 
 RETRIEVAL = "retrieval"
@@ -76,10 +76,9 @@ class AnswerSettings(BaseModel):
     temperature: float = Field(0.0, ge=0, le=2, allow_inf_nan=False,
                                description="Sampling temperature of the generator")
     max_tokens: int | None = Field(None, ge=1, description="Most tokens per answer")
-    max_retries: int = Field(5, ge=0, le=20, description="Retries on 429, 5xx, timeouts")
-    sleep_time: float = Field(1.0, ge=0, le=600, allow_inf_nan=False,
-                              description="Seconds before the first retry (doubling, with jitter)")
-    timeout: float = Field(120.0, gt=0, le=3600, allow_inf_nan=False, description="Seconds per request")
+    max_retries: Retries = Field(5, description="Retries on 429, 5xx, timeouts")
+    sleep_time: Wait = Field(1.0, description="Seconds before the first retry (doubling, with jitter)")
+    timeout: Timeout = Field(120.0, description="Seconds per request")
     text_completion: bool = Field(False, description="Use /completions instead of /chat/completions")
     price_in: Price = Field(0.0, description="Price per million input tokens, for the cost shown")
     price_out: Price = Field(0.0, description="Price per million output tokens")
@@ -110,8 +109,8 @@ class AnswerSettings(BaseModel):
                                     description="Nuggets the nuggets judge asks about per request")
     judge_price_in: Price = Field(0.0, description="Judges' price per million input tokens")
     judge_price_out: Price = Field(0.0, description="Judges' price per million output tokens")
-    judge_timeout: float = Field(120.0, gt=0, le=3600, allow_inf_nan=False, description="Judges' seconds per request")
-    judge_max_retries: int = Field(4, ge=0, le=20, description="Judges' retries on 429, 5xx, timeouts")
+    judge_timeout: Timeout = Field(120.0, description="Judges' seconds per request")
+    judge_max_retries: Retries = Field(4, description="Judges' retries on 429, 5xx, timeouts")
     threads: int = Field(4, ge=1, le=256, description="Questions answered at once (speed only)")
 
     @model_validator(mode="before")
