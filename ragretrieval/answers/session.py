@@ -68,6 +68,9 @@ class AnswerSession:
     def __init__(self, dataset: Dataset, settings: AnswerSettings | dict, generator: Generator | None = None,
                  progress=None, stop=None, context: BuildContext | None = None, retriever=None):
         settings = settings if isinstance(settings, AnswerSettings) else build_settings(AnswerSettings, settings)
+        if not dataset.questions:
+            raise AnswerSettingsError(f"{dataset.questions_path or dataset.path}: no question to answer (the question "
+                                      "set is empty); nothing is run or stored")
         self.dataset, self.settings, self.stop = dataset, settings, stop
         self.documents = {d.id: d for d in dataset.documents}
         self.language = (pick_language([q.text for q in dataset.questions] + [d.text for d in dataset.documents[:20]])

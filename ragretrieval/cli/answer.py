@@ -69,7 +69,7 @@ def answer_command(dataset_dir, questions, config_file, executor_spec, index_dir
 
     settings, dataset_dir, questions = given_settings("answer", config_file, collect(ANSWER_SETTINGS, given),
                                                       dataset_dir, questions, finish=with_prompt_files)
-    history = None if no_save else open_history(runs_db)  # a bad URL fails before any answer is paid for
+    history = None if no_save else open_history(runs_db, saving=True)  # a bad or read-only store fails first
     progress = terminal_progress(no_progress)
     dataset = load_dataset(dataset_dir, questions)
     click.echo(f"loaded {len(dataset.questions)} questions over {len(dataset.documents)} documents", err=True)

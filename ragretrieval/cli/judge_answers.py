@@ -31,6 +31,7 @@ def _stored(run: str, runs_db: str | None):
         return load_report(path), None
     with history_errors(runs_db) as history:
         stored = history.get(run)
+        history.check_writable()  # the verdicts are stored in it: refuse before any is asked for
     return stored.report, stored
 
 

@@ -19,8 +19,12 @@ runs_db_option = click.option(
          "./.ragretrieval/runs.sqlite].")
 
 
-def open_history(url: str | None) -> RunHistory:
-    return RunHistory(url)
+def open_history(url: str | None, saving: bool = False) -> RunHistory:
+    """The runs history at `url`; with `saving`, one the command can store its run in (checked before the work)."""
+    history = RunHistory(url)
+    if saving:
+        history.check_writable()
+    return history
 
 
 @contextmanager

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from ..errors import RagretrievalError
 from ..io.openai_calls import describe, is_retryable, public_url, retry_after, retryable_status
+from ..work.limits import check_bounds
 from ..work.retry import RetriesExhausted, with_retries
 from ..work.stop import StopToken
 from .cache import Answer, AnswerCache, request_key
@@ -59,6 +60,9 @@ class LLMSettings:
     text_completion: bool = False  # /completions with one prompt instead of /chat/completions
     price_in: float = 0.0
     price_out: float = 0.0
+
+    def __post_init__(self) -> None:
+        check_bounds(self)  # timeout, max_retries, backoff, prices (work/limits.py)
 
     def public(self) -> dict:
         """What may be written down: the endpoint without credentials, the model and what changes answers."""

@@ -278,6 +278,9 @@ class EvaluationDetail(EvaluationOut):
 
 
 T = TypeVar("T")
+# the largest offset a list takes: JavaScript's largest exact integer, far below what the databases' 64-bit OFFSET
+# holds (past it, a request is a 422, not an OverflowError in the database driver and a 500)
+MAX_OFFSET = 2**53 - 1
 
 
 class Page(BaseModel, Generic[T]):

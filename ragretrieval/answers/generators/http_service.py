@@ -31,6 +31,7 @@ from ...llm.client import public_url
 from ...retrieval.external import ExternalRetrieverError
 from ...retrieval.external.http import expand_env
 from ...retrieval.external.paths import HitPath, follow, hit_list
+from ...work.limits import Retries, Timeout
 from ...work.options import PluginOptions, SettingsError, plugin_options
 from ..report import ContextUsed
 from .base import (
@@ -59,8 +60,8 @@ class HttpGeneratorOptions(PluginOptions):
     source_id: str | None = Field(None, description="path of each source's document id, e.g. "
                                                     "retrieved_context[].doc_uri")
     source_text: str | None = Field(None, description="path of each source's text")
-    timeout: float = Field(60.0, gt=0, le=3600, description="seconds per request")
-    retries: int = Field(3, ge=0, le=20, description="retries on errors, timeouts, 429 and 5xx")
+    timeout: Timeout = Field(60.0, description="seconds per request")
+    retries: Retries = Field(3, description="retries on errors, timeouts, 429 and 5xx")
     mapping: str | None = Field(None, description="YAML or JSON file holding these options")
 
     @model_validator(mode="before")

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ...errors import RagretrievalError
 from ...llm.client import DEFAULT_KEY_ENV, DEFAULT_MODEL, ChatClient, LLMSettings
 from ...llm.prompts import Prompt, PromptSpec, load_template
+from ...work.limits import check_bounds
 from ...work.options import SettingsError
 from ..report import ANSWER_LEVEL, AnsweredQuestion
 from ..settings import MAX_NUGGETS_PER_REQUEST, default
@@ -60,6 +61,9 @@ class JudgeOptions:
     nuggets: Path | None = None  # the nuggets judge's nuggets.jsonl (data/nuggets.py)
     nugget_batch: int = DEFAULT_NUGGET_BATCH  # nuggets judged per request by the nuggets judge
     stop: Any = None  # StopToken
+
+    def __post_init__(self) -> None:
+        check_bounds(self)  # timeout, max_retries, backoff, prices (work/limits.py)
 
     @classmethod
     def from_settings(cls, settings, data_language: str, stop=None, nuggets: Path | None = None,

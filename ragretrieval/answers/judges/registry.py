@@ -51,9 +51,17 @@ def judge_class(name: str) -> JudgePlugin:
 
 
 def judge_names(spec) -> list[str]:
-    """``"score5,correctness"`` (or several such strings) -> the names, in order, each once; unknown names refused."""
+    """``"score5,correctness"`` (or several such strings) -> the names, in order, each once; unknown names refused,
+    and so is a name left empty (``","``, ``"score5,"``, a blank string among several): it would run fewer judges
+    than were asked for. A blank string alone names no judge."""
+    if isinstance(spec, str) and not spec.strip():
+        return []
     parts = [spec] if isinstance(spec, str) else list(spec)
-    names = list(dict.fromkeys(n.strip() for part in parts for n in part.split(",") if n.strip()))
+    pieces = [n.strip() for part in parts for n in str(part).split(",")]
+    if not all(pieces):
+        raise JudgeError(f"an empty judge name in {','.join(map(str, parts))!r}; name each judge: "
+                         f"{', '.join(sorted(available_judges()))}")
+    names = list(dict.fromkeys(pieces))
     known = available_judges()
     for name in names:
         if name not in known:

@@ -61,13 +61,22 @@ def judging_key(report: AnswerReport, judges: list[Judge]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
+def settings_difference(before: dict, now: dict) -> str:
+    """``base_url 'http://a/v1' (now 'http://b/v1')``, for each setting that differs, the prompt's file and hash
+    together."""
+    names = [n for n in dict.fromkeys([*before, *now]) if before.get(n) != now.get(n)]
+    if "prompt" in names and "prompt_hash" in names:
+        names.remove("prompt_hash")  # the same change, said once
+    return "; ".join(f"{name} {before.get(name)!r} (now {now.get(name)!r})" for name in names)
+
+
 def check_conflicts(report: AnswerReport, judges: list[Judge], replace: bool) -> None:
     for judge in judges:
         before = report.config.scorers.get(judge.name)
         if before is not None and before != judge.settings() and not replace:
-            raise SettingsError(f"this run already has judge {judge.name!r} with other settings (model "
-                                f"{before.get('model')!r}, prompt {before.get('prompt_hash')!r}); judge it into a "
-                                "new run (new_run), which keeps this one as it is", ["new_run"])
+            raise SettingsError(f"this run already has judge {judge.name!r} with other settings: "
+                                f"{settings_difference(before, judge.settings())}; judge it into a new run "
+                                "(new_run), which keeps this one as it is", ["new_run"])
 
 
 def _kept(report: AnswerReport, judge: Judge, answered: AnsweredQuestion) -> bool:

@@ -7,6 +7,7 @@ from fastapi import APIRouter, Query, Request
 from ..jobs.engine import EngineError
 from ..jobs.options import check_evaluation
 from ..schemas import (
+    MAX_OFFSET,
     STATUSES,
     Deleted,
     EndpointIn,
@@ -32,7 +33,7 @@ def status_filter(status: str | None) -> str | None:
 
 
 @router.get("", response_model=Page[EvaluationOut])
-def list_evaluations(request: Request, offset: int = Query(0, ge=0),
+def list_evaluations(request: Request, offset: int = Query(0, ge=0, le=MAX_OFFSET),
                      limit: int = Query(50, ge=1, le=500),
                      status: str | None = Query(None, description="only evaluations with this status (any case)"),
                      q: str | None = Query(None, max_length=255, description="only those whose name holds this")):
@@ -60,7 +61,7 @@ def create_evaluation(request: Request, body: EvaluationIn):
 
 
 @router.get("/{eval_id}", response_model=EvaluationDetail)
-def get_evaluation(request: Request, eval_id: str, offset: int = Query(0, ge=0),
+def get_evaluation(request: Request, eval_id: str, offset: int = Query(0, ge=0, le=MAX_OFFSET),
                    limit: int = Query(50, ge=0, le=500),
                    score: str | None = Query(None, description="scores to show: 5, 1,2 or none (no score)")):
     """The evaluation, its summary, and `limit` finished results from `offset`, in question order."""

@@ -12,7 +12,7 @@ from fastapi.responses import RedirectResponse
 
 from ..corpora import find_corpora
 from ..jobs.options import web_retrievers
-from ..schemas import STATUSES
+from ..schemas import MAX_OFFSET, STATUSES
 from ..store import NotFound
 from ..views import (
     again_settings,
@@ -29,6 +29,7 @@ from . import deps
 router = APIRouter(include_in_schema=False)
 LIST_PAGE, RESULTS_PAGE = 50, 20
 ACTIVE = ("PENDING", "RUNNING", "PAUSED")  # the live part is fetched again while the evaluation is one of these
+MAX_PAGE = MAX_OFFSET // LIST_PAGE  # so that (page - 1) x page size stays a valid offset
 
 
 def render(request: Request, name: str, **context):
@@ -54,7 +55,7 @@ def home():
 
 
 @router.get("/evaluations/list")
-def evaluation_list(request: Request, page: int = Query(1, ge=1), status: str | None = None,
+def evaluation_list(request: Request, page: int = Query(1, ge=1, le=MAX_PAGE), status: str | None = None,
                     q: str | None = Query(None, max_length=255)):
     status = status.upper() if status and status.upper() in STATUSES else None  # ?status=paused works too
     q = (q or "").strip() or None
@@ -100,7 +101,8 @@ def _detail_context(request: Request, evaluation) -> dict:
 
 
 @router.get("/evaluations/{eval_id}")
-def evaluation_detail(request: Request, eval_id: str, page: int = Query(1, ge=1), score: str | None = None):
+def evaluation_detail(request: Request, eval_id: str, page: int = Query(1, ge=1, le=MAX_PAGE),
+                      score: str | None = None):
     store = deps.evaluations(request)
 
     def fetch(offset):
