@@ -28,6 +28,7 @@ from ..data.dataset import questions_fingerprint
 from ..llm.journal import Journal
 from ..work.pool import parallel_map
 from ..work.progress import as_progress
+from .failures import ClassRules, classify_all
 from .judges.summary import failure_notes
 from .report import ANSWER_LEVEL, AnsweredQuestion, AnswerReport, answer_config_key
 from .session import AnswerSession
@@ -123,6 +124,8 @@ def build_report(session: AnswerSession, answered: list[AnsweredQuestion], timin
                  ) -> AnswerReport:
     """The report of a session's answered questions (in question order); the web app calls this too."""
     meta = session.meta()
+    config = session.config
+    classes = classify_all(answered, ClassRules.of(config))
     summary = summarize(answered)
     notes = list(meta.pop("notes"))
     if summary["failed"]:
@@ -133,6 +136,6 @@ def build_report(session: AnswerSession, answered: list[AnsweredQuestion], timin
     if session.retrieval is not None and skipped:
         notes.append(f"{skipped} question(s) without relevant documents have no retrieval metrics")
     timings = {**timings, "total": sum(timings.values())}
-    return AnswerReport(config=session.config, dataset=session.dataset_info(),
+    return AnswerReport(config=config, dataset=session.dataset_info(),
                         answer_labels_fingerprint=session.answer_labels_fingerprint, timings=timings, notes=notes,
-                        questions=answered, **meta, **summary)
+                        questions=answered, failure_classes=classes, **meta, **summary)

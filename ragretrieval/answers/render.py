@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .failures import CLASSES, report_classes
 from .report import ANSWER_LEVEL, AnsweredQuestion, AnswerReport, JudgeSummary
 from .usage import AGENT_METRICS
 
@@ -68,6 +69,26 @@ def judge_lines(report: AnswerReport) -> list[str]:
     return lines
 
 
+def class_counts(report: AnswerReport) -> dict[str, int]:
+    """The run's failure classes (computed again for a run stored before they existed), in the decision order."""
+    if report.failure_classes:
+        return {name: report.failure_classes.get(name, 0) for name in CLASSES}
+    found = report_classes(report)
+    return {name: found.count(name) for name in CLASSES}
+
+
+def class_lines(report: AnswerReport) -> list[str]:
+    """One row per failure class that occurs: questions and their share."""
+    counts = {name: n for name, n in class_counts(report).items() if n}
+    total = sum(counts.values())
+    if not total:
+        return []
+    width = max(len(name) for name in counts)
+    return (["", "failure classes (docs/answers.md, \"Failure classes\")",
+             f"  {'class':<{width}}  {'n':>5}  {'share':>6}"]
+            + [f"  {name:<{width}}  {n:>5}  {n / total:>6.1%}" for name, n in counts.items()])
+
+
 def metric_table(report: AnswerReport) -> str:
     """Every answer metric, the judges', and the retrieval metrics at the context k, each with its bootstrap 95% CI;
     then tokens per answer, judge trust and the bill."""
@@ -94,6 +115,7 @@ def metric_table(report: AnswerReport) -> str:
     for kind, means in report.by_type.items():
         shown = ", ".join(f"{n} {means[n]:.4f}" for n in ordered(means)[:4])
         lines.append(f"type {kind}: {shown}")
+    lines += class_lines(report)
     lines += judge_lines(report)
     tokens = int(usage.get("total_tokens", 0))
     latency = (f"latency p50 {usage['latency_p50']:.2f}s, p95 {usage['latency_p95']:.2f}s"
@@ -121,8 +143,9 @@ def question_line(i: int, n: int, answered: AnsweredQuestion) -> str:
     checks = [n for n in ordered(values) if n not in AGENT_METRICS and not is_judge_metric(n)][:4]
     shown = " ".join(f"{name}={values[name]:.2f}" for name in checks) or "no checks"
     judged = " ".join(f"{name}={_verdict(verdict)}" for name, verdict in answered.judges.items())
+    kind = f" [{answered.failure_class}]" if answered.failure_class else ""
     return (f"{head} {shown}" + (f" | {judged}" if judged else "")
-            + f" ({answered.latency:.2f}s, {answered.total_tokens} tokens)")
+            + f" ({answered.latency:.2f}s, {answered.total_tokens} tokens){kind}")
 
 
 def _verdict(verdict: dict) -> str:

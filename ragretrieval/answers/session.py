@@ -33,6 +33,7 @@ from ..retrieval.registry import BuildContext
 from .checks import CheckError, CheckSettings, check_expect, load_unsafe_words
 from .checks.rules import DEFAULT_REFUSAL
 from .citations import cited_positions
+from .failures import ClassRules, classify
 from .generators import GenerationFailed, GenerationRequest, Generator, GeneratorOptions, build_generator
 from .normalize import Normalizer, get_lemmatizer
 from .prompt import REFUSALS, pick_language
@@ -118,6 +119,7 @@ class AnswerSession:
             self.timings["indexing"] = time.perf_counter() - started  # chunking, embedding, indexing
         self.scorers: list[QuestionScorer] = [CheckScorer(self.check_settings, settings.cite_relevant)]
         self._check_config = check_config
+        self.class_rules = ClassRules(self.refusal, settings.context_k if self.mode == "retrieved" else None)
 
     def _check_questions(self) -> None:
         for question in self.dataset.questions:
@@ -206,6 +208,7 @@ class AnswerSession:
             relevant = {r.doc_id for r in question.relevant if r.grade > 0}
             if relevant:
                 answered.metrics["doc"] = {"document_recall": len(relevant & set(ids)) / len(relevant)}
+        answered.failure_class = classify(answered, self.class_rules)
         return answered
 
     def notes(self) -> list[str]:

@@ -87,6 +87,15 @@ def resolve_level(runs, granularity: str | None, metrics) -> tuple[str, tuple[st
     return level, found
 
 
+def failure_classes(runs):
+    """The failure-class transitions between answer runs (None when a run is not an answer run)."""
+    if not all(getattr(r.report, "kind", None) == "answer" for r in runs):
+        return None
+    from ..answers.failures import compare_classes
+
+    return compare_classes([(r.label, r.report) for r in runs])
+
+
 @click.command("compare")
 @click.argument("runs", nargs=-1, required=True)
 @click.option("-m", "--metric", "metrics", multiple=True,
@@ -117,12 +126,14 @@ def compare_command(runs, metrics, test, correction, alpha, n_resamples, seed, a
     except (CompareError, StatsError) as error:
         raise CompareFailed(str(error)) from None
     calibration = calibrated(loaded, label_files, calibrate_metric, metrics, granularity, calibrate_lam)
+    classes = failure_classes(loaded)
     if as_json:
         data = result.to_json() | ({"calibrated": calibration.to_json()} if calibration else {})
+        data |= {"failure_classes": classes.to_json()} if classes else {}
         click.echo(json.dumps(data, ensure_ascii=False, indent=1, allow_nan=False))
     else:
         click.echo(result.table())
-        for line in calibration.lines() if calibration else []:
+        for line in (calibration.lines() if calibration else []) + (classes.lines() if classes else []):
             click.echo(line)
     regressions = result.regressions()
     if fail_on_regression and regressions:

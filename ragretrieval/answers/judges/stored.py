@@ -31,6 +31,7 @@ from ...data.dataset import questions_fingerprint
 from ...llm.journal import Journal
 from ...work.pool import parallel_map
 from ...work.progress import as_progress
+from ..failures import ClassRules, classify_all
 from ..report import AnsweredQuestion, AnswerReport, answer_config_key
 from ..summary import summarize
 from ..usage import add_agent_metrics
@@ -125,6 +126,7 @@ def rebuilt(report: AnswerReport, questions: list[AnsweredQuestion], judges: lis
     """The report with judged `questions`, the judges' settings in its configuration and everything recomputed."""
     scorers = {**report.config.scorers, **{j.name: j.settings() for j in judges}}
     config = report.config.model_copy(update={"scorers": scorers})
+    classes = classify_all(questions, ClassRules.of(config))  # a judge's verdict can change a question's class
     summary = summarize(questions)
     when = datetime.now(timezone.utc).isoformat(timespec="seconds")
     notes = [n for n in report.notes if not n.startswith("judge ")]
@@ -134,4 +136,4 @@ def rebuilt(report: AnswerReport, questions: list[AnsweredQuestion], judges: lis
     timings["judging"] = timings.get("judging", 0.0) + seconds
     timings["total"] = sum(timings.values())
     return report.model_copy(update={"config": config, "questions": questions, "notes": notes, "timings": timings,
-                                     **summary})
+                                     "failure_classes": classes, **summary})
