@@ -9,9 +9,9 @@ The evidence of one answered question:
 - **refused**: the answer holds the run's refusal phrase (case-insensitive, the ``refuse`` check's rule); for a legal
   question, one of the benchmark's abstention phrases (the ``conflict_gap`` check's rule).
 - **relevant context shown**: unknown when the question has no relevant document (or the contexts name no
-  document); else, when the run holds the chunk-level ``hit_rate@K`` of the K contexts shown (retrieved contexts:
-  chunks are relevant when they overlap a relevant span, or belong to a relevant document when there are no spans),
-  whether it is above 0; else whether a relevant document is among the contexts' documents.
+  document); else ``AnsweredQuestion.evidence_shown`` when the session recorded it (a shown chunk overlaps a
+  relevant span, or belongs to a relevant document that has no spans; a whole document shown holds its spans), else
+  (a run stored before 0.3) whether a relevant document is among the contexts' documents.
 - **passed**: every content signal the question has passes: ``include``, ``exclude`` and ``safe`` equal to 1, a legal
   question's ``pass_rate`` (its score >= 0.7), the ``correctness`` judge's yes, ``score5`` at 4 or 5. None: nothing
   checks the content. Citations are not a content signal: they decide ``unsupported_correct``.
@@ -49,15 +49,14 @@ SCORE5_PASS = 4  # the rubric's "right and nearly complete"
 
 @dataclass(frozen=True)
 class ClassRules:
-    """What a run's classes depend on besides its questions: its refusal phrase and how many contexts it showed."""
+    """What a run's classes depend on besides its questions: the refusal phrase its checks look for."""
 
     refusal_message: str
-    context_k: int | None = None  # retrieved contexts: the chunk-level hit_rate@K that says a relevant span was shown
 
     @classmethod
     def of(cls, config) -> "ClassRules":
         """The rules of a run from its `AnswerConfig`."""
-        return cls(config.checks.refusal_message, config.context_k if config.contexts == "retrieved" else None)
+        return cls(config.checks.refusal_message)
 
 
 def _legal(values: dict) -> bool:
@@ -89,14 +88,29 @@ def relevant_documents(answered: AnsweredQuestion) -> set[str]:
     return set(answered.relevant)
 
 
-def relevant_shown(answered: AnsweredQuestion, rules: ClassRules) -> bool | None:
+def evidence_shown(relevant: dict, contexts, offsets: dict) -> bool | None:
+    """Whether the contexts hold a relevant span: `relevant` maps a relevant document's id to its spans (empty: the
+    whole document), `offsets` a chunk id to its (start, end) in its document (a context without one is a whole
+    document). None when nothing is relevant or no context names a document."""
+    if not relevant:
+        return None
+    for context in contexts:
+        spans = relevant.get(context.doc_id)
+        if spans is None:
+            continue
+        where = offsets.get(context.chunk_id)
+        if not spans or where is None or any(start < where[1] and where[0] < end for start, end in spans):
+            return True
+    return False if any(c.doc_id for c in contexts) else None
+
+
+def relevant_shown(answered: AnsweredQuestion) -> bool | None:
     """Whether a relevant span or document was among the contexts; None when that cannot be known."""
     relevant = relevant_documents(answered)
     if not relevant:
         return None
-    hit = answered.metrics.get("chunk", {}).get(f"hit_rate@{rules.context_k}") if rules.context_k else None
-    if hit is not None:
-        return hit > 0
+    if answered.evidence_shown is not None:
+        return answered.evidence_shown
     shown = {c.doc_id for c in answered.contexts if c.doc_id}
     return bool(relevant & shown) if shown else None
 
@@ -127,7 +141,7 @@ def classify(answered: AnsweredQuestion, rules: ClassRules) -> str:
         return NO_ANSWER
     if expects_abstention(answered, rules):
         return CORRECT_ABSTENTION if refused(answered, rules) else WRONG_ANSWER_INSTEAD
-    if relevant_shown(answered, rules) is False:
+    if relevant_shown(answered) is False:
         return RETRIEVAL_MISS
     if refused(answered, rules):
         return WRONG_ABSTENTION

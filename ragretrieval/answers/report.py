@@ -91,6 +91,7 @@ class AnsweredQuestion(BaseModel):
     cost: float = 0.0
     cached: bool = False
     error: str | None = None  # the generator failed for this question; its checks are not scored
+    evidence_shown: bool | None = None  # a relevant span (or document) among the contexts; None: unknown
     failure_class: str | None = None  # answers/failures.py: why it went wrong (or right); None in runs before 0.3
     relevant: list[str] = Field(default_factory=list)
     relevant_grades: dict[str, int] = Field(default_factory=dict)

@@ -33,7 +33,7 @@ from ..retrieval.registry import BuildContext
 from .checks import CheckError, CheckSettings, check_expect, load_unsafe_words
 from .checks.rules import DEFAULT_REFUSAL
 from .citations import cited_positions
-from .failures import ClassRules, classify
+from .failures import ClassRules, classify, evidence_shown
 from .generators import GenerationFailed, GenerationRequest, Generator, GeneratorOptions, build_generator
 from .normalize import Normalizer, get_lemmatizer
 from .prompt import REFUSALS, pick_language
@@ -119,7 +119,8 @@ class AnswerSession:
             self.timings["indexing"] = time.perf_counter() - started  # chunking, embedding, indexing
         self.scorers: list[QuestionScorer] = [CheckScorer(self.check_settings, settings.cite_relevant)]
         self._check_config = check_config
-        self.class_rules = ClassRules(self.refusal, settings.context_k if self.mode == "retrieved" else None)
+        self.class_rules = ClassRules(self.refusal)
+        self.offsets = ({c.chunk_id: (c.start, c.end) for c in self.retrieval.chunks} if self.retrieval else {})
 
     def _check_questions(self) -> None:
         for question in self.dataset.questions:
@@ -208,6 +209,8 @@ class AnswerSession:
             relevant = {r.doc_id for r in question.relevant if r.grade > 0}
             if relevant:
                 answered.metrics["doc"] = {"document_recall": len(relevant & set(ids)) / len(relevant)}
+        answered.evidence_shown = evidence_shown({r.doc_id: r.spans for r in question.relevant if r.grade > 0},
+                                                 answered.contexts, self.offsets)
         answered.failure_class = classify(answered, self.class_rules)
         return answered
 
