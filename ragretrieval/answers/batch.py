@@ -86,6 +86,16 @@ def usage_status(session: AnswerSession) -> Callable[[], str | None]:
     return status
 
 
+def journaled(session: AnswerSession, journal_path, key: str | None = None) -> dict[str, AnsweredQuestion]:
+    """The questions of this run that its journal holds (a run resumed skips them)."""
+    if not journal_path:
+        return {}
+    key = key or run_key(session)
+    wanted = {q.id for q in session.dataset.questions}
+    return {e.answered.id: e.answered for e in Journal(journal_path, JournalEntry).load()
+            if e.run_key == key and e.answered.id in wanted}
+
+
 def run_answers(session: AnswerSession, threads: int = 4, journal_path=None, progress=None, stop=None,
                 on_answer: Callable[[AnsweredQuestion], None] | None = None) -> AnswerReport:
     """Answer every question of the session (those in the journal are taken from it) and build the report."""
@@ -93,10 +103,7 @@ def run_answers(session: AnswerSession, threads: int = 4, journal_path=None, pro
     questions = session.dataset.questions
     key = run_key(session)
     journal = Journal(journal_path, JournalEntry) if journal_path else None
-    done: dict[str, AnsweredQuestion] = {}
-    if journal is not None:
-        wanted = {q.id for q in questions}
-        done = {e.answered.id: e.answered for e in journal.load() if e.run_key == key and e.answered.id in wanted}
+    done = journaled(session, journal_path, key)
     if done:
         progress.note(f"resuming: {len(done)} of {len(questions)} questions were answered before (journal "
                       f"{journal_path})")

@@ -93,7 +93,7 @@ def resolve_checks(settings: AnswerSettings, language: str, refusal: str) -> tup
 
 class AnswerSession:
     def __init__(self, dataset: Dataset, settings: AnswerSettings, generator: Generator | None = None,
-                 progress=None, stop=None, context: BuildContext | None = None, retriever=None):
+                 progress=None, stop=None, context: BuildContext | None = None, retriever=None, budget=None):
         if settings.contexts not in ("retrieved", "given"):
             raise AnswerSettingsError(f"contexts must be retrieved or given; got {settings.contexts!r}")
         if settings.context_k < 1:
@@ -105,8 +105,9 @@ class AnswerSession:
         self.refusal = settings.refusal_message or REFUSALS.get(self.language, DEFAULT_REFUSAL)
         self.check_settings, check_config = resolve_checks(settings, self.language, self.refusal)
         self._check_questions()
+        self.budget = budget
         options = replace(settings.generator_options, language=self.language, refusal_message=self.refusal,
-                          documents=self.documents, questions=dataset.questions, stop=stop)
+                          documents=self.documents, questions=dataset.questions, stop=stop, budget=budget)
         self.generator = generator or build_generator(settings.generator, options)
         self.mode = settings.contexts
         if self.mode == "retrieved" and not type(self.generator).needs_contexts:

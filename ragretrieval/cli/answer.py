@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import click
 
-from ..answers.batch import AnswerLog, run_answers, run_key
+from ..answers.batch import AnswerLog, journaled, run_answers, run_key
+from ..answers.dry_run import plan_answers
 from ..answers.generators import GeneratorOptions
 from ..answers.judges import build_judges
 from ..answers.render import metric_table, question_line
@@ -14,7 +16,9 @@ from ..answers.session import AnswerSession, AnswerSettings
 from ..data.dataset import load_dataset
 from ..embedders.cache import default_cache_dir
 from ..evaluation.report import EvalConfig
+from ..llm.budget import BudgetReached
 from ..llm.replies import check_failures
+from .cost_options import cost_options, make_budget, show_plan, stopped_by_budget
 from .evaluate import DEFAULT_KS, parse_ks, parse_options, retrieval_options, retrieval_settings
 from .judge_options import judge_options, judge_settings
 from .llm_options import llm_options
@@ -80,7 +84,8 @@ def answer_options(command):
                     "max_retries"), languages=("zh", "en", "pl"), max_retries=5)
 @judge_options()
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write the JSON report here.")
-@click.option("-v", "--verbose", is_flag=True, help="One line per question.")
+@click.option("-v", "--verbose", is_flag=True, help="One line per question (with --dry-run: per request).")
+@cost_options
 @no_progress_option
 @save_options
 def answer_command(dataset_dir, questions, generator, generator_options, contexts, context_k, shuffle_context, seed,
@@ -89,8 +94,8 @@ def answer_command(dataset_dir, questions, generator, generator_options, context
                    base_url, api_key_env, prompt_file, language, price_in, price_out, timeout, max_retries, judges,
                    judge_samples, judge_temperature, judge_prompts, judge_nuggets, judge_nugget_batch, judge_model,
                    judge_base_url, judge_api_key_env, judge_language, judge_price_in, judge_price_out, judge_timeout,
-                   judge_max_retries, out, verbose, no_progress, runs_db, name, tags, no_save, executor_spec,
-                   index_dir, rebuild, **retrieval) -> None:
+                   judge_max_retries, out, verbose, dry_run, max_cost, no_progress, runs_db, name, tags, no_save,
+                   executor_spec, index_dir, rebuild, **retrieval) -> None:
     """Answer every question of a dataset and score the answers: contexts (retrieved or given), an answer from the
     generator, its citations, the deterministic checks of each question, the LLM judges asked for (--judge), and
     the retrieval metrics of the same ranking. The run is stored in the runs history like an `eval`."""
@@ -108,7 +113,11 @@ def answer_command(dataset_dir, questions, generator, generator_options, context
                               lemmatizer=lemmatizer, match=match, refusal_message=refusal_message,
                               unsafe_words=unsafe_words, citation_pattern=citation_pattern,
                               cite_relevant=not no_cite_relevant, generator_options=options)
-    history = None if no_save else open_history(runs_db)  # a bad URL fails before any answer is paid for
+    budget = make_budget(max_cost, (price_in, price_out, judge_price_in, judge_price_out))
+    if dry_run and contexts == "retrieved" and str(config.model or "").startswith("openai:"):
+        raise click.UsageError(f"--dry-run sends nothing, but retrieval would embed the corpus with {config.model} "
+                               "through its API; dry-run with --contexts given, or a local retriever")
+    history = None if no_save or dry_run else open_history(runs_db)  # a bad URL fails before anything is paid
     progress = terminal_progress(no_progress)
     dataset = load_dataset(dataset_dir, questions)
     click.echo(f"loaded {len(dataset.questions)} questions over {len(dataset.documents)} documents", err=True)
@@ -117,18 +126,26 @@ def answer_command(dataset_dir, questions, generator, generator_options, context
     executor = make_executor(executor_spec)
     click.get_current_context().call_on_close(executor.close)
     context = BuildContext(progress=progress, executor=executor, index_dir=index_dir, rebuild=rebuild)
-    session = AnswerSession(dataset, settings, progress=progress, context=context)
+    session = AnswerSession(dataset, settings, progress=progress, context=context, budget=budget)
     names, judging = judge_settings(
         judges, judge_samples, judge_temperature, judge_prompts, judge_nuggets, judge_nugget_batch, judge_model,
         judge_base_url, judge_api_key_env, judge_language, judge_price_in, judge_price_out, judge_timeout,
         judge_max_retries, generator=generator, base_url=base_url, api_key_env=api_key_env,
         data_language=session.language, dataset_dir=dataset_dir)
     if names:
-        session.scorers += build_judges(names, judging)
+        session.scorers += build_judges(names, replace(judging, budget=budget))
     journal = default_cache_dir() / "answers" / f"{run_key(session)}.journal.jsonl"
+    if dry_run:
+        progress.close()
+        return show_plan(plan_answers(session, journal), verbose)
     log = AnswerLog(log_file) if log_file else None
     try:
         report = run_answers(session, threads, journal, progress, on_answer=log)
+    except BudgetReached as error:
+        progress.close()
+        kept = len(journaled(session, journal))
+        raise stopped_by_budget(error, f"{kept} of {len(dataset.questions)} questions are answered and kept in "
+                                       f"{journal}") from None
     finally:
         if log is not None:
             log.close()

@@ -20,6 +20,7 @@ from ..data.dataset import (
     write_dataset,
 )
 from ..data.filename_questions import DEFAULT_TEMPLATE, check_template, filename_questions
+from .cost_options import cost_options, make_budget
 from .llm_options import llm_options
 from .progress import no_progress_option
 
@@ -52,14 +53,19 @@ def parse_generators(text: str) -> list[str]:
               help="llm: when resuming, keep the failures of documents whose answers failed before (default: ask "
                    "again).")
 @llm_options("llm: ", "$n, $types, $title, $document")
+@click.option("-v", "--verbose", is_flag=True, help="llm, with --dry-run: one line per request.")
+@cost_options
 @no_progress_option
 def build_dataset(corpus_dir: Path, out: Path | None, generator: str, template: str, strict: bool, force: bool,
-                  **llm) -> None:
+                  verbose: bool, dry_run: bool, max_cost: float | None, **llm) -> None:
     """Build a dataset (corpus.jsonl, questions.jsonl, manifest.json) from a folder of Markdown files."""
     generators = parse_generators(generator)
     out = out or Path(f"{corpus_dir.resolve().name}-dataset")
     check_template(template)
-    check_writable(out, force)  # before reading the corpus or paying for any request
+    if "llm" not in generators and (dry_run or max_cost is not None):
+        raise click.UsageError("--dry-run and --max-cost are for --generator llm (filename questions cost nothing)")
+    if not dry_run:
+        check_writable(out, force)  # before reading the corpus or paying for any request
     corpus = load_corpus(corpus_dir, strict=strict,
                          on_skip=lambda s: click.echo(f"warning: skipped {s.path}: {s.reason}", err=True))
     awkward = [d.id for d in corpus.documents if any(ch < " " or ch == "\x7f" for ch in d.id)]
@@ -72,7 +78,11 @@ def build_dataset(corpus_dir: Path, out: Path | None, generator: str, template: 
     if "llm" in generators:
         from .llm_questions import add_llm_questions
 
-        questions, builder["llm"] = add_llm_questions(corpus.documents, out, questions, **llm)
+        budget = make_budget(max_cost, (llm["price_in"], llm["price_out"]))
+        questions, builder["llm"] = add_llm_questions(corpus.documents, out, questions, dry_run=dry_run,
+                                                      verbose=verbose, budget=budget, **llm)
+        if dry_run:
+            return
         if not questions:
             raise DatasetError("the model's answers gave no usable question (see the counts above); nothing "
                                "written. Check --model and --prompt; answers are cached, so a re-run is free")

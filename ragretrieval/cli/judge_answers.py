@@ -3,10 +3,12 @@ without generating anything again, and add the verdicts to the run (docs/answers
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import click
 
+from ..answers.dry_run import plan_judging
 from ..answers.judges import build_judges
 from ..answers.judges.stored import judge_report, judging_key
 from ..answers.prompt import pick_language
@@ -14,6 +16,8 @@ from ..answers.render import metric_table, question_line
 from ..answers.report import AnswerReport, load_report
 from ..embedders.cache import default_cache_dir
 from ..evaluation.report import ReportError
+from ..llm.budget import BudgetReached
+from .cost_options import cost_options, make_budget, show_plan, stopped_by_budget
 from .judge_options import judge_options, judge_settings
 from .progress import no_progress_option, terminal_progress
 from .runs import history_errors, runs_db_option
@@ -40,14 +44,15 @@ def _stored(run: str, runs_db: str | None):
 @click.option("--tag", "tags", multiple=True, help="--new-run: a tag for it, besides RUN's (repeatable).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the judged report here (required when RUN is a report file).")
-@click.option("-v", "--verbose", is_flag=True, help="One line per question.")
+@click.option("-v", "--verbose", is_flag=True, help="One line per question (with --dry-run: per request).")
+@cost_options
 @no_progress_option
 @runs_db_option
 def judge_answers_command(run, judges, judge_samples, judge_temperature, judge_prompts, judge_nuggets,
                           judge_nugget_batch, judge_model, judge_base_url,
                           judge_api_key_env, judge_language, judge_price_in, judge_price_out, judge_timeout,
-                          judge_max_retries, threads, new_run, name, tags, out, verbose, no_progress,
-                          runs_db) -> None:
+                          judge_max_retries, threads, new_run, name, tags, out, verbose, dry_run, max_cost,
+                          no_progress, runs_db) -> None:
     """Judge the stored answers of an answer run (a run id or name of the history, or an `answer --out` report
     file) and add the judges' verdicts and metrics to it. Nothing is generated again."""
     if (name or tags) and not new_run:
@@ -59,7 +64,7 @@ def judge_answers_command(run, judges, judge_samples, judge_temperature, judge_p
     if not isinstance(report, AnswerReport):
         raise click.ClickException(f"{run} is a retrieval run: judge-answers judges the answers of an answer run "
                                    "(`ragretrieval answer`); `ragretrieval judge` grades retrieved chunks")
-    if stored is None and out is None:
+    if stored is None and out is None and not dry_run:
         raise click.UsageError("RUN is a report file: give --out for the judged report (the file is left as it is)")
     settings = report.config.generator_settings
     generator = report.config.generator
@@ -69,11 +74,18 @@ def judge_answers_command(run, judges, judge_samples, judge_temperature, judge_p
         judge_max_retries, generator=generator,
         base_url=settings.get("base_url") if generator.startswith("openai:") else None, api_key_env=None,
         data_language=pick_language([q.text for q in report.questions]), dataset_dir=report.dataset.path)
-    built = build_judges(names, options)
+    budget = make_budget(max_cost, (judge_price_in, judge_price_out))
+    built = build_judges(names, replace(options, budget=budget))
     journal = default_cache_dir() / "answers" / f"judge-{judging_key(report, built)}.journal.jsonl"
+    if dry_run:
+        return show_plan(plan_judging(report, built, journal, replace=new_run), verbose)
     progress = terminal_progress(no_progress)
-    judged = judge_report(report, built, threads, journal, progress, replace=new_run)
-    progress.close()
+    try:
+        judged = judge_report(report, built, threads, journal, progress, replace=new_run)
+    except BudgetReached as error:
+        raise stopped_by_budget(error, f"the questions judged so far are kept in {journal}") from None
+    finally:
+        progress.close()
     if new_run and stored is not None:
         judged = judged.model_copy(update={"judged_from": stored.id})
     if verbose:

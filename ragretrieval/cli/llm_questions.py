@@ -11,18 +11,28 @@ from .progress import terminal_progress
 
 def add_llm_questions(documents, out, questions, *, per_doc, types_text, model, base_url, api_key_env, concurrency,
                       max_docs, prompt_file, language, price_in, price_out, timeout, max_retries, no_progress,
-                      no_retry_failed):
-    """`questions` plus the LLM's, and the manifest's record of the LLM run."""
-    from ..llm.questions.build import QuestionOptions, llm_questions, parse_types
-    from ..llm.questions.generate import exact_key
+                      no_retry_failed, dry_run=False, verbose=False, budget=None):
+    """`questions` plus the LLM's, and the manifest's record of the LLM run (with `dry_run`: the plan is printed,
+    nothing is sent, and `questions` come back as they were)."""
+    from ..llm.budget import BudgetReached
+    from ..llm.questions.build import QuestionOptions, llm_questions, parse_types, plan_llm_questions
+    from ..llm.questions.generate import exact_key, journal_for
     from ..llm.replies import check_failures
+    from .cost_options import show_plan, stopped_by_budget
 
     settings = llm_settings(model, base_url, api_key_env, timeout, max_retries, price_in, price_out)
     options = QuestionOptions(per_doc=per_doc, types=parse_types(types_text), concurrency=concurrency,
                               max_docs=max_docs, prompt_file=prompt_file, language=language,
                               retry_failed=not no_retry_failed)
-    result, info = llm_questions(list(documents), out, settings, options,
-                                 taken={exact_key(q.text) for q in questions}, progress=terminal_progress(no_progress))
+    if dry_run:
+        show_plan(plan_llm_questions(list(documents), out, settings, options), verbose)
+        return list(questions), {}
+    try:
+        result, info = llm_questions(list(documents), out, settings, options,
+                                     taken={exact_key(q.text) for q in questions},
+                                     progress=terminal_progress(no_progress), budget=budget)
+    except BudgetReached as error:
+        raise stopped_by_budget(error, f"the documents done are kept in {journal_for(out).path}") from None
     for failed in result.failed:
         click.echo(f"warning: no questions for {failed['doc_id']}: {failed['reason']}", err=True)
     counts = info["counts"]

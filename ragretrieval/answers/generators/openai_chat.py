@@ -26,9 +26,9 @@ class OpenAIGenerator:
     provides_contexts = False
 
     def __init__(self, spec: str, settings: LLMSettings, prompt: AnswerPrompt, system_message: str | None,
-                 stop=None):
+                 stop=None, budget=None):
         self.spec, self.settings, self.prompt, self.system_message = spec, settings, prompt, system_message
-        self.client = ChatClient(settings, stop=stop)
+        self.client = ChatClient(settings, stop=stop, budget=budget)
 
     @classmethod
     def build(cls, spec: str, argument: str, options: GeneratorOptions) -> "OpenAIGenerator":
@@ -44,7 +44,7 @@ class OpenAIGenerator:
         if system is None:
             system = SYSTEM_MESSAGES.get(options.language, SYSTEM_MESSAGES["en"])
         return cls(spec, settings, AnswerPrompt.load(options.language, options.prompt_file), system or None,
-                   options.stop)
+                   options.stop, options.budget)
 
     def messages(self, request: GenerationRequest) -> list[dict]:
         user = self.prompt.render(request.question.text, context_documents(request.contexts),

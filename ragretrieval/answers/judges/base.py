@@ -31,6 +31,7 @@ SAMPLING_TEMPERATURE = 0.7  # --judge-samples N > 1 without --judge-temperature
 LANGUAGES = ("zh", "en")  # of the shipped prompts; other languages are judged with the English ones
 DEFAULT_NUGGET_BATCH = 10  # as the TREC 2024 RAG track's AutoNuggetizer: ten nuggets per request
 MAX_NUGGET_BATCH = 100
+REPLY_TOKENS = 80  # a verdict with a sentence or two of reasons: the reply expected before any has come
 
 
 class JudgeError(RagretrievalError, ValueError):
@@ -57,6 +58,7 @@ class JudgeOptions:
     nuggets: Path | None = None  # the nuggets judge's nuggets.jsonl (data/nuggets.py)
     nugget_batch: int = DEFAULT_NUGGET_BATCH  # nuggets judged per request by the nuggets judge
     stop: Any = None  # StopToken
+    budget: Any = None  # llm.budget.Budget: --max-cost, shared with the generator
 
     @property
     def sampling_temperature(self) -> float:
@@ -107,7 +109,8 @@ class JudgeContext:
     def client(self) -> ChatClient:
         with self._lock:
             if self._client is None:
-                self._client = ChatClient(self.options.llm_settings(), stop=self.options.stop)
+                self._client = ChatClient(self.options.llm_settings(), stop=self.options.stop,
+                                          budget=self.options.budget, output_tokens=REPLY_TOKENS)
             return self._client
 
     @property
