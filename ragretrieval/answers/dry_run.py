@@ -18,6 +18,7 @@ from ..llm.plan import CostPlan
 from ..llm.tokens import estimate_tokens
 from .batch import RETRIEVAL_BLOCK, journaled
 from .generators import GenerationFailed, GenerationRequest
+from .judges.audit import padded, shuffled
 from .judges.stored import JudgedQuestion, check_conflicts, pending
 from .report import AnsweredQuestion
 from .session import AnswerSession
@@ -43,12 +44,27 @@ def _answer(session: AnswerSession, plan: CostPlan, question, contexts) -> tuple
     return question.ground_truth or "", contexts
 
 
-def plan_judges(plan: CostPlan, judges, answered: AnsweredQuestion) -> None:
+def plan_judges(plan: CostPlan, judges, answered: AnsweredQuestion, role: str = "") -> None:
     for judge in judges:
         if not hasattr(judge, "planned"):
             continue
         for messages, sample, reply in judge.planned(answered):
-            plan.add(judge.client, f"judge {judge.name}", answered.id, messages, sample=sample, output_tokens=reply)
+            plan.add(judge.client, f"judge {judge.name}{role}", answered.id, messages, sample=sample,
+                     output_tokens=reply)
+
+
+def plan_audit(plan: CostPlan, judges, questions: list[AnsweredQuestion], repeats: int, seed: int = 0) -> None:
+    """The audit's requests (judges/audit.py): repeats 1.. of each verdict, then the shuffled and padded variants;
+    repeat 0 is the run's own verdict, planned with the judging."""
+    for judge in (j for j in judges if hasattr(j, "repeated")):
+        reads = set(judge.placeholders)
+        for answered in (q for q in questions if q.error is None):
+            for r in range(1, repeats):
+                plan_judges(plan, [judge.repeated(r * judge.context.options.samples)], answered, " (audit)")
+            variants = [shuffled(answered, seed)] if "contexts" in reads else []
+            variants += [padded(answered, judge.context.options.language)] if "answer" in reads else []
+            for variant in (v for v in variants if v is not None):
+                plan_judges(plan, [judge], variant, " (audit)")
 
 
 def unplanned(judges) -> list[str]:
@@ -80,7 +96,7 @@ def plan_answers(session: AnswerSession, journal_path=None) -> CostPlan:
     return plan
 
 
-def plan_judging(report, judges, journal_path=None, replace: bool = False) -> CostPlan:
+def plan_judging(report, judges, journal_path=None, replace: bool = False, repeats: int = 1) -> CostPlan:
     """What `judge_report` would send to judge the stored run `report`, with nothing sent."""
     check_conflicts(report, judges, replace)
     plan = CostPlan()
@@ -93,6 +109,8 @@ def plan_judging(report, judges, journal_path=None, replace: bool = False) -> Co
     for answered in questions:
         if answered.id in wanted:
             plan_judges(plan, wanted[answered.id], answered)
+    if repeats > 1:
+        plan_audit(plan, judges, questions, repeats)
     plan.notes += [f"judge {name}: its requests cannot be planned (it is not an LLMJudge)" for name in
                    unplanned(judges)]
     return plan

@@ -89,6 +89,45 @@ def class_lines(report: AnswerReport) -> list[str]:
             + [f"  {name:<{width}}  {n:>5}  {n / total:>6.1%}" for name, n in counts.items()])
 
 
+def _agreement_text(found: dict | None) -> str:
+    if not found or not found.get("n"):
+        return "no item to compare"
+    label = "Cohen's kappa" if found["statistic"] == "cohen_kappa" else "Spearman"
+    value = "undefined (every verdict alike)" if found["value"] is None else f"{found['value']:.2f}"
+    ci = f" [{found['ci'][0]:.2f}, {found['ci'][1]:.2f}]" if found.get("ci") else ""
+    return f"{label} {value}{ci} (n={found['n']})"
+
+
+def _shift_text(found: dict, noise: dict) -> str:
+    if "not_applicable" in found:
+        return f"not measured: {found['not_applicable']}"
+    if not found.get("n"):
+        return "no verdict to compare"
+    ci = f" [{found['ci'][0]:+.3f}, {found['ci'][1]:+.3f}]" if found.get("ci") else ""
+    alone = f" (repeats alone: {noise['disagreement']:.1%})" if noise.get("disagreement") is not None else ""
+    return f"mean change {found['shift']:+.3f}{ci}, {found['changed']:.1%} of verdicts changed{alone} (n={found['n']})"
+
+
+def audit_lines(report: AnswerReport) -> list[str]:
+    """Each audited judge's noise, agreement and biases (judge-answers --repeats; answers/judges/audit.py)."""
+    lines = []
+    for name, noise in report.judge_noise.items():
+        head = (f"judge audit: {name}, {noise['repeats']} repeats of {noise['questions']} questions "
+                f"({noise['verdicts']} verdicts, {noise['failed']} failed)")
+        flips = (f"  flip rate {noise['flip_rate']:.3f} [{noise['ci'][0]:.3f}, {noise['ci'][1]:.3f}]; two repeats "
+                 f"disagree on {noise['disagreement']:.1%} of pairs" if noise.get("flip_rate") is not None else
+                 "  flip rate: no question has two verdicts")
+        lines += ["", head, flips]
+        lines += [f"  noise variance of {metric}: {value:.4f}" for metric, value in noise.get("variance", {}).items()]
+        if noise.get("rule"):
+            lines.append(f"  vs {noise['rule']['check']}: {_agreement_text(noise['rule'])}")
+        if noise.get("labels"):
+            lines.append(f"  vs {noise['labels']['source']}: {_agreement_text(noise['labels'])}")
+        lines.append(f"  position (contexts shuffled): {_shift_text(noise['position'], noise)}")
+        lines.append(f"  verbosity (answer padded): {_shift_text(noise['verbosity'], noise)}")
+    return lines
+
+
 def metric_table(report: AnswerReport) -> str:
     """Every answer metric, the judges', and the retrieval metrics at the context k, each with its bootstrap 95% CI;
     then tokens per answer, judge trust and the bill."""
@@ -117,6 +156,7 @@ def metric_table(report: AnswerReport) -> str:
         lines.append(f"type {kind}: {shown}")
     lines += class_lines(report)
     lines += judge_lines(report)
+    lines += audit_lines(report)
     tokens = int(usage.get("total_tokens", 0))
     latency = (f"latency p50 {usage['latency_p50']:.2f}s, p95 {usage['latency_p95']:.2f}s"
                if "latency_p50" in usage else "no latency")

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import click
 
+from ..analysis.calibrated_runs import read_values
 from ..answers.dry_run import plan_judging
-from ..answers.judges import build_judges
+from ..answers.judges import JudgeError, build_judges
+from ..answers.judges.audit import audit_judge, check_repeats
 from ..answers.judges.stored import judge_report, judging_key
 from ..answers.prompt import pick_language
 from ..answers.render import metric_table, question_line
@@ -44,6 +46,12 @@ def _stored(run: str, runs_db: str | None):
 @click.option("--tag", "tags", multiple=True, help="--new-run: a tag for it, besides RUN's (repeatable).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the judged report here (required when RUN is a report file).")
+@click.option("--repeats", type=int, default=None, metavar="N",
+              help="Audit the judges: ask every verdict N times in all, and of shuffled contexts and a padded answer; "
+                   "store the noise with the run (docs/answers.md, \"Judge noise\").")
+@click.option("--labels", "labels_file", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
+              help="--repeats: a person's labels ({\"question_id\", \"value\"} per line) to measure agreement with.")
+@click.option("--seed", type=int, default=0, show_default=True, help="--repeats: seed of the shuffles and intervals.")
 @click.option("-v", "--verbose", is_flag=True, help="One line per question (with --dry-run: per request).")
 @cost_options
 @no_progress_option
@@ -51,10 +59,18 @@ def _stored(run: str, runs_db: str | None):
 def judge_answers_command(run, judges, judge_samples, judge_temperature, judge_prompts, judge_nuggets,
                           judge_nugget_batch, judge_model, judge_base_url,
                           judge_api_key_env, judge_language, judge_price_in, judge_price_out, judge_timeout,
-                          judge_max_retries, threads, new_run, name, tags, out, verbose, dry_run, max_cost,
-                          no_progress, runs_db) -> None:
+                          judge_max_retries, threads, new_run, name, tags, out, repeats, labels_file, seed, verbose,
+                          dry_run, max_cost, no_progress, runs_db) -> None:
     """Judge the stored answers of an answer run (a run id or name of the history, or an `answer --out` report
     file) and add the judges' verdicts and metrics to it. Nothing is generated again."""
+    if labels_file is not None and repeats is None:
+        raise click.UsageError("--labels is read by the audit: add --repeats N")
+    if repeats is not None:
+        try:
+            check_repeats(repeats)
+        except JudgeError as error:
+            raise click.BadParameter(str(error).replace("repeats", "--repeats", 1), param_hint="--repeats") from None
+    labels = read_values(labels_file) if labels_file is not None else None
     if (name or tags) and not new_run:
         raise click.UsageError("--name and --tag name a new run: add --new-run (or use `runs rename` / `runs tag`)")
     try:
@@ -78,10 +94,14 @@ def judge_answers_command(run, judges, judge_samples, judge_temperature, judge_p
     built = build_judges(names, replace(options, budget=budget))
     journal = default_cache_dir() / "answers" / f"judge-{judging_key(report, built)}.journal.jsonl"
     if dry_run:
-        return show_plan(plan_judging(report, built, journal, replace=new_run), verbose)
+        return show_plan(plan_judging(report, built, journal, replace=new_run, repeats=repeats or 1), verbose)
     progress = terminal_progress(no_progress)
     try:
         judged = judge_report(report, built, threads, journal, progress, replace=new_run)
+        for judge in built if repeats else []:
+            found = audit_judge(judge, judged.questions, repeats, labels, str(labels_file), threads, progress,
+                                seed=seed)
+            judged = judged.model_copy(update={"judge_noise": {**judged.judge_noise, judge.name: found}})
     except BudgetReached as error:
         raise stopped_by_budget(error, f"the questions judged so far are kept in {journal}") from None
     finally:
