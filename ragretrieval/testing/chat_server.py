@@ -20,8 +20,8 @@ judge accepts, so one server plays generator and judge.
 
 from __future__ import annotations
 
-import hashlib
 import json
+import random
 import re
 import threading
 import time
@@ -49,30 +49,35 @@ class Reply:
 
 
 class FlippingJudge:
-    """A judge that flips a share `rate` of its verdicts at random: the stub behind the judge-noise tests. Its
-    usual verdict on a request is `verdict(request)` (yes by default); the k-th time it receives one and the same
-    request body it flips when a hash of (seed, body, k) falls under `rate`, so which repeats flip does not depend on
-    the order threads send them in. Requests for other models go to `others`."""
+    """A judge that flips a share `rate` of its verdicts at random places: the stub behind the judge-noise tests. Of
+    every `deck` verdicts it gives (in the order requests arrive), exactly round(rate x deck) are flipped, at places a
+    seeded shuffle picks, so 500 verdicts at rate 0.2 hold exactly 100 flips. Its usual verdict on a request is
+    `verdict(request)` (yes by default); requests for other models go to `others`."""
 
     def __init__(self, rate: float, seed: int = 0, verdict: Callable[[dict], bool] | None = None,
-                 others: Callable[[dict], Reply] | None = None, model: str = "judge"):
-        self.rate, self.seed, self.verdict, self.others, self.model = rate, seed, verdict, others, model
-        self.seen: dict[str, int] = {}
-        self.flipped = 0
+                 others: Callable[[dict], Reply] | None = None, model: str = "judge", deck: int = 100):
+        self.rate, self.seed, self.verdict, self.others = rate, seed, verdict, others
+        self.model, self.deck = model, deck
+        self.given = self.flipped = 0
+        self._cards: list[bool] = []
         self._lock = threading.Lock()
+
+    def _flip(self) -> bool:
+        with self._lock:
+            if self.given % self.deck == 0:
+                flips = round(self.rate * self.deck)
+                self._cards = [True] * flips + [False] * (self.deck - flips)
+                random.Random(f"{self.seed}:{self.given // self.deck}").shuffle(self._cards)
+            flip = self._cards[self.given % self.deck]
+            self.given += 1
+            self.flipped += flip
+            return flip
 
     def __call__(self, request: dict) -> Reply:
         if request.get("model") != self.model and self.others is not None:
             return self.others(request)
-        body = json.dumps(request, sort_keys=True, ensure_ascii=False)
-        with self._lock:
-            k = self.seen[body] = self.seen.get(body, 0) + 1
-        draw = int.from_bytes(hashlib.sha256(f"{self.seed}:{k}:{body}".encode()).digest()[:8], "big") / 2 ** 64
         usual = self.verdict(request) if self.verdict else True
-        flip = draw < self.rate
-        with self._lock:
-            self.flipped += flip
-        return Reply(JUDGE_REPLY if usual != flip else JUDGE_NO)
+        return Reply(JUDGE_REPLY if usual != self._flip() else JUDGE_NO)
 
 
 def document_in(request: dict) -> str:
