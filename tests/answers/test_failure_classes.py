@@ -244,3 +244,22 @@ def test_compare_of_answer_runs_shows_classes_and_json(tmp_path):
     loaded = [AnswerReport.load(p) for p in reports]
     assert compare_classes([("a", loaded[0]), ("b", loaded[1])]).counts["a"] == {
         c: n for c, n in loaded[0].failure_classes.items() if n}
+
+
+def test_runs_show_and_the_html_report_show_the_classes(tmp_path):
+    run("import-dataset", "--format", "legal-rag", FIXTURE / "benchmark", "--source", FIXTURE / "transcript.md",
+        "--out", tmp_path / "legal")
+    answers = write_answers(tmp_path / "answers.jsonl", [{"question_id": q, "answer": a}
+                                                          for q, (a, _) in LEGAL_ANSWERS.items()])
+    db = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+    for name in ("one", "two"):
+        done = CliRunner().invoke(main, ["answer", "--dataset", str(tmp_path / "legal"), "--contexts", "given",
+                                         "--generator", f"file:{answers}", "--runs-db", db, "--name", name,
+                                         "--no-progress", *(["--refusal-message", "没有提及"] if name == "two" else [])])
+        assert done.exit_code == 0, done.output
+    shown = run("runs", "show", "one", "--runs-db", db).output
+    assert "failure classes" in shown and ["generation_error", "3", "37.5%"] in [line.split() for line in shown.splitlines()]
+    run("report", "one", "two", "--runs-db", db, "--html", tmp_path / "r.html")
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert '<h2 id="failure-classes">Failure classes</h2>' in page and "one → two" in page
+    assert '<span class="note class">unsupported_correct</span>' in page

@@ -93,11 +93,16 @@ def test_judge_answers_dry_run(demo_dataset, llm_env):
     assert abs(plan["cost"] - usage["judge_cost"]) <= 0.10 * usage["judge_cost"]
 
 
-def test_build_dataset_dry_run(tmp_path, llm_env):
-    corpus = tmp_path / "dishes"
-    corpus.mkdir()
+@pytest.fixture
+def corpus(tmp_path):
+    folder = tmp_path / "dishes"
+    folder.mkdir()
     for name, text in DOCS.items():
-        (corpus / name).write_text(text, encoding="utf-8")
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+def test_build_dataset_dry_run(tmp_path, corpus, llm_env):
     args = ["build-dataset", corpus, "--generator", "llm", "--model", "m", "--per-doc", "2", "--no-progress",
             "--price-in", "1", "--price-out", "2"]
     with ChatServer(good_reply) as server:
@@ -170,11 +175,7 @@ def test_the_budget_holds_what_is_in_flight():
     assert BudgetReached.exit_code == 3
 
 
-def test_build_dataset_max_cost_resumes(tmp_path, llm_env):
-    corpus = tmp_path / "dishes"
-    corpus.mkdir()
-    for name, text in DOCS.items():
-        (corpus / name).write_text(text, encoding="utf-8")
+def test_build_dataset_max_cost_resumes(tmp_path, corpus, llm_env):
     args = ["build-dataset", corpus, "--generator", "llm", "--model", "m", "--per-doc", "2", "--no-progress",
             "--price-in", "1", "--price-out", "2", "--out", tmp_path / "ds", "--concurrency", "1"]
     with ChatServer(good_reply) as server:
