@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from ..llm.budget import Budget, BudgetError, BudgetReached, check_max_cost
@@ -37,10 +35,7 @@ def make_budget(max_cost: float | None, prices) -> Budget | None:
     return Budget(max_cost)
 
 
-def show_plan(plan, verbose: bool, as_json: bool = False) -> None:
-    if as_json:
-        click.echo(json.dumps(plan.to_json(), ensure_ascii=False, indent=1))
-        return
+def show_plan(plan, verbose: bool) -> None:
     for line in plan.lines(verbose):
         click.echo(line)
 
