@@ -4,10 +4,11 @@ downloaded, so the estimate is arithmetic on characters (docs/answers.md, "Cost 
 - A text of n characters is ⌈n / 2⌉ tokens, whatever its script; a chat message adds `MESSAGE_TOKENS` (its role and
   separators, as chat formats count them). This is the rule of the test chat server (testing/chat_server.py), so a
   dry run there is within a few percent of what the run reports.
-- Against real tokenizers the rule is deliberately in between: GPT-4o-class tokenizers give about 4 characters per
-  token for English prose (the estimate is about twice too high: a budget errs on the safe side) and about 1.3 to 1.6
-  characters per token for Chinese (the estimate is 20-35 % low). `--max-cost` corrects itself: once the endpoint has
-  answered, its reported prompt tokens over the estimate scale every later estimate (`Calibration`).
+- Against real tokenizers the rule is in between on purpose: vendors give 0.25 (OpenAI: "about 4 characters of
+  English") to 0.3 (DeepSeek) tokens per English character, so English is estimated 1.7 to 2 times too high (a
+  budget errs on the safe side), and 0.6 tokens per Chinese character (DeepSeek), so Chinese is estimated about a
+  sixth too low. `--max-cost` corrects itself: once the endpoint has answered, its reported prompt tokens over the
+  estimate scale every later estimate (`Calibration`).
 - Output tokens cannot be read from anything before the answer exists: callers give an expected length (the
   reference answer's, a judge's usual reply), and `--max-tokens` caps it.
 """
