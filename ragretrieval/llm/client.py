@@ -154,15 +154,17 @@ class ChatClient:
         """The body `complete` would send for `messages` and the cached answer to it (None: it would be sent);
         nothing is sent or counted (``--dry-run``)."""
         body = self.request(messages, temperature, max_tokens)
-        key = request_key({"endpoint": self.settings.endpoint, "body": body, "sample": sample})
-        return body, self.cache.get(key)
+        return body, self.cache.get(self._key(body, sample))
+
+    def _key(self, body: dict, sample: int) -> str:
+        return request_key({"endpoint": self.settings.endpoint, "body": body, "sample": sample})
 
     def estimate(self, body: dict, output_tokens: int | None = None) -> tuple[int, int, float]:
         """(input tokens, output tokens, dollars) a request is expected to take: the character rule scaled by what
         this endpoint reported so far; output: `output_tokens`, else the mean so far, capped by max_tokens."""
         tokens_in = self.calibration.input_tokens(body_tokens(body))
-        tokens_out = min(output_tokens, body["max_tokens"]) if output_tokens and body.get("max_tokens") else (
-            output_tokens or self.calibration.output_tokens(body.get("max_tokens")))
+        expected, cap = output_tokens or self.calibration.output_tokens(), body.get("max_tokens")
+        tokens_out = min(expected, cap) if cap else expected
         return tokens_in, tokens_out, (tokens_in * self.settings.price_in + tokens_out * self.settings.price_out) / 1e6
 
     def complete(self, messages: list[dict], *, temperature: float | None = None, max_tokens: int | None = None,
@@ -171,7 +173,7 @@ class ChatClient:
         With a `budget`, a request that would pass it is not sent (`BudgetReached`)."""
         body, answer = self.lookup(messages, temperature=temperature, max_tokens=max_tokens, sample=sample)
         if answer is None:
-            key = request_key({"endpoint": self.settings.endpoint, "body": body, "sample": sample})
+            key = self._key(body, sample)
             held = self.estimate(body)[2] if self.budget is not None else 0.0
             if self.budget is not None:
                 self.budget.hold(held, f"model {self.settings.model}")

@@ -57,7 +57,7 @@ class Calibration:
             scale = self._reported / self._estimated if self._estimated else 1.0
         return math.ceil(estimated * scale)
 
-    def output_tokens(self, cap: int | None = None) -> int:
+    def output_tokens(self) -> int:
+        """The mean reply length reported so far, else the prior."""
         with self._lock:
-            expected = math.ceil(self._outputs / self._answered) if self._answered else self.output_prior
-        return min(expected, cap) if cap else expected
+            return math.ceil(self._outputs / self._answered) if self._answered else self.output_prior

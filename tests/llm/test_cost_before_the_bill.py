@@ -51,7 +51,7 @@ def test_the_character_rule():
     body = {"messages": [{"role": "system", "content": "ab"}, {"role": "user", "content": "清蒸鲈鱼要蒸几分钟"}]}
     assert body_tokens(body) == 1 + 5 + 2 * MESSAGE_TOKENS and body_tokens({"prompt": "abcd"}) == 2
     learnt = Calibration(output_prior=50)
-    assert learnt.input_tokens(100) == 100 and learnt.output_tokens() == 50 and learnt.output_tokens(cap=20) == 20
+    assert learnt.input_tokens(100) == 100 and learnt.output_tokens() == 50
     learnt.add(estimated=100, reported=150, output=10)  # this endpoint's tokenizer: 1.5 times the rule
     learnt.add(estimated=100, reported=0, output=999)  # no usage reported: nothing learnt
     assert learnt.input_tokens(100) == 150 and learnt.output_tokens() == 10
@@ -184,3 +184,14 @@ def test_build_dataset_max_cost_resumes(tmp_path, corpus, llm_env):
         assert "documents done are kept in" in stopped.output and 0 < server.count() < len(DOCS)
         cli(*args, "--base-url", server.url)
         assert server.count() == len(DOCS)  # the documents done were not asked again
+
+
+def test_the_estimate_of_one_request(llm_env):
+    from ragretrieval.llm.client import ChatClient, LLMSettings
+
+    client = ChatClient(LLMSettings(model="m", base_url="http://127.0.0.1:9/v1", max_tokens=30, price_in=1,
+                                    price_out=2))
+    body = client.request([{"role": "user", "content": "x" * 100}])
+    assert client.estimate(body) == (53, 30, (53 * 1 + 30 * 2) / 1e6)  # 50 + 3 a message; 200 expected, capped
+    assert client.estimate(body, output_tokens=10)[1] == 10
+    assert client.lookup([{"role": "user", "content": "x" * 100}]) == (body, None)  # nothing cached, nothing sent
