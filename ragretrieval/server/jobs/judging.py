@@ -76,13 +76,18 @@ def _number(value) -> float | None:
 
 
 def verdict(found: dict) -> dict:
-    """A judge's verdict as a result row's check: its value (None when the judge failed), reasoning and error."""
+    """A judge's verdict as a result row's check: its value (None without a verdict), reasoning, and why there is
+    none: ``error`` when the judge failed, ``skipped`` when it does not apply to the question (score5 without a
+    reference answer), which the page shows as "not applicable", not as a failure."""
     shown = {"value": _number(found.get("value"))}
     if found.get("reasoning"):
         shown["reasoning"] = str(found["reasoning"])
-    error = found.get("failure") or found.get("error") or found.get("skipped")
-    if error and shown["value"] is None:
-        shown["error"] = str(error)
+    if shown["value"] is None:
+        error = found.get("failure") or found.get("error")
+        if error:
+            shown["error"] = str(error)
+        elif found.get("skipped"):
+            shown["skipped"] = str(found["skipped"])
     nuggets = [{"text": str(d["text"]), "importance": str(d.get("importance", "")), "verdict": d.get("verdict")}
                for d in found.get("details") or [] if isinstance(d, dict) and "text" in d and "verdict" in d]
     if nuggets:  # the nuggets judge: each nugget's verdict, for the result's card
