@@ -8,12 +8,10 @@ from pathlib import Path
 
 import click
 
-from ..analysis.compare import CompareError, compare, load_run, unique_labels
+from ..analysis.compare import DEFAULT_METRICS, CompareError, compare, level_and_metrics, load_run, unique_labels
 from ..analysis.noise import noise_bounds, noise_lines, within_noise
 from ..analysis.stats import CORRECTIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, TESTS, StatsError
 from ..scoring.trec import TrecFormatError
-
-DEFAULT_METRICS = ("ndcg@10", "recall@5")
 
 
 class CompareFailed(click.ClickException):
@@ -74,18 +72,11 @@ def calibrated(runs, label_files, metric: str | None, metrics, level: str, lam: 
 
 
 def resolve_level(runs, granularity: str | None, metrics) -> tuple[str, tuple[str, ...]]:
-    """The level and metrics to compare: answer runs compare their answer metrics unless told otherwise."""
-    from ..answers.render import ORDER
-
-    all_answers = all(getattr(r.report, "kind", None) == "answer" for r in runs)
-    level = granularity or ("answer" if all_answers else "doc")
-    if metrics or level != "answer":
-        return level, tuple(metrics) or DEFAULT_METRICS
-    means = runs[0].report.means.get("answer", {}) if runs[0].report is not None else {}
-    found = tuple(name for name in ORDER if name in means and not name.startswith("pass_rate_"))
-    if not found:
-        raise CompareFailed(f"run {runs[0].label} has no answer metrics to compare; name some with -m")
-    return level, found
+    """The level and metrics to compare (`level_and_metrics`); bad input exits 2."""
+    try:
+        return level_and_metrics(runs, granularity, metrics)
+    except CompareError as error:
+        raise CompareFailed(str(error)) from None
 
 
 def failure_classes(runs):

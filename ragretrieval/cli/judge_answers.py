@@ -3,26 +3,32 @@ without generating anything again, and add the verdicts to the run (docs/answers
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import click
 
 from ..analysis.calibrated_runs import read_values
 from ..answers.dry_run import plan_judging
-from ..answers.judges import JudgeError, build_judges
+from ..answers.judges import JudgeError, JudgeOptions, build_judges
 from ..answers.judges.audit import audit_judge, check_repeats
 from ..answers.judges.stored import judge_report, judging_key
 from ..answers.prompt import pick_language
 from ..answers.render import metric_table, question_line
 from ..answers.report import AnswerReport, load_report
+from ..answers.settings import AnswerSettings
 from ..embedders.cache import default_cache_dir
 from ..evaluation.report import ReportError
-from ..llm.budget import BudgetReached
-from .cost_options import cost_options, make_budget, show_plan, stopped_by_budget
-from .judge_options import judge_options, judge_settings
+from ..llm.budget import Budget, BudgetReached
+from ..work.options import build_settings
+from .cost_options import dry_run_option, show_plan, stopped_by_budget
+from .fields import Setting, collect, setting_options
+from .judge_options import judge_settings, with_prompt_files
 from .progress import no_progress_option, terminal_progress
 from .runs import history_errors, runs_db_option
+
+JUDGE_SETTINGS = [*judge_settings("the run's generator's"),
+                  Setting("max_cost", AnswerSettings, "Stop before the judges' spend at their prices would pass this "
+                                                      "many dollars; 0: only cached verdicts.")]
 
 
 def _stored(run: str, runs_db: str | None):
@@ -37,7 +43,7 @@ def _stored(run: str, runs_db: str | None):
 
 @click.command("judge-answers")
 @click.argument("run")
-@judge_options(required=True, fallbacks="the run's generator's")
+@setting_options(JUDGE_SETTINGS)
 @click.option("--threads", type=click.IntRange(min=1), default=4, show_default=True, help="Questions judged at once.")
 @click.option("--new-run", is_flag=True,
               help="Store the judged run as a new run (linked by judged_from) and leave RUN as it is; needed to "
@@ -53,16 +59,14 @@ def _stored(run: str, runs_db: str | None):
               help="--repeats: a person's labels ({\"question_id\", \"value\"} per line) to measure agreement with.")
 @click.option("--seed", type=int, default=0, show_default=True, help="--repeats: seed of the shuffles and intervals.")
 @click.option("-v", "--verbose", is_flag=True, help="One line per question (with --dry-run: per request).")
-@cost_options
+@dry_run_option
 @no_progress_option
 @runs_db_option
-def judge_answers_command(run, judges, judge_samples, judge_temperature, judge_prompts, judge_nuggets,
-                          judge_nugget_batch, judge_model, judge_base_url,
-                          judge_api_key_env, judge_language, judge_price_in, judge_price_out, judge_timeout,
-                          judge_max_retries, threads, new_run, name, tags, out, repeats, labels_file, seed, verbose,
-                          dry_run, max_cost, no_progress, runs_db) -> None:
+def judge_answers_command(run, threads, new_run, name, tags, out, repeats, labels_file, seed, verbose, dry_run,
+                          no_progress, runs_db, **given) -> None:
     """Judge the stored answers of an answer run (a run id or name of the history, or an `answer --out` report
-    file) and add the judges' verdicts and metrics to it. Nothing is generated again."""
+    file) and add the judges' verdicts and metrics to it. Nothing is generated again. With --repeats, also audit
+    the judges' noise and biases and store it with the run."""
     if labels_file is not None and repeats is None:
         raise click.UsageError("--labels is read by the audit: add --repeats N")
     if repeats is not None:
@@ -71,6 +75,10 @@ def judge_answers_command(run, judges, judge_samples, judge_temperature, judge_p
         except JudgeError as error:
             raise click.BadParameter(str(error).replace("repeats", "--repeats", 1), param_hint="--repeats") from None
     labels = read_values(labels_file) if labels_file is not None else None
+    values = with_prompt_files(collect(JUDGE_SETTINGS, given))
+    if not values.get("judges"):
+        raise click.UsageError("Missing option '--judge'.")
+    judging = build_settings(AnswerSettings, values)
     if (name or tags) and not new_run:
         raise click.UsageError("--name and --tag name a new run: add --new-run (or use `runs rename` / `runs tag`)")
     try:
@@ -84,14 +92,13 @@ def judge_answers_command(run, judges, judge_samples, judge_temperature, judge_p
         raise click.UsageError("RUN is a report file: give --out for the judged report (the file is left as it is)")
     settings = report.config.generator_settings
     generator = report.config.generator
-    names, options = judge_settings(
-        judges, judge_samples, judge_temperature, judge_prompts, judge_nuggets, judge_nugget_batch, judge_model,
-        judge_base_url, judge_api_key_env, judge_language, judge_price_in, judge_price_out, judge_timeout,
-        judge_max_retries, generator=generator,
-        base_url=settings.get("base_url") if generator.startswith("openai:") else None, api_key_env=None,
-        data_language=pick_language([q.text for q in report.questions]), dataset_dir=report.dataset.path)
-    budget = make_budget(max_cost, (judge_price_in, judge_price_out))
-    built = build_judges(names, replace(options, budget=budget))
+    budget = Budget(judging.max_cost) if judging.max_cost is not None else None
+    options = JudgeOptions.from_settings(
+        judging, pick_language([q.text for q in report.questions]), nuggets=judging.nuggets_file(report.dataset.path),
+        budget=budget, generator=generator,
+        base_url=settings.get("base_url") if generator.startswith("openai:") else None, api_key_env=None)
+    names = judging.judges
+    built = build_judges(names, options)
     journal = default_cache_dir() / "answers" / f"judge-{judging_key(report, built)}.journal.jsonl"
     if dry_run:
         return show_plan(plan_judging(report, built, journal, replace=new_run, repeats=repeats or 1), verbose)

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ..answers.report import AnswerReport
-from ..evaluation.report import EvalReport
+from ..evaluation.report import STORED, EvalReport
 from ..io.atomic import write_text_atomic
 from ..scoring import PAD, Run
 from ..scoring.trec import write_run
@@ -60,7 +60,7 @@ def read_json(path) -> StoredRun:
     """Read a file written by `write_json` (``runs export --format json``)."""
     path = Path(path)
     try:
-        return StoredRun.model_validate_json(path.read_text(encoding="utf-8"))
+        return StoredRun.model_validate_json(path.read_text(encoding="utf-8"), context={STORED: True})
     except (OSError, ValueError) as error:
         raise RunHistoryError(f"{path}: not a run exported by `ragretrieval runs export --format json`: "
                               f"{str(error).splitlines()[0]}") from None

@@ -16,6 +16,7 @@ from jinja2 import Environment, FileSystemLoader, pass_context
 
 from ..errors import RagretrievalError
 from ..llm.client import LLMError
+from ..work.options import SettingsError
 from .db import Database
 from .i18n import LANGUAGES, request_language, script_catalogue, translate
 from .jobs.engine import Engine, load_engine
@@ -129,6 +130,15 @@ def _errors(app: FastAPI) -> None:
             request, "error.html", {"status": status, "message": public_text(str(error))}, status_code=status)
 
     app.add_exception_handler(RagretrievalError, known)
+
+    async def settings(request: Request, error: SettingsError):
+        """Settings that cannot work are field errors, shaped as FastAPI's 422: each field's place in the body."""
+        places = error.fields or ("body",)
+        problems = [{"loc": ["body", *field.split(".")], "msg": str(error), "type": "value_error"}
+                    for field in places]
+        return JSONResponse({"detail": problems}, status_code=422)
+
+    app.add_exception_handler(SettingsError, settings)
 
     async def invalid(request: Request, error: RequestValidationError):
         """FastAPI's 422 with each problem's place, without echoing the input (it may be large, or a secret)."""

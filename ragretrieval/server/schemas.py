@@ -12,6 +12,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from .jobs.options import EvaluationOptions, default_retriever, web_retrievers
+
 STATUSES = ("PENDING", "RUNNING", "PAUSED", "COMPLETED", "FAILED")
 QUESTION_TYPES = ("FACTUAL", "INFERENTIAL", "USER_DEFINED")  # the design's; any other short label is kept as given
 MAX_QUESTIONS = 20_000  # per request and per set
@@ -141,11 +143,14 @@ class EvaluationIn(_Endpoints):
     question_set_id: str = Field(min_length=1, max_length=24)
     generator: str = Field(min_length=1, max_length=500)
     base_url: str | None = None
-    retriever: str | None = Field(default=None, max_length=100)
+    # null: the default (EvalConfig's), which the evaluation then records
+    retriever: str | None = Field(default=default_retriever(), max_length=100,
+                                  description="How contexts are retrieved: " + ", ".join(web_retrievers()))
     judge: str | None = Field(default=None, max_length=300)
     judge_model: str | None = Field(default=None, max_length=200)
     judge_base_url: str | None = None
-    options: dict = Field(default_factory=dict)  # more answer-session settings (e.g. context_k), no secrets
+    # more answer settings (e.g. context_k, chunk_size), no secrets
+    options: EvaluationOptions = Field(default_factory=EvaluationOptions)
 
     @field_validator("generator")
     @classmethod
@@ -162,12 +167,12 @@ class EvaluationIn(_Endpoints):
             raise ValueError(f"judge must be judge names separated by commas (e.g. score5,correctness); got {value!r}")
         return names or None
 
-    @field_validator("options")
+    @field_validator("options", mode="before")
     @classmethod
-    def _no_secrets(cls, value: dict) -> dict:
+    def _no_secrets(cls, value):
         """A name with a word such as key, apikey or token (not max_tokens) is refused with this reason; any other
         unknown name is refused by the engine's options (jobs/options.py)."""
-        for name in value:
+        for name in value if isinstance(value, dict) else ():
             if any(word in SECRET_WORDS or word.endswith(SECRET_WORDS) for word in re.split(r"[\W_]+", name.lower())):
                 raise ValueError(f"option {name!r} looks like a secret: API keys stay in the server's environment "
                                  "and are never stored")

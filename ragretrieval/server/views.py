@@ -117,10 +117,10 @@ FORM_OPTIONS = ("context_k", "judge_samples", "judge_temperature")  # the option
 
 def form_defaults() -> dict:
     """The defaults the form shows as values, read from the engine's settings model (never written twice)."""
-    from .jobs.options import DEFAULT_RETRIEVER, EngineOptions
+    from .jobs.options import EvaluationOptions, default_retriever
 
-    fields = EngineOptions.model_fields
-    return {"retriever": DEFAULT_RETRIEVER, "context_k": fields["context_k"].get_default(),
+    fields = EvaluationOptions.model_fields
+    return {"retriever": default_retriever(), "context_k": fields["context_k"].get_default(),
             "judge_samples": fields["judge_samples"].get_default()}
 
 

@@ -75,7 +75,7 @@ def test_other_judge_settings_need_a_new_run_which_leaves_the_original(floor, ju
     judge(judge_server, floor)
     with RunHistory(floor) as history:
         first = history.get("floor")
-    refused = judge(judge_server, floor, "--judge-model", "judge-model", "--judge-temperature", "0.3", code=1)
+    refused = judge(judge_server, floor, "--judge-model", "judge-model", "--judge-temperature", "0.3", code=2)
     assert "already has judge 'score5' with other settings" in refused.output and "--new-run" in refused.output
     copy = judge(judge_server, floor, "--judge-temperature", "0.3", "--new-run", "--tag", "warm")
     assert "which is unchanged" in copy.output

@@ -138,6 +138,23 @@ def wait_for(condition, timeout: float = 60.0, what: str = "the condition"):
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
+def run_until_done(api: Api, db_url: str, datasets, eval_id: str) -> dict:
+    """A worker with the built-in engine until the evaluation is COMPLETED or FAILED; its detail."""
+    from ragretrieval.server.db import Database
+    from ragretrieval.server.jobs.engine import load_engine
+    from ragretrieval.server.jobs.worker import Worker
+
+    db = Database(db_url)
+    worker = Worker(db, load_engine(None), FAST, locate=lambda name: str(datasets / name))
+    worker.start()
+    try:
+        return wait_for(lambda: (e := api.get(f"/api/v1/evaluations/{eval_id}?limit=500"))["status"] in (
+            "COMPLETED", "FAILED") and e, timeout=120, what="the end of the evaluation")
+    finally:
+        worker.stop()
+        db.close()
+
+
 def new_set(api: Api, n: int, prefix: str = "question", name: str = "set") -> dict:
     questions = [{"question_type": "FACTUAL", "question_text": f"{prefix} {i}", "ground_truth": f"truth {i}"}
                  for i in range(n)]

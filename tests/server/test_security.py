@@ -172,7 +172,7 @@ def test_api_keys_reach_no_page_and_no_row(make_client, db_url, datasets, monkey
     with ChatServer(lambda request: Reply("An answer [0].")) as model:
         created = api.post("/api/v1/evaluations", {
             "name": "model", "dataset": CORPUS, "question_set_id": question_set["id"],
-            "generator": "openai:test-model", "base_url": model.url}, expect=201)
+            "generator": "openai:test-model", "base_url": model.url, "retriever": "bm25"}, expect=201)
         with running_worker(db_url, datasets):
             done = wait_for(lambda: (e := api.get(f"/api/v1/evaluations/{created['id']}"))["status"] == "COMPLETED"
                             and e, what="COMPLETED")

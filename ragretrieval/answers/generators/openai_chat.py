@@ -18,12 +18,12 @@ from __future__ import annotations
 from typing import ClassVar
 
 from ...llm.client import PER_REQUEST_STATUS, ChatClient, LLMError, LLMSettings, price
+from ...work.options import NoOptions, PluginOptions, SettingsError
 from ..prompt import SYSTEM_MESSAGES, AnswerPrompt
 from .base import (
     Generated,
     GenerationFailed,
     GenerationRequest,
-    GeneratorError,
     GeneratorOptions,
     context_documents,
     conversation_history,
@@ -33,6 +33,7 @@ from .base import (
 class OpenAIGenerator:
     needs_contexts: ClassVar[bool] = True
     provides_contexts = False
+    Options: ClassVar[type[PluginOptions]] = NoOptions  # its settings are the answer run's (base_url, ...)
 
     def __init__(self, spec: str, settings: LLMSettings, prompt: AnswerPrompt, system_message: str | None,
                  stop=None, budget=None):
@@ -42,8 +43,8 @@ class OpenAIGenerator:
     @classmethod
     def build(cls, spec: str, argument: str, options: GeneratorOptions) -> "OpenAIGenerator":
         if options.options:
-            raise GeneratorError(f"{spec}: takes no --generator-option (got {sorted(options.options)[0]!r}); its "
-                                 "settings are --base-url, --temperature, --max-tokens, ...")
+            raise SettingsError(f"{spec}: takes no generator_options (got {sorted(options.options)[0]!r}); its "
+                                "settings are base_url, temperature, max_tokens, ...", ["generator_options"])
         settings = LLMSettings(model=argument, base_url=options.base_url, api_key_env=options.api_key_env,
                                timeout=options.timeout, max_retries=options.max_retries, backoff=options.sleep_time,
                                temperature=options.temperature, max_tokens=options.max_tokens,

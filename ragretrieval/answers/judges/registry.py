@@ -9,6 +9,7 @@ The judges of one run share one `JudgeContext`: one LLM client, so one answer ca
 from __future__ import annotations
 
 from ...work.named import available, find
+from ...work.options import SettingsError
 from .base import Judge, JudgeContext, JudgeError, JudgeOptions, JudgePlugin
 
 ENTRY_POINT_GROUP = "ragretrieval.judges"
@@ -67,7 +68,8 @@ def build_judges(names, options: JudgeOptions | JudgeContext) -> list[Judge]:
     names = judge_names(names)
     stray = sorted(set(context.options.prompts) - set(names))
     if stray:
-        raise JudgeError(f"--judge-prompt names judge {stray[0]!r}, which is not among --judge {','.join(names)}")
+        raise SettingsError(f"judge_prompts names judge {stray[0]!r}, which is not among judges {','.join(names)}",
+                            ["judge_prompts", "judges"])
     judges = []
     for name in names:
         try:

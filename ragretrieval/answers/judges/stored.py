@@ -29,13 +29,14 @@ from pydantic import BaseModel
 
 from ...data.dataset import questions_fingerprint
 from ...llm.journal import Journal
+from ...work.options import SettingsError
 from ...work.pool import parallel_map
 from ...work.progress import as_progress
 from ..failures import ClassRules, classify_all
 from ..report import AnsweredQuestion, AnswerReport, answer_config_key
 from ..summary import summarize
 from ..usage import add_agent_metrics
-from .base import Judge, JudgeError, JudgeResult, record
+from .base import Judge, JudgeResult, record
 from .summary import failure_notes
 
 JOURNAL_VERSION = 1
@@ -65,9 +66,9 @@ def check_conflicts(report: AnswerReport, judges: list[Judge], replace: bool) ->
     for judge in judges:
         before = report.config.scorers.get(judge.name)
         if before is not None and before != judge.settings() and not replace:
-            raise JudgeError(f"this run already has judge {judge.name!r} with other settings (model "
-                             f"{before.get('model')!r}, prompt {before.get('prompt_hash')!r}); judge it into a new "
-                             "run with --new-run, which keeps this one as it is")
+            raise SettingsError(f"this run already has judge {judge.name!r} with other settings (model "
+                                f"{before.get('model')!r}, prompt {before.get('prompt_hash')!r}); judge it into a "
+                                "new run (new_run), which keeps this one as it is", ["new_run"])
 
 
 def _kept(report: AnswerReport, judge: Judge, answered: AnsweredQuestion) -> bool:
@@ -101,7 +102,7 @@ def judge_report(report: AnswerReport, judges: list[Judge], threads: int = 4, jo
                  stop=None, replace: bool = False) -> AnswerReport:
     """The run `report` with `judges`' verdicts added (the report itself is not changed)."""
     if not judges:
-        raise JudgeError("name at least one judge (--judge)")
+        raise SettingsError("name at least one judge (judges)", ["judges"])
     check_conflicts(report, judges, replace)
     progress = as_progress(progress)
     key = judging_key(report, judges)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from ...data.corpus import Document
 from ...errors import RagretrievalError
+from ...work.options import SettingsError
 from ..client import ChatClient, LLMSettings
 from ..plan import CostPlan
 from ..prompts import guess_language, load_prompt
@@ -53,7 +54,8 @@ def parse_types(text: str) -> tuple[str, ...]:
 
 def _plan(documents, settings: LLMSettings, options: QuestionOptions) -> GenerationPlan:
     if options.per_doc <= 0 or options.concurrency <= 0 or (options.max_docs is not None and options.max_docs <= 0):
-        raise OptionError("--per-doc, --concurrency and --max-docs must be positive integers")
+        raise SettingsError("per_doc, concurrency and max_docs must be positive integers",
+                            ["per_doc", "concurrency", "max_docs"])
     language = guess_language(d.text for d in documents) if options.language == "auto" else options.language
     prompt = load_prompt("questions", language, options.prompt_file)
     return GenerationPlan(prompt, language, settings.model, options.per_doc, options.types)

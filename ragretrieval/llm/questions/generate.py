@@ -151,7 +151,7 @@ def run_documents(documents: list[Document], plan: GenerationPlan, client: ChatC
     done, retrying = journaled_documents(documents, plan, journal, retry_failed)
     if retrying:
         progress.note(f"asking again about {retrying} documents whose answers failed last time "
-                      "(--no-retry-failed keeps their failures)")
+                      "(retry_failed off keeps their failures)")
     todo = [doc for doc in documents if doc.id not in done]
     kept = sum(len(r.questions) for r in done.values())
     progress.stage("questions", total=len(todo), unit="doc")

@@ -11,6 +11,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import RedirectResponse
 
 from ..corpora import find_corpora
+from ..jobs.options import web_retrievers
 from ..schemas import STATUSES
 from ..store import NotFound
 from ..views import (
@@ -66,8 +67,6 @@ def evaluation_list(request: Request, page: int = Query(1, ge=1), status: str | 
 
 @router.get("/evaluations/new")
 def evaluation_new(request: Request, question_set: str | None = None, again: str | None = None):
-    from ...retrieval.registry import available_retrievers
-
     sets_store = deps.question_sets(request)
     sets, _ = sets_store.list(0, 500)
     corpora = find_corpora(deps.settings(request).datasets)
@@ -85,7 +84,7 @@ def evaluation_new(request: Request, question_set: str | None = None, again: str
         corpus = chosen.dataset if chosen and chosen.dataset in names else (corpora[0].name if corpora else None)
     return render(request, "evaluation_new.html", corpora=corpora, sets=sets, chosen_set=chosen.id if chosen else None,
                   chosen_corpus=corpus, without_reference=sets_store.without_reference([s.id for s in sets]),
-                  retrievers=sorted(available_retrievers()), judges=judge_choices(), defaults=defaults, again=copied)
+                  retrievers=web_retrievers(), judges=judge_choices(), defaults=defaults, again=copied)
 
 
 def _detail_context(request: Request, evaluation) -> dict:

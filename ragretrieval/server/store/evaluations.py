@@ -9,6 +9,7 @@ from sqlalchemy import and_, delete, func, insert, or_, select, update
 
 from ...runs.schema import evaluation_results, evaluations
 from ..db import Database, new_id, utc_now
+from ..jobs.options import default_retriever
 from ..rendering import public_text
 from ..schemas import EvaluationDetail, EvaluationIn, EvaluationOut, ResultOut
 from . import Conflict, Invalid, NotFound
@@ -73,9 +74,11 @@ class Evaluations:
                 raise Invalid(f"question set {request.question_set_id!r} has no questions")
             conn.execute(insert(evaluations).values(
                 id=eval_id, name=request.name, dataset=request.dataset, question_set_id=request.question_set_id,
-                generator=request.generator, base_url=request.base_url, retriever=request.retriever,
+                generator=request.generator, base_url=request.base_url,
+                retriever=request.retriever or default_retriever(),
                 judge=request.judge, judge_model=request.judge_model, judge_base_url=request.judge_base_url,
-                options=json.dumps(request.options, ensure_ascii=False), status="PENDING", progress=0,
+                options=json.dumps(request.options.model_dump(mode="json", exclude_unset=True),
+                                   ensure_ascii=False), status="PENDING", progress=0,
                 total_questions=len(rows), completed_questions=0, gmt_created=now, gmt_updated=now))
             conn.execute(insert(evaluation_results), [dict(
                 id=new_id("res"), evaluation_id=eval_id, question_id=q.id, position=position,

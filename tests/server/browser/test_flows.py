@@ -14,7 +14,7 @@ import shutil
 
 import pytest
 
-from ragretrieval.server.jobs.options import DEFAULT_RETRIEVER, EngineOptions
+from ragretrieval.server.jobs.options import EvaluationOptions, default_retriever
 from ragretrieval.testing.chat_server import ChatServer, Reply
 
 from ..conftest import new_evaluation, new_set, wait_for
@@ -137,10 +137,10 @@ def test_the_form_shows_its_defaults_requires_a_model_and_remembers(page, api, m
 
     question_set = new_set(api, 2, name="defaults")
     page.goto(f"/evaluations/new?question_set={question_set['id']}")
-    defaults = EngineOptions()
+    defaults = EvaluationOptions()
     expect(page.locator('input[name="context_k"]')).to_have_value(str(defaults.context_k))
     expect(page.locator('input[name="judge_samples"]')).to_have_value(str(defaults.judge_samples))
-    expect(page.locator('select[name="retriever"]')).to_have_value(DEFAULT_RETRIEVER)
+    expect(page.locator('select[name="retriever"]')).to_have_value(default_retriever())
     expect(page.locator('input[name="judge"]:checked')).to_have_count(0)  # no judge unless one is checked
     expect(page.locator("#judges")).to_contain_text("None checked: answers are scored by each question's "
                                                     "deterministic checks")
