@@ -200,7 +200,7 @@ class AnswerSettings(BaseModel):
                                                    self.judge_price_out)):
             raise SettingsError("max_cost needs the prices of the models asked (price_in, price_out, judge_price_in, "
                                 "judge_price_out): without them every request costs $0",
-                                ["max_cost", "price_in", "price_out"])
+                                ["max_cost", "price_in", "price_out", "judge_price_in", "judge_price_out"])
         if self.retrieval.top_k != self.context_k:  # the retrieval metrics of the ranking the contexts came from
             self.retrieval = EvalConfig.model_validate({**self.retrieval.model_dump(), "top_k": self.context_k})
         return self

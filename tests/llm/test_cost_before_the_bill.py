@@ -144,12 +144,12 @@ def test_max_cost_zero_allows_only_cached_answers(demo_dataset, llm_env):
         assert server.count() == paid
 
 
-@pytest.mark.parametrize("value, message", [("-1", "0 or more"), ("nan", "finite"), ("inf", "finite"),
-                                            ("-inf", "finite"), ("ten", "not a valid float")])
+@pytest.mark.parametrize("value, message", [("-1", "greater than or equal to 0"), ("nan", "finite"),
+                                            ("inf", "finite"), ("-inf", "finite"), ("ten", "not a valid float")])
 def test_hostile_limits_are_refused(demo_dataset, llm_env, value, message):
     with ChatServer(plays_both) as server:
         result = answer(demo_dataset, server, "--max-cost", value, code=2)
-        assert message in result.output and server.count() == 0
+        assert "--max-cost" in result.output and message in result.output and server.count() == 0
     for bad in (-0.01, float("nan"), float("inf"), "1", True, None.__class__):
         with pytest.raises(BudgetError, match="max_cost"):
             check_max_cost(bad)
@@ -195,3 +195,18 @@ def test_the_estimate_of_one_request(llm_env):
     assert client.estimate(body) == (53, 30, (53 * 1 + 30 * 2) / 1e6)  # 50 + 3 a message; 200 expected, capped
     assert client.estimate(body, output_tokens=10)[1] == 10
     assert client.lookup([{"role": "user", "content": "x" * 100}]) == (body, None)  # nothing cached, nothing sent
+
+
+def test_the_limit_is_one_rule_for_python_and_build_dataset(tmp_path, corpus):
+    from ragretrieval.answers.settings import AnswerSettings
+
+    for bad in (-1, float("nan"), float("inf"), "ten", [1]):
+        with pytest.raises(ValueError, match="max_cost"):
+            AnswerSettings(max_cost=bad, price_in=1)
+    with pytest.raises(ValueError, match="max_cost needs the prices"):
+        AnswerSettings(max_cost=5)
+    assert AnswerSettings(max_cost=0, judge_price_out=1).max_cost == 0
+    for value in ("-1", "nan", "inf"):
+        result = cli("build-dataset", corpus, "--generator", "llm", "--out", tmp_path / "ds", "--max-cost", value,
+                     code=2)
+        assert "--max-cost" in result.output and not (tmp_path / "ds").exists()
