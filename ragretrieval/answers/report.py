@@ -99,6 +99,8 @@ class AnsweredQuestion(BaseModel):
     cost: float = 0.0
     cached: bool = False
     error: str | None = None  # the generator failed for this question; its checks are not scored
+    evidence_shown: bool | None = None  # a relevant span (or document) among the contexts; None: unknown
+    failure_class: str | None = None  # answers/failures.py: why it went wrong (or right); None in runs before 0.3
     relevant: list[str] = Field(default_factory=list)
     relevant_grades: dict[str, int] = Field(default_factory=dict)
     retrieved_chunks: list[RetrievedChunk] = Field(default_factory=list)
@@ -148,6 +150,8 @@ class AnswerReport(BaseModel):
     failed: int = 0
     judges: dict[str, JudgeSummary] = Field(default_factory=dict)  # judge name -> its summary over the run
     judged_from: str | None = None  # judge-answers --new-run: the id of the run whose answers were judged
+    failure_classes: dict[str, int] = Field(default_factory=dict)  # class -> questions (answers/failures.py)
+    judge_noise: dict[str, dict] = Field(default_factory=dict)  # judge name -> its audit (answers/judges/audit.py)
     # the `AnswerSettings` the run was made with (AnswerSettings.recorded: no secret), for `runs show --config`;
     # not part of the configuration key (`config` is); None before 0.3
     settings: dict | None = None

@@ -112,6 +112,9 @@ class AnswerSettings(BaseModel):
     judge_timeout: Timeout = Field(120.0, description="Judges' seconds per request")
     judge_max_retries: Retries = Field(4, description="Judges' retries on 429, 5xx, timeouts")
     threads: int = Field(4, ge=1, le=256, description="Questions answered at once (speed only)")
+    max_cost: float | None = Field(None, ge=0, allow_inf_nan=False,
+                                   description="Stop before the spend at the given prices (generator and judges) "
+                                               "would pass this many dollars; 0: only answers already in the cache")
 
     @model_validator(mode="before")
     @classmethod
@@ -195,6 +198,11 @@ class AnswerSettings(BaseModel):
         if stray:
             raise SettingsError(f"judge_prompts names judge {stray[0]!r}, which is not among judges "
                                 f"{','.join(self.judges) or '(none)'}", ["judge_prompts", "judges"])
+        if self.max_cost is not None and not any((self.price_in, self.price_out, self.judge_price_in,
+                                                   self.judge_price_out)):
+            raise SettingsError("max_cost needs the prices of the models asked (price_in, price_out, judge_price_in, "
+                                "judge_price_out): without them every request costs $0",
+                                ["max_cost", "price_in", "price_out", "judge_price_in", "judge_price_out"])
         if self.retrieval.top_k != self.context_k:  # the retrieval metrics of the ranking the contexts came from
             self.retrieval = EvalConfig.model_validate({**self.retrieval.model_dump(), "top_k": self.context_k})
         return self

@@ -12,7 +12,9 @@ import click
 
 from ..data.build import build_dataset as build
 from ..data.build import default_out, ids_trec_cannot_hold, parse_generators
+from ..data.corpus import load_corpus
 from ..data.filename_questions import DEFAULT_TEMPLATE
+from .cost_options import dry_run_option, max_cost_option, show_plan
 from .llm_options import llm_options
 from .progress import no_progress_option
 
@@ -35,17 +37,27 @@ from .progress import no_progress_option
               help="llm: when resuming, keep the failures of documents whose answers failed before (default: ask "
                    "again).")
 @llm_options("llm: ", "$n, $types, $title, $document")
+@click.option("--max-cost", type=float, default=None, callback=max_cost_option, metavar="DOLLARS",
+              help="llm: stop before the spend at --price-in/--price-out would pass DOLLARS; the finished documents "
+                   "are kept and the same command continues. 0: only answers already in the cache.")
+@dry_run_option
+@click.option("-v", "--verbose", is_flag=True, help="llm, with --dry-run: one line per request.")
 @no_progress_option
 def build_dataset(corpus_dir: Path, out: Path | None, generator: str, template: str, strict: bool, force: bool,
-                  **llm) -> None:
+                  max_cost: float | None, dry_run: bool, verbose: bool, **llm) -> None:
     """Build a dataset (corpus.jsonl, questions.jsonl, manifest.json) from a folder of Markdown files."""
+    from .llm_questions import add_llm_questions, plan_llm_questions
+
     generators = parse_generators(generator)
     out = out or default_out(corpus_dir)
+    if "llm" not in generators and (dry_run or max_cost is not None):
+        raise click.UsageError("--dry-run and --max-cost are for --generator llm (filename questions cost nothing)")
+    if dry_run:
+        corpus = load_corpus(corpus_dir, strict=strict)
+        return show_plan(plan_llm_questions(corpus.documents, out, **llm), verbose)
 
     def llm_questions(documents, folder, questions):
-        from .llm_questions import add_llm_questions
-
-        return add_llm_questions(documents, folder, questions, **llm)
+        return add_llm_questions(documents, folder, questions, max_cost=max_cost, **llm)
 
     dataset = build(corpus_dir, out, template=template, strict=strict, force=force, generators=generators,
                     more_questions=llm_questions if "llm" in generators else None,

@@ -36,9 +36,9 @@ class OpenAIGenerator:
     Options: ClassVar[type[PluginOptions]] = NoOptions  # its settings are the answer run's (base_url, ...)
 
     def __init__(self, spec: str, settings: LLMSettings, prompt: AnswerPrompt, system_message: str | None,
-                 stop=None):
+                 stop=None, budget=None):
         self.spec, self.settings, self.prompt, self.system_message = spec, settings, prompt, system_message
-        self.client = ChatClient(settings, stop=stop)
+        self.client = ChatClient(settings, stop=stop, budget=budget)
 
     @classmethod
     def build(cls, spec: str, argument: str, options: GeneratorOptions) -> "OpenAIGenerator":
@@ -54,7 +54,7 @@ class OpenAIGenerator:
         if system is None:
             system = SYSTEM_MESSAGES.get(options.language, SYSTEM_MESSAGES["en"])
         return cls(spec, settings, AnswerPrompt.load(options.language, options.prompt_file), system or None,
-                   options.stop)
+                   options.stop, options.budget)
 
     def messages(self, request: GenerationRequest) -> list[dict]:
         user = self.prompt.render(request.question.text, context_documents(request.contexts),
