@@ -5,10 +5,11 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 ADAPTERS := milvus qdrant chroma lancedb
-# System packages the test suite starts for real (PostgreSQL for the runs history, Chromium for the HTML report).
-SYSTEM_PACKAGES := postgresql chromium
+# System packages the test suite starts for real (PostgreSQL for the runs history, Chromium for the HTML report and
+# the web pages), and a CJK font so Chinese text shows in the pages' screenshots.
+SYSTEM_PACKAGES := postgresql chromium fonts-wqy-microhei
 
-.PHONY: demo test test-fast mutation system-deps clean
+.PHONY: demo test test-fast mutation system-deps clean screenshots
 
 $(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +49,10 @@ test: $(VENV)/.test system-deps
 FAST_MARKERS := not model and not browser and not engine and not postgres
 test-fast: $(VENV)/.test
 	RAGRETRIEVAL_TEST_FAST=1 $(PY) -m pytest -q -n 2 -m "$(FAST_MARKERS)"
+
+# The web pages' screenshots in docs/web.md, taken by the browser tests.
+screenshots: $(VENV)/.test system-deps
+	RAGRETRIEVAL_SCREENSHOTS=docs/images $(PY) -m pytest -q tests/server/browser
 
 # Mutation testing (docs/testing.md): not part of `make test`, it takes long. GROUPS="rollup chunking" runs only those;
 # MUTATION_OPTIONS="--keep" reuses the last run's verdicts, "--update-doc" refreshes the table in docs/testing.md.

@@ -18,12 +18,12 @@ from typing import Callable
 import numpy as np
 
 from ..errors import RagretrievalError
-from ..evaluation.report import GRANULARITIES, EvalReport
+from ..evaluation.report import ANSWER_LEVEL, GRANULARITIES, EvalReport
 from ..scoring import MetricError, Qrels, Run, parse_metric, score
 from .stats import CORRECTIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, TESTS, PairedStats, adjust, paired_stats
 
 SHOWN_IDS = 5  # question ids quoted in a "different question sets" message
-ANSWER_LEVEL = "answer"  # answer runs' metric level (answers/report.py), beside the retrieval granularities
+DEFAULT_METRICS = ("ndcg@10", "recall@5")  # of retrieval runs; answer runs compare their answer metrics
 LEVELS = (*GRANULARITIES, ANSWER_LEVEL)
 # answer metrics whose run-level mean has a name of its own: score5's per-question llm_judge_score averages to the
 # run's average_score (the names of the question-set design); `compare -m average_score` pairs llm_judge_score
@@ -220,6 +220,9 @@ class Comparison:
         return json.dumps(self.to_json(), ensure_ascii=False, indent=1, allow_nan=False)
 
     def table(self) -> str:
+        return render_table(self)
+
+    def __str__(self) -> str:
         return render_table(self)
 
 

@@ -235,9 +235,9 @@ def diagnostics(runs: list[ComparedRun], lookups: dict[str, Lookup]) -> str:
 
 def render_html(runs: list[ComparedRun], granularity: str = "doc", metrics=None, test: str = "t",
                 correction: str = "holm", alpha: float = 0.05, k: int | None = None, calibration=None,
-                **compare_options) -> str:
+                classes=None, **compare_options) -> str:
     """The page; `calibration` (analysis/calibrated_runs.py, `CalibratedRuns`) adds the calibrated means after the
-    summary."""
+    summary; `classes` (a `ClassComparison`: answers/failures.py `compare_classes`) answer runs' failure classes."""
     missing = [r.label for r in runs if r.report is None]
     if missing:
         raise CompareError(f"the HTML report needs evaluation reports (history runs or eval --out files); "
@@ -250,7 +250,7 @@ def render_html(runs: list[ComparedRun], granularity: str = "doc", metrics=None,
     if kinds == {"answer"}:
         if not metrics:
             raise CompareError("give the answer metrics to compare with -m (e.g. -m score)")
-        sections = answer_sections(runs, list(metrics), test, correction, alpha, **compare_options)
+        sections = answer_sections(runs, list(metrics), test, correction, alpha, classes, **compare_options)
         if calibration is not None:
             sections.insert(3, calibration.html())  # after the style, the configuration and the summary
         return page(runs, sections, [])

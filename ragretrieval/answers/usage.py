@@ -13,9 +13,14 @@ the judges' tokens, requests and cost (``judge_*``); and ``total_cost``, generat
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from .report import ANSWER_LEVEL, AnsweredQuestion
+from ..evaluation.report import ANSWER_LEVEL
+
+if TYPE_CHECKING:  # report.py prints itself through render.py, which reads this module
+    from .report import AnsweredQuestion
 
 AGENT_METRICS = ("agent/input_token_count", "agent/output_token_count", "agent/total_token_count")
 

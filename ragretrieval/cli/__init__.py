@@ -1,6 +1,7 @@
 """The `ragretrieval` command: a thin layer over the Python API; each command lives in its own module.
 
-Errors are handled here, once: a `RagretrievalError` (bad input, settings that cannot work, a service that failed)
+Errors are handled here, once: a `RagretrievalError` (bad input, settings that cannot work, a service that failed;
+a `SettingsError` names fields, which cli/fields.py writes as the flags)
 and an operating-system error (a read-only or full disk, a missing file) become one ``Error: ...`` line and a non-zero
 exit status; Ctrl-C exits 130 with what was kept said by the command. Anything else is a bug and keeps its traceback.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 import click
 
 from ..errors import RagretrievalError
+from ..work.options import SettingsError
 
 
 class CommandError(click.ClickException):
@@ -29,6 +31,10 @@ class Commands(click.Group):
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
+        except SettingsError as error:  # the library names fields; the user typed flags
+            from .fields import flag_message
+
+            raise CommandError(flag_message(error), error.exit_code) from None
         except RagretrievalError as error:
             raise CommandError(str(error), error.exit_code) from None
         except OSError as error:

@@ -14,10 +14,8 @@ import click
 
 from ..io.atomic import atomic_writer
 from ..scoring import parse_metric, score
+from ..scoring.means import DEFAULT_METRICS, means_table
 from ..scoring.trec import read_qrels, read_run
-
-# A small RAG-retrieval view when no -m is given: ranking quality at the top, coverage at 10 and 100, first hit.
-DEFAULT_METRICS = ("ndcg@10", "recall@10", "recall@100", "mrr@10", "precision@10", "map")
 
 
 @click.command("score")
@@ -53,16 +51,7 @@ def score_command(qrels, run, names, rel_level, ties, queries, depth, per_query_
     if as_json:
         click.echo(json.dumps(means))
     else:
-        click.echo(table(means, len(result.query_ids)))
-
-
-def table(means: dict[str, float], n_queries: int) -> str:
-    """Aligned metric / mean lines, 4 decimals as trec_eval prints them."""
-    width = max(len("metric"), *(len(name) for name in means))
-    lines = [f"{'metric':<{width}}  {'mean':>8}"]
-    lines += [f"{name:<{width}}  {value:>8.4f}" for name, value in means.items()]
-    lines.append(f"({n_queries} quer{'y' if n_queries == 1 else 'ies'} averaged)")
-    return "\n".join(lines)
+        click.echo(means_table(means, len(result.query_ids)))
 
 
 def write_per_query(path: Path, result, metrics: dict) -> None:

@@ -26,6 +26,7 @@ from pydantic import (
 from ..errors import RagretrievalError
 from ..io.atomic import atomic_writer
 from ..io.jsonfiles import describe, load_json, save_json, supported_version
+from ..work.options import SettingsError
 from .corpus import Document, corpus_fingerprint
 
 FORMAT_VERSION = 1
@@ -225,6 +226,14 @@ class Dataset:
     def fingerprint(self) -> str:
         return self.manifest.corpus_fingerprint
 
+    @property
+    def other_questions(self) -> str | None:
+        """The questions file, when it is not the dataset's own questions.jsonl (what ``--questions`` named)."""
+        own = Path(self.path) / QUESTIONS_FILE
+        if self.questions_path is None or Path(self.questions_path) == own:
+            return None
+        return str(self.questions_path)
+
 
 def labels_fingerprint(questions: Iterable[QuestionRecord], chunk_labels=None) -> str:
     """sha256 over every label of every question (id, text, relevant documents with grades and spans) and, when
@@ -309,7 +318,8 @@ def check_writable(path, force: bool) -> None:
     """Refuse to replace an existing dataset unless `force`: a user's hand-edited question set is not ours to lose."""
     existing = [name for name in (CORPUS_FILE, QUESTIONS_FILE, MANIFEST_FILE) if (Path(path) / name).exists()]
     if existing and not force:
-        raise DatasetError(f"{path}: already holds a dataset ({', '.join(existing)}); pass --force to replace it")
+        raise SettingsError(f"{path}: already holds a dataset ({', '.join(existing)}); replace it with force",
+                            ["force"])
 
 
 def write_dataset(path, documents, questions, manifest: Manifest, force: bool = False) -> None:

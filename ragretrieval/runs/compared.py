@@ -2,17 +2,19 @@
 ``answer --out``), a TREC run file scored against qrels, or a run of the history by id, id prefix or name.
 
 This sits in runs/, above analysis/ and answers/: finding a run needs the history and the answer report's loader,
-which analysis (the statistics on runs already found) must not import. Problems are `CompareError`s, as the
-comparison's own are.
+which analysis (the statistics on runs already found) must not import; choosing an answer run's metrics needs the
+answer metrics' order, also above analysis. Problems are `CompareError`s, as the comparison's own are.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ..analysis.compare import ComparedRun, CompareError, from_report, from_trec
+from ..analysis.compare import DEFAULT_METRICS, ComparedRun, CompareError, from_report, from_trec
+from ..answers.render import ORDER
 from ..answers.report import load_report
 from ..evaluation.report import ReportError
+from ..work.options import SettingsError
 from .history import RunHistory, RunHistoryError, RunNotFoundError
 
 
@@ -50,5 +52,20 @@ def load_run(spec: str, qrels: Path | None = None, runs_db: str | None = None) -
     if head.startswith(b"{"):
         return from_report(read_report_file(path), path.stem, str(path))
     if qrels is None:
-        raise CompareError(f"{path}: not a JSON report; to compare a TREC run file, pass --qrels FILE")
+        raise SettingsError(f"{path}: not a JSON report; to compare a TREC run file, give qrels, the TREC "
+                            "judgements to score it against", ["qrels"])
     return from_trec(path, qrels)
+
+
+def level_and_metrics(runs: list[ComparedRun], granularity: str | None = None, metrics=()) -> tuple[str, tuple]:
+    """The level and metrics to compare when not named: answer runs compare their answer metrics (score first),
+    others `DEFAULT_METRICS` at document level."""
+    all_answers = all(getattr(r.report, "kind", None) == "answer" for r in runs)
+    level = granularity or ("answer" if all_answers else "doc")
+    if metrics or level != "answer":
+        return level, tuple(metrics) or DEFAULT_METRICS
+    means = runs[0].report.means.get("answer", {}) if runs[0].report is not None else {}
+    found = tuple(name for name in ORDER if name in means and not name.startswith("pass_rate_"))
+    if not found:
+        raise CompareError(f"run {runs[0].label} has no answer metrics to compare; name some (metrics)")
+    return level, found

@@ -18,12 +18,12 @@ from __future__ import annotations
 from typing import ClassVar
 
 from ...llm.client import PER_REQUEST_STATUS, ChatClient, LLMError, LLMSettings, price
+from ...work.options import NoOptions, PluginOptions, SettingsError
 from ..prompt import SYSTEM_MESSAGES, AnswerPrompt
 from .base import (
     Generated,
     GenerationFailed,
     GenerationRequest,
-    GeneratorError,
     GeneratorOptions,
     context_documents,
     conversation_history,
@@ -33,17 +33,18 @@ from .base import (
 class OpenAIGenerator:
     needs_contexts: ClassVar[bool] = True
     provides_contexts = False
+    Options: ClassVar[type[PluginOptions]] = NoOptions  # its settings are the answer run's (base_url, ...)
 
     def __init__(self, spec: str, settings: LLMSettings, prompt: AnswerPrompt, system_message: str | None,
-                 stop=None):
+                 stop=None, budget=None):
         self.spec, self.settings, self.prompt, self.system_message = spec, settings, prompt, system_message
-        self.client = ChatClient(settings, stop=stop)
+        self.client = ChatClient(settings, stop=stop, budget=budget)
 
     @classmethod
     def build(cls, spec: str, argument: str, options: GeneratorOptions) -> "OpenAIGenerator":
         if options.options:
-            raise GeneratorError(f"{spec}: takes no --generator-option (got {sorted(options.options)[0]!r}); its "
-                                 "settings are --base-url, --temperature, --max-tokens, ...")
+            raise SettingsError(f"{spec}: takes no generator_options (got {sorted(options.options)[0]!r}); its "
+                                "settings are base_url, temperature, max_tokens, ...", ["generator_options"])
         settings = LLMSettings(model=argument, base_url=options.base_url, api_key_env=options.api_key_env,
                                timeout=options.timeout, max_retries=options.max_retries, backoff=options.sleep_time,
                                temperature=options.temperature, max_tokens=options.max_tokens,
@@ -53,7 +54,7 @@ class OpenAIGenerator:
         if system is None:
             system = SYSTEM_MESSAGES.get(options.language, SYSTEM_MESSAGES["en"])
         return cls(spec, settings, AnswerPrompt.load(options.language, options.prompt_file), system or None,
-                   options.stop)
+                   options.stop, options.budget)
 
     def messages(self, request: GenerationRequest) -> list[dict]:
         user = self.prompt.render(request.question.text, context_documents(request.contexts),

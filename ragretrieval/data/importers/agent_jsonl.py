@@ -25,6 +25,7 @@ from typing import Annotated, Any, Iterable, Literal, Sequence, Union
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from ...io.jsonfiles import describe
 from ..corpus import Document
 from ..dataset import (
     PRODUCTION,
@@ -189,9 +190,18 @@ def _relevant_from_uris(record: AgentRecord, uris: DocumentUris, where: str) -> 
 def import_questions(path, documents: Sequence[Document]) -> list[QuestionRecord]:
     """Questions from an agent-evaluation JSONL file: `expected_retrieved_context` becomes the labels and
     `expected_response` the reference answer (a record needs one of them)."""
+    records = [(f"{path}:{number}", record) for number, record in read_agent_jsonl(path)]
+    return questions_from_records(records, documents, str(path), Path(path).name)
+
+
+def questions_from_records(records: Sequence[tuple[str, AgentRecord]], documents: Sequence[Document], source: str,
+                           origin: str) -> list[QuestionRecord]:
+    """Questions from agent records, each with the place it came from (``file:line``, ``row 3``): a file's lines or
+    a DataFrame's rows (`agent_records`); `origin` is recorded in each question's provenance."""
     uris, questions, line_of = DocumentUris(d.id for d in documents), [], {}
-    for number, record in read_agent_jsonl(path):
-        where = f"{path}:{number}"
+    if not records:
+        raise DatasetError(f"{source}: no record (an empty or blank file, or a table of no rows); nothing to import")
+    for where, record in records:
         production = record.response is not None or record.trace is not None or (
             record.ragretrieval is not None and record.ragretrieval.provenance.generator == PRODUCTION)
         if not record.expected_retrieved_context and not record.expected_response and not production:
@@ -209,7 +219,7 @@ def import_questions(path, documents: Sequence[Document]) -> list[QuestionRecord
             answer_side = {"question_type": extra.question_type, "context": extra.context, "expect": extra.expect}
         else:
             labelled = record.expected_retrieved_context or record.expected_response
-            provenance = Provenance(generator="agent-jsonl" if labelled else PRODUCTION, source=Path(path).name)
+            provenance = Provenance(generator="agent-jsonl" if labelled else PRODUCTION, source=origin)
             metadata = {"history": record.history} if record.history else {}
         try:
             questions.append(QuestionRecord(id=record.request_id or question_id(record.question),
@@ -219,11 +229,48 @@ def import_questions(path, documents: Sequence[Document]) -> list[QuestionRecord
         except ValueError as error:
             raise DatasetError(f"{where}: {error}") from None
         if questions[-1].id in line_of:
-            raise DatasetError(f"{where}: question id {questions[-1].id!r} was already used on line "
+            raise DatasetError(f"{where}: question id {questions[-1].id!r} was already used at "
                                f"{line_of[questions[-1].id]} (give each record its own request_id)")
-        line_of[questions[-1].id] = number
-    check_questions(questions, documents, str(path))
+        line_of[questions[-1].id] = where
+    check_questions(questions, documents, source)
     return questions
+
+
+def _cell(value):
+    """A DataFrame cell as plain data: arrays as lists, missing values (NaN, None, NaT) as None."""
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+        value = value.tolist()
+    if isinstance(value, dict):
+        return {k: _cell(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_cell(v) for v in value]
+    if isinstance(value, float) and value != value:  # NaN
+        return None
+    return value
+
+
+def agent_records(table, source: str = "questions") -> list[tuple[str, AgentRecord]]:
+    """A pandas DataFrame (or a list of dicts) in the agent-evaluation shape, as (place, record) pairs; a bad row
+    is a `DatasetError` naming the row and the field. Missing cells are left out."""
+    if hasattr(table, "to_dict") and hasattr(table, "columns"):
+        rows = list(zip(table.index.tolist(), table.to_dict("records")))
+    elif isinstance(table, (list, tuple)):
+        rows = list(enumerate(table))
+    else:
+        raise DatasetError(f"{source}: expected a pandas DataFrame or a list of dicts, got {type(table).__name__}")
+    records = []
+    for label, row in rows:
+        where = f"{source} row {label}"
+        if not isinstance(row, dict):
+            raise DatasetError(f"{where}: expected a dict of columns, got {type(row).__name__}")
+        values = {str(k): v for k, v in ((k, _cell(v)) for k, v in row.items()) if v is not None}
+        try:
+            records.append((where, AgentRecord.model_validate(values)))
+        except ValidationError as error:
+            raise DatasetError(f"{where}: {describe(error)}") from None
+    if not records:
+        raise DatasetError(f"{source}: no rows")
+    return records
 
 
 def export_record(question: QuestionRecord, documents: dict[str, Document]) -> AgentRecord:
