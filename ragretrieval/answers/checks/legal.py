@@ -220,3 +220,6 @@ def _legal_check(kind: str):
 
 
 LEGAL_CHECKS = {kind: _legal_check(kind) for kind in LEGAL_TYPES}
+check_fact_exact = LEGAL_CHECKS["fact_exact"]  # by name, for the checks' registry (work/plugins.py)
+check_evidence_set = LEGAL_CHECKS["evidence_set"]
+check_conflict_gap = LEGAL_CHECKS["conflict_gap"]

@@ -13,12 +13,27 @@ values add up.
 
 from __future__ import annotations
 
+from ...work.plugins import CHECKS as REGISTRY
 from .legal import LEGAL_CHECKS, LEGAL_TYPES, legal_question
 from .rules import AGGREGATES, RULE_VALUES, RULES, AnswerSample, Check, CheckError, CheckSettings
 
-CHECKS: dict[str, Check] = {**RULES, **LEGAL_CHECKS}
+CHECKS: dict[str, Check] = {**RULES, **LEGAL_CHECKS}  # the built-in ones; installed ones: `check_for`
 INSTANCE_AGGREGATES = tuple(AGGREGATES)  # averaged over condition instances, not questions
 SCORED = AGGREGATES["total"] + tuple(LEGAL_TYPES)  # what a question's score averages
+
+
+def check_for(condition: str) -> Check | None:
+    """The check of a condition name: built in, else one an installed distribution publishes in the entry-point
+    group ``ragretrieval.checks`` (a callable ``check(sample, value, settings)`` returning metric name -> value in
+    [0, 1]; its optional ``check_value(value)`` refuses a bad value before any answer is produced). None: unknown."""
+    if condition in CHECKS:
+        return CHECKS[condition]
+    found = REGISTRY.find(condition)
+    return found[0].load() if found else None
+
+
+def known_conditions() -> str:
+    return ", ".join(REGISTRY.available())
 
 
 def check_expect(expect: dict, where: str) -> None:
@@ -29,13 +44,16 @@ def check_expect(expect: dict, where: str) -> None:
     if not isinstance(expect, dict):
         raise CheckError(f"{prefix}'expect' must be an object of conditions")
     for condition, value in expect.items():
-        if condition not in CHECKS:
-            raise CheckError(f"{prefix}unknown condition {condition!r} in 'expect' (known: {', '.join(CHECKS)})")
+        check = check_for(condition)
+        if check is None:
+            raise CheckError(f"{prefix}unknown condition {condition!r} in 'expect' (known: {known_conditions()})")
         try:
             if condition in LEGAL_TYPES:
                 legal_question(condition, value)
-            else:
+            elif condition in RULE_VALUES:
                 RULE_VALUES[condition](value)
+            elif callable(getattr(check, "check_value", None)):
+                check.check_value(value)
         except CheckError as error:
             raise CheckError(f"{prefix}{error}") from None
 
@@ -44,9 +62,9 @@ def run_checks(sample: AnswerSample, expect: dict, settings: CheckSettings) -> d
     """Every condition of `expect` on `sample`: metric name -> value in [0, 1]."""
     values: dict[str, float] = {}
     for condition, value in expect.items():
-        check = CHECKS.get(condition)
+        check = check_for(condition)
         if check is None:
-            raise CheckError(f"unknown condition {condition!r} (known: {', '.join(CHECKS)})")
+            raise CheckError(f"unknown condition {condition!r} (known: {known_conditions()})")
         values.update(check(sample, value, settings))
     return values
 
