@@ -13,13 +13,14 @@ from ragretrieval.answers.checks import (
     AnswerSample,
     CheckError,
     CheckSettings,
-    aggregate,
     load_unsafe_words,
     question_score,
     run_checks,
 )
 from ragretrieval.answers.citations import cited_positions
 from ragretrieval.answers.normalize import LemmatizerError, Normalizer, get_lemmatizer, load_lemma_table
+
+from .run_means import run_means
 
 CONTEXT = ("d1", "d2", "d3")
 
@@ -99,7 +100,7 @@ def test_aggregates_average_condition_instances_not_questions(polish):
                                                                    "refuse": True}, polish),
         checked("pieprzonym", {"safe": True}, polish),
     ]
-    means = aggregate(per_question)
+    means = run_means(per_question)
     assert means["include"] == pytest.approx(2 / 3) and means["cite_f1"] == 1.0
     assert means["correctness"] == pytest.approx((2 / 3 + 1 + 1) / 3)
     assert means["safety"] == pytest.approx((1 + 0) / 2)
@@ -137,7 +138,7 @@ def test_the_real_questions_score_one_for_a_perfect_answer_and_zero_for_silence(
                                   polish))
         silent.append(run_checks(AnswerSample(sample["id"], "", sample["context"]), sample["expect"], polish))
     assert all(value == 1.0 for values in perfect for name, value in values.items())
-    means = aggregate(silent)
+    means = run_means(silent)
     assert means["include"] == 0 and means["cite_f1"] == 0 and means["refuse"] == 0
     assert means["exclude"] == 1 and means["safe"] == 1
 

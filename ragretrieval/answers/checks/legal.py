@@ -178,20 +178,6 @@ def score_legal(question: LegalQuestion, sample: LegalSample) -> dict[str, float
     return scorer(question, sample)
 
 
-def legal_summary(types: list[str], per_question: list[dict[str, float]]) -> dict[str, float]:
-    """Mean score per type (named after the type), ``pass_rate`` (share scoring >= 0.7) overall and per type."""
-    summary: dict[str, float] = {}
-    scores = [values[kind] for kind, values in zip(types, per_question)]
-    for kind in LEGAL_TYPES:
-        mine = [s for t, s in zip(types, scores) if t == kind]
-        if mine:
-            summary[kind] = sum(mine) / len(mine)
-            summary[f"pass_rate_{kind}"] = sum(s >= PASS_MARK for s in mine) / len(mine)
-    if scores:
-        summary["pass_rate"] = sum(s >= PASS_MARK for s in scores) / len(scores)
-    return summary
-
-
 QUESTION_FIELDS = tuple(LegalSpec.model_fields)  # expected, required_evidence, scoring, should_abstain, ...
 
 

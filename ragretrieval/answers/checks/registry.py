@@ -7,8 +7,9 @@ values add up.
 - `question_values`: one question's values plus its own aggregates: ``correctness`` (mean of its include, exclude
   and cite_f1), ``safety`` (refuse, safe), ``total`` (all of them), and ``score``, the mean of its own conditions (a
   legal question's type score counts as one condition), for paired comparisons.
-- `aggregate`: run means. A metric's mean is over the questions that have it, except ``correctness``, ``safety`` and
-  ``total``, which average all condition instances of the run as RAG-IFEval does (not the questions' own means).
+- `instance_sums`: what run means of ``correctness``, ``safety`` and ``total`` add up: they average all condition
+  instances of the run as RAG-IFEval does, not the questions' own means. The run means themselves, with their CIs,
+  are answers/summary.py's (`level_summary`), the one aggregator every report uses.
 """
 
 from __future__ import annotations
@@ -96,17 +97,3 @@ def instance_sums(values: dict[str, float]) -> dict[str, tuple[float, int]]:
         if own:
             sums[name] = (sum(own), len(own))
     return sums
-
-
-def aggregate(per_question: list[dict[str, float]]) -> dict[str, float]:
-    """Means per metric over the questions that have it, and the aggregates over all condition instances."""
-    means: dict[str, float] = {}
-    names = dict.fromkeys(name for values in per_question for name in values)
-    for name in names:
-        found = [values[name] for values in per_question if name in values]
-        means[name] = sum(found) / len(found)
-    for aggregate_name in AGGREGATES:
-        pairs = [s[aggregate_name] for values in per_question if aggregate_name in (s := instance_sums(values))]
-        if pairs:
-            means[aggregate_name] = sum(p[0] for p in pairs) / sum(p[1] for p in pairs)
-    return means
