@@ -186,3 +186,23 @@ def test_no_test_imports_the_tests_folder_as_a_package():
     offenders = [str(path.relative_to(tests)) for path in tests.rglob("*.py")
                  if re.search(r"^\s*(from|import)\s+tests\b", path.read_text(encoding="utf-8"), re.M)]
     assert offenders == []
+
+
+def test_classes_that_shared_a_name_have_their_own_and_the_old_one_still_imports():
+    """Two classes of one name in two rooms read as one thing; each has its own name now, and the 0.2 name still
+    imports where it was public."""
+    from ragretrieval.answers import prompt
+    from ragretrieval.llm.judge import pooling
+    from ragretrieval.server import corpora
+    from ragretrieval.server.jobs import contract, engine
+
+    assert engine.QuestionResult is contract.QuestionResult is contract.ItemResult
+    assert pooling.JudgeError is pooling.PoolingError and prompt.PromptError is prompt.AnswerPromptError
+    assert corpora.ServedCorpus.__name__ == "ServedCorpus"
+    defined: dict[str, list[str]] = {}
+    for name, path in modules().items():
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef):
+                defined.setdefault(node.name, []).append(name)
+    for shared in ("QuestionResult", "JudgeError", "PromptError", "Corpus"):
+        assert len(defined.get(shared, [])) == 1, (shared, defined.get(shared))

@@ -7,7 +7,7 @@ import pytest
 
 from ragretrieval.server.db import Database
 from ragretrieval.server.jobs import claims
-from ragretrieval.server.jobs.engine import QuestionResult
+from ragretrieval.server.jobs.engine import ItemResult
 
 from .conftest import CORPUS, new_evaluation, new_set
 
@@ -21,7 +21,7 @@ def answer_all(db_url: str, scores: list[float | None]) -> None:
         for score in scores:
             claim = claims.claim(db, "test-worker", stale_after=60)
             number = claim.question.position
-            result = QuestionResult(rag_answer=f"answer {number}", llm_judge_score=score,
+            result = ItemResult(rag_answer=f"answer {number}", llm_judge_score=score,
                                     llm_judge_reasoning=f"why {number}", checks={"include": number % 2, "cite": 0.5},
                                     metrics={"recall@5": 1.0}, input_tokens=10, output_tokens=5,
                                     latency=0.1 * (number + 1), cost=0.001)

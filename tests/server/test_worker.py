@@ -18,7 +18,7 @@ from ragretrieval.runs.schema import evaluation_results
 from ragretrieval.server.db import Database
 from ragretrieval.server.jobs import claims
 from ragretrieval.server.jobs.answer_engine import FAILURE_STREAK, AnswerEngine
-from ragretrieval.server.jobs.engine import QuestionResult, load_engine
+from ragretrieval.server.jobs.engine import ItemResult, load_engine
 from ragretrieval.server.jobs.worker import Worker
 
 from .conftest import FAST, new_evaluation, new_set, wait_for
@@ -200,7 +200,7 @@ def test_a_dead_workers_claim_is_taken_over_and_its_late_answer_dropped(api, db,
     wait_for(lambda: status_of(api, eval_id)["status"] == "COMPLETED", timeout=30, what="takeover and COMPLETED")
     rows = stored(db, eval_id)
     assert rows[0].attempts == 2 and rows[0].worker == "live-worker"
-    late = QuestionResult(rag_answer="late")
+    late = ItemResult(rag_answer="late")
     assert claims.finish(db, dead, "dead-worker", late) is None
     assert stored(db, eval_id)[0].rag_answer == "answer to: question 0 [0]"
     assert len(rows) == 4 and rag_service.asked == texts(question_set)

@@ -23,7 +23,7 @@ from ...answers.batch import build_report
 from ...answers.report import AnsweredQuestion, AnswerReport
 from ...answers.session import AnswerSession
 from ...data.dataset import load_dataset
-from .contract import EngineError, EvaluationSettings, QuestionItem, QuestionResult
+from .contract import EngineError, EvaluationSettings, ItemResult, QuestionItem
 from .options import answer_settings
 from .records import question_records, question_result
 
@@ -55,7 +55,7 @@ class AnswerRunner:
         self._lock = threading.Lock()
         self._streak = 0
 
-    def run(self, question: QuestionItem) -> QuestionResult:
+    def run(self, question: QuestionItem) -> ItemResult:
         record = self.records.get(question.question_id)
         if record is None:  # the evaluation's questions are fixed when it is created: this cannot be one of them
             raise EngineError(f"question {question.question_id!r} is not one of the evaluation's questions")

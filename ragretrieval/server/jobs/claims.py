@@ -30,7 +30,7 @@ from sqlalchemy.engine import Connection
 from ...runs.schema import evaluation_results, evaluations
 from ..db import Database, utc_now
 from ..store.summary import recount
-from .engine import EvaluationSettings, QuestionItem, QuestionResult
+from .engine import EvaluationSettings, ItemResult, QuestionItem
 
 E, R = evaluations.c, evaluation_results.c
 OPEN = ("PENDING", "RUNNING")  # evaluations whose questions may be claimed
@@ -115,7 +115,7 @@ def _lock_evaluation(conn: Connection, eval_id: str):
                         .with_for_update()).first()
 
 
-def finish(db: Database, claim: Claim, worker: str, result: QuestionResult,
+def finish(db: Database, claim: Claim, worker: str, result: ItemResult,
            complete: Callable[[Connection], dict] | None = None) -> str | None:
     """Store the result if `worker` still holds the claim; the evaluation's status after it, or None when the claim
     was lost (taken over after a stale heartbeat, released, or the evaluation deleted): nothing is written then.

@@ -55,7 +55,7 @@ class EvaluationSettings:
     questions: Callable[[], Sequence[QuestionItem]] = field(default=tuple, compare=False, repr=False)
 
 
-class QuestionResult(BaseModel):
+class ItemResult(BaseModel):
     """The fields of one question's result row (the API's names)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -80,8 +80,11 @@ class QuestionResult(BaseModel):
                 if not (isinstance(value, float) and not math.isfinite(value))}
 
 
+QuestionResult = ItemResult  # its name before 0.3 (evaluation.report.QuestionResult is a retrieval question's)
+
+
 class QuestionRunner(Protocol):
-    def run(self, question: QuestionItem) -> QuestionResult: ...
+    def run(self, question: QuestionItem) -> ItemResult: ...
 
     def close(self) -> None: ...
 

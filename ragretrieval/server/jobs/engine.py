@@ -2,7 +2,7 @@
 
 An *engine* is a function ``prepare(evaluation, stop) -> QuestionRunner``: it is called once per evaluation in each
 worker process (load the dataset, build and index the retriever, make the generator and the judges; an error here
-fails the evaluation with its message), and the runner's ``run(question) -> QuestionResult`` is then called for each
+fails the evaluation with its message), and the runner's ``run(question) -> ItemResult`` is then called for each
 question the worker claims, from several threads at once. ``run`` returns the fields stored in the question's result
 row. A question the engine could not answer but the evaluation can go on without is a result with ``error`` set; an
 exception means the evaluation cannot go on: it becomes FAILED with that message, the question goes back to the work
@@ -26,10 +26,10 @@ import importlib
 import os
 
 from .answer_engine import AnswerEngine
-from .contract import Engine, EngineError, EvaluationSettings, QuestionItem, QuestionResult, QuestionRunner
+from .contract import Engine, EngineError, EvaluationSettings, ItemResult, QuestionItem, QuestionResult, QuestionRunner
 
-__all__ = ["ENGINE_VARIABLE", "Engine", "EngineError", "EvaluationSettings", "QuestionItem", "QuestionResult",
-           "QuestionRunner", "load_engine"]
+__all__ = ["ENGINE_VARIABLE", "Engine", "EngineError", "EvaluationSettings", "ItemResult", "QuestionItem",
+           "QuestionResult", "QuestionRunner", "load_engine"]
 
 ENGINE_VARIABLE = "RAGRETRIEVAL_SERVE_ENGINE"
 

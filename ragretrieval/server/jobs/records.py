@@ -1,5 +1,5 @@
 """The built-in engine's two translations: an evaluation's question into the answer session's `QuestionRecord`, and
-the session's `AnsweredQuestion` into the result row's fields (`QuestionResult`).
+the session's `AnsweredQuestion` into the result row's fields (`ItemResult`).
 
 Questions. A question that came from a dataset or the question generator carries that record (``source_record``:
 relevance labels, checks, given contexts); the session gets it with the text, ground truth and type the question
@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 from ...answers.report import ANSWER_LEVEL, AnsweredQuestion
 from ...data.dataset import Provenance, QuestionRecord
-from .contract import QuestionItem, QuestionResult
+from .contract import ItemResult, QuestionItem
 from .judging import judge_fields
 
 WEB_PROVENANCE = Provenance(generator="web")  # a question typed into a question set
@@ -83,12 +83,12 @@ def sources(answered: AnsweredQuestion) -> list[dict]:
     return found
 
 
-def question_result(answered: AnsweredQuestion) -> QuestionResult:
+def question_result(answered: AnsweredQuestion) -> ItemResult:
     score, reasoning, checks = judge_fields(answered)
     metrics = {f"{level}/{name}": value for level, values in sorted(answered.metrics.items())
-               if level != ANSWER_LEVEL for name, value in values.items()}  # QuestionResult drops NaN
+               if level != ANSWER_LEVEL for name, value in values.items()}  # ItemResult drops NaN
     tokens = answered.input_tokens or answered.output_tokens
-    return QuestionResult(
+    return ItemResult(
         rag_answer=answered.answer if answered.error is None else None, rag_answer_sources=sources(answered),
         llm_judge_score=score, llm_judge_reasoning=reasoning, checks=checks, metrics=metrics,
         input_tokens=answered.input_tokens if tokens else None,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import Request
 
-from ..corpora import Corpus, find_corpus
+from ..corpora import ServedCorpus, find_corpus
 from ..settings import ServeSettings
 from ..store.evaluations import Evaluations
 from ..store.question_sets import QuestionSets
@@ -22,5 +22,5 @@ def evaluations(request: Request) -> Evaluations:
     return Evaluations(request.app.state.db)
 
 
-def corpus(request: Request, name: str) -> Corpus:
+def corpus(request: Request, name: str) -> ServedCorpus:
     return find_corpus(settings(request).datasets, name)
