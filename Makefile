@@ -45,8 +45,9 @@ test: $(VENV)/.test system-deps
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest -q
 
-# No system packages needed; two processes; a test that loads a model without its `model` marker fails here.
-FAST_MARKERS := not model and not browser and not engine and not postgres
+# No system packages needed; two processes; a test that loads a model without its `model` marker fails here; the
+# `slow` tests (seconds of CPU each: processes, JIT compiles, whole pipelines) run in `make test` only.
+FAST_MARKERS := not model and not browser and not engine and not postgres and not slow
 test-fast: $(VENV)/.test
 	RAGRETRIEVAL_TEST_FAST=1 $(PY) -m pytest -q -n 2 -m "$(FAST_MARKERS)"
 

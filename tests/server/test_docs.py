@@ -30,6 +30,7 @@ def server(tmp_path_factory, datasets):
     process.stop()
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines): not in make test-fast
 def test_the_curl_session_runs(server):
     (script,) = examples("bash")
     done = subprocess.run(["bash", "-euo", "pipefail", "-c", script], capture_output=True, text=True, timeout=120,
@@ -48,6 +49,7 @@ def test_the_python_example_runs(server):
     assert done.stdout.startswith("{'finished': 0, 'pending': ")
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines): not in make test-fast
 def test_the_example_that_runs_to_the_end_stores_a_run(tmp_path, datasets):
     (code,) = examples("python", "<!-- runs to the end in tests/server/test_docs.py -->")
     runs_db = f"sqlite:///{tmp_path / 'runs.sqlite'}"
