@@ -25,6 +25,7 @@ from typing import Callable, Literal
 from pydantic import BaseModel
 
 from ..data.dataset import questions_fingerprint
+from ..io.redact import redact_urls
 from ..llm.journal import Journal
 from ..work.pool import parallel_map
 from ..work.progress import as_progress
@@ -101,7 +102,7 @@ def run_answers(session: AnswerSession, threads: int = 4, journal_path=None, pro
                       f"{journal_path})")
     todo = [q for q in questions if q.id not in done]
     started = time.perf_counter()
-    progress.stage(f"answering with {session.generator.spec}", total=len(questions), unit="question")
+    progress.stage(f"answering with {redact_urls(session.generator.spec)}", total=len(questions), unit="question")
     progress.advance(len(done))
     status = usage_status(session)
     for start in range(0, len(todo), RETRIEVAL_BLOCK):

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_val
 from ..errors import RagretrievalError
 from ..evaluation.report import DatasetInfo, EvalConfig, EvalReport, ReportError, RetrievedChunk
 from ..io.jsonfiles import load_json, save_json, supported_version
+from ..io.redact import redact_urls
 
 ANSWER_REPORT_VERSION = 1
 ANSWER_LEVEL = "answer"  # the `metrics` key of answer-side values, beside "doc" and "chunk"
@@ -200,5 +201,5 @@ def answer_config_key(config: AnswerConfig, corpus_fingerprint: str, questions_f
         settings["retrieval"] = config.retrieval.identity_settings()
     parts = {"kind": "answer", "config": settings, "corpus": corpus_fingerprint, "questions": questions_fp,
              "labels": labels_fp, "answer_labels": answer_labels_fp}
-    text = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    text = redact_urls(json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]

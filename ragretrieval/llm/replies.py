@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ..errors import RagretrievalError
 from ..io.jsonfiles import describe
 from .cache import Answer
+from .client import EmptyReply
 from .prompts import REPAIR
 
 _FENCED = re.compile(r"```[A-Za-z]*[ \t]*\n?(.*?)```", re.S)
@@ -55,15 +56,22 @@ class Asked:
 def ask_parsed(client, messages: list[dict], parse, language: str, **options) -> Asked:
     """Ask, parse; when the answer is malformed, reject it from the cache (llm/cache.py: a later run asks again
     instead of failing on the same text forever) and send one repair request naming the problem. `options` go to
-    `client.complete` (temperature, sample, ...)."""
-    answer = client.complete(messages, **options)
+    `client.complete` (temperature, sample, ...). A reply without text fails at once, with its reason (no repair:
+    a refusal or a tool call is not a formatting slip)."""
+    try:
+        answer = client.complete(messages, **options)
+    except EmptyReply as error:
+        return Asked(None, str(error), ())
     try:
         return Asked(parse(answer.text), None, (answer,))
     except MalformedAnswer as error:
         client.reject(answer, str(error))
         repair = messages + [{"role": "assistant", "content": answer.text},
                              {"role": "user", "content": REPAIR[language].format(error=error)}]
-    second = client.complete(repair, **options)
+    try:
+        second = client.complete(repair, **options)
+    except EmptyReply as error:
+        return Asked(None, str(error), (answer,))
     try:
         return Asked(parse(second.text), None, (answer, second))
     except MalformedAnswer as error:

@@ -28,6 +28,7 @@ from sqlalchemy.exc import ArgumentError, IntegrityError
 from ..answers.report import AnswerReport, Report, parse_report
 from ..errors import RagretrievalError
 from ..evaluation.report import EvalReport
+from ..io.redact import redact_urls
 from .identity import package_versions, report_config_key, report_questions_fingerprint
 from .migrations import SchemaError, prepare
 from .schema import run_reports, run_tags, runs
@@ -198,7 +199,7 @@ class RunHistory:
         tags = _clean_tags(tags)
         created = datetime.now(timezone.utc)  # microseconds keep runs saved in one second in order
         row = self._index_row(report, name, created)
-        body = report.model_dump_json()
+        body = redact_urls(report.model_dump_json())  # URLs are stored without their credentials
         for _attempt in range(5):  # a random suffix collides only when two runs start in the same second
             run_id = new_run_id(created)
             try:
@@ -230,7 +231,7 @@ class RunHistory:
             config_key=report_config_key(report), labels_fingerprint=ds.labels_fingerprint,
             n_questions=ds.n_questions,
             n_documents=ds.n_documents, n_chunks=ds.n_chunks, embedded_texts=report.embedded_texts,
-            total_seconds=float(report.timings.get("total", 0.0)), config=cfg.model_dump_json(),
+            total_seconds=float(report.timings.get("total", 0.0)), config=redact_urls(cfg.model_dump_json()),
             means=json.dumps(report.means), timings=json.dumps(report.timings),
             packages=json.dumps(package_versions()),
         )
@@ -247,11 +248,11 @@ class RunHistory:
                 raise RunHistoryError(f"run {run_id} changed while it was being updated (another process judged or "
                                       "replaced it); run the command again")
             conn.execute(update(runs).where(runs.c.id == run_id).values(
-                config=report.config.model_dump_json(), config_key=report_config_key(report),
+                config=redact_urls(report.config.model_dump_json()), config_key=report_config_key(report),
                 means=json.dumps(report.means), timings=json.dumps(report.timings),
                 total_seconds=float(report.timings.get("total", 0.0))))
             conn.execute(update(run_reports).where(run_reports.c.run_id == run_id).values(
-                report_version=report.report_version, report=report.model_dump_json()))
+                report_version=report.report_version, report=redact_urls(report.model_dump_json())))
         return run_id
 
     @staticmethod

@@ -7,7 +7,8 @@ The user message is the Jinja prompt (prompt.py) filled with the question and it
 comes first when set (the language's default otherwise; ``--system-message ""`` sends none). ``--text-completion``
 sends the messages joined as one prompt to ``/completions`` instead of ``/chat/completions``.
 
-An endpoint that refuses one request (HTTP 400, 413, 422: a context too long, say) fails that question only; any
+An endpoint that refuses one request (HTTP 400, 413, 422: a context too long, say), or a reply without text (content
+null or empty, only a refusal or tool calls: llm/client.py), fails that question only, with the reason; any
 other error that outlasts the retries (a bad key, a server that stays down) stops the run, whose finished questions
 are kept.
 """
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ...llm.client import PER_REQUEST_STATUS, ChatClient, LLMError, LLMSettings, price
+from ...llm.client import ChatClient, LLMError, LLMSettings, price
 from ..prompt import SYSTEM_MESSAGES, AnswerPrompt
 from .base import Generated, GenerationFailed, GenerationRequest, GeneratorError, GeneratorOptions, context_documents
 
@@ -56,7 +57,7 @@ class OpenAIGenerator:
         try:
             answer = self.client.complete(self.messages(request))
         except LLMError as error:
-            if error.status in PER_REQUEST_STATUS:  # this request is refused (too long, ...); others may pass
+            if error.per_request:  # this request is refused (too long, ...) or has no text; others may pass
                 raise GenerationFailed(str(error)) from None
             raise
         return Generated(answer.text, input_tokens=answer.prompt_tokens, output_tokens=answer.completion_tokens,

@@ -7,19 +7,28 @@ page. Left out on purpose: anything that reads a file on the server (``--prompt`
 ``--lemmatizer fst:``, an http mapping file), anything that names an environment variable (``--api-key-env``, http
 ``header.*`` values with ``${VAR}``: a page could have the server send any of its variables to a URL of its choosing),
 and ``file:`` answers. Those stay with the command line.
+
+Models and retrievers. A model name can be a folder or a Hugging Face id, which the server would read from its disk
+(and whose errors would tell a client whether a path exists), so ``options.model`` must be a fixed name of the
+embedders' registry (``m3e-small``, ``e5-small-q4``, ...: `registered_models`) or a name the operator allowed
+(``serve --allow-model NAME``, repeatable); anything else is refused with one message that never depends on the
+name or on the server's disk. Retrievers are those that need nothing outside ragretrieval (the sweepable ones:
+``bm25``, ``dense``, ``hybrid``); ``run-file`` (a file on the server), ``http`` and ``rerank`` (settings the web
+does not take) are refused when the evaluation is created.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from ...answers.generators import GeneratorError, GeneratorOptions, generator_class
 from ...answers.judges import JudgeError, JudgeOptions
 from ...answers.session import AnswerSettings
+from ...embedders.registry import registered_models
 from ...evaluation.report import EvalConfig
-from ...retrieval.registry import available_retrievers
+from ...retrieval.registry import available_retrievers, retriever_class
 from .engine import EngineError, EvaluationSettings
 from .judging import check_judges
 
@@ -59,6 +68,16 @@ class EngineOptions(BaseModel):
     judge_temperature: float | None = Field(default=None, ge=0, le=2)  # None: 0, or 0.7 with several samples
     generator_options: dict[str, str | int | float | bool] = Field(default_factory=dict)  # http: request, answer, ...
 
+    @field_validator("model")
+    @classmethod
+    def _offered(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """Checked when a client creates the evaluation (a validation context names the allowed models)."""
+        allowed = (info.context or {}).get("allowed_models")
+        if value is not None and allowed is not None and value not in offered_models(allowed):
+            raise ValueError(f"not a model this server offers (it offers {', '.join(offered_models(allowed))}; "
+                             "the operator adds others with `ragretrieval serve --allow-model NAME`)")
+        return value
+
     @field_validator("lemmatizer")
     @classmethod
     def _no_files(cls, value: str) -> str:
@@ -85,19 +104,33 @@ class EngineOptions(BaseModel):
 
 
 def _problems(error: ValidationError) -> str:
-    return "; ".join(f"options.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors())
+    return "; ".join(f"options.{'.'.join(str(p) for p in e['loc'])}: {e['msg'].removeprefix('Value error, ')}"
+                     for e in error.errors())
 
 
-def engine_options(options: dict) -> EngineOptions:
+def offered_models(allowed=()) -> list[str]:
+    """The model names a web evaluation may use: the registry's fixed names, then those the operator allowed."""
+    return list(dict.fromkeys([*registered_models(), *allowed]))
+
+
+def web_retrievers() -> list[str]:
+    """The retrievers a web evaluation may use: those that need nothing outside ragretrieval (no file, no service)."""
+    return sorted(name for name in available_retrievers() if retriever_class(name).sweepable)
+
+
+def engine_options(options: dict, allowed_models=None) -> EngineOptions:
+    """`options` parsed; with `allowed_models` (a client creating an evaluation), ``model`` must be offered."""
+    context = {"allowed_models": tuple(allowed_models)} if allowed_models is not None else None
     try:
-        return EngineOptions.model_validate(options)
+        return EngineOptions.model_validate(options, context=context)
     except ValidationError as error:
         raise EngineError(_problems(error)) from None
 
 
-def check_evaluation(generator: str, retriever: str | None, judge: str | None, options: dict) -> None:
+def check_evaluation(generator: str, retriever: str | None, judge: str | None, options: dict,
+                     allowed_models=()) -> None:
     """Everything about a new evaluation that can be checked before a worker prepares it; `EngineError` names the
-    field."""
+    field. `allowed_models` are the models the operator offers besides the registry's (``serve --allow-model``)."""
     if generator.startswith("file:"):
         raise EngineError("generator file: reads answers from a file on the server; use `ragretrieval answer "
                           "--generator file:PATH` for answers already produced")
@@ -106,9 +139,13 @@ def check_evaluation(generator: str, retriever: str | None, judge: str | None, o
     except GeneratorError as error:
         raise EngineError(f"generator: {error}") from None
     if retriever and retriever not in available_retrievers():
-        raise EngineError(f"unknown retriever {retriever!r}; known: {', '.join(sorted(available_retrievers()))}")
+        raise EngineError(f"unknown retriever {retriever!r}; known: {', '.join(web_retrievers())}")
+    if retriever and retriever not in web_retrievers():
+        raise EngineError(f"retriever {retriever!r} is not offered here: it reads a file or needs settings that stay "
+                          f"with the command line (`ragretrieval answer --retriever {retriever}`); offered: "
+                          f"{', '.join(web_retrievers())}")
     check_judges(judge)
-    parsed = engine_options(options)
+    parsed = engine_options(options, allowed_models)
     if parsed.generator_options and not generator.startswith("http:"):
         raise EngineError("options.generator_options: only an http: generator takes them")
     sampling = judge_sampling(parsed)

@@ -29,7 +29,8 @@ def create_evaluation(request: Request, body: EvaluationIn):
     generator, retriever and judges are checked against ragretrieval's registries, `options` against the engine's."""
     deps.corpus(request, body.dataset)
     try:
-        check_evaluation(body.generator, body.retriever, body.judge, body.options)
+        check_evaluation(body.generator, body.retriever, body.judge, body.options,
+                         deps.settings(request).allow_models)
     except EngineError as error:
         raise Invalid(str(error)) from None
     return deps.evaluations(request).create(body)

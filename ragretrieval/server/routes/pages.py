@@ -11,7 +11,7 @@ from fastapi.responses import RedirectResponse
 from ..corpora import find_corpora
 from ..generate import default_prompt
 from ..jobs.judging import available_judges
-from ..jobs.options import DEFAULT_RETRIEVER
+from ..jobs.options import DEFAULT_RETRIEVER, web_retrievers
 from ..schemas import QUESTION_TYPES, STATUSES
 from . import deps
 
@@ -51,11 +51,9 @@ def evaluation_list(request: Request, page: int = Query(1, ge=1), status: str | 
 
 @router.get("/evaluations/new")
 def evaluation_new(request: Request, question_set: str | None = None):
-    from ...retrieval.registry import available_retrievers
-
     sets, _ = deps.question_sets(request).list(0, 500)
     return render(request, "evaluation_new.html", corpora=find_corpora(deps.settings(request).datasets),
-                  sets=sets, chosen_set=question_set, retrievers=sorted(available_retrievers()),
+                  sets=sets, chosen_set=question_set, retrievers=web_retrievers(),
                   judges=available_judges(), default_retriever=DEFAULT_RETRIEVER)
 
 
