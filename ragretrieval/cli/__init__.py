@@ -2,7 +2,8 @@
 
 Errors are handled here, once: a `RagretrievalError` (bad input, settings that cannot work, a service that failed)
 and an operating-system error (a read-only or full disk, a missing file) become one ``Error: ...`` line and a non-zero
-exit status, with every URL in it written without credentials (io/redact.py); Ctrl-C exits 130 with what was kept said by the command. Anything else is a bug and keeps its traceback.
+exit status, with every URL in it written without credentials (io/redact.py); Ctrl-C exits 130 with what was kept
+said by the command. Anything else is a bug and keeps its traceback.
 """
 
 from __future__ import annotations

@@ -10,9 +10,10 @@ before a message reaches stderr, a log, a report or a database row.
 
 What counts as a credential's name: a word of the name (split at punctuation, underscores and camelCase) that ends
 with one of `SECRET_WORDS` (``apikey``, ``access_token``, ``X-Amz-Signature``, ``AWSAccessKeyId``, ``client_secret``)
-or is one of `SECRET_NAMES` (``sig``, ``code``, ``auth``, ``pass``). ``max_tokens`` is not one. A value looks like a key when it starts like the keys of the common providers
-(``sk-``, ``ghp_``, ``AKIA``, a JWT's ``eyJ``...). A credential under another name and of another shape cannot be
-told from data: pass it in a header instead (docs/answers.md, "Passing a token safely").
+or is one of `SECRET_NAMES` (``sig``, ``code``, ``auth``, ``pass``); ``max_tokens`` is not one. A value looks like a
+key when it starts like the keys of the common providers (``sk-``, ``ghp_``, ``AKIA``, a JWT's ``eyJ``...). A
+credential under another name and of another shape cannot be told from data: pass it in a header instead
+(docs/answers.md, "Passing a token safely").
 """
 
 from __future__ import annotations

@@ -29,9 +29,9 @@ import base64
 import json
 import time
 import urllib.request
-from urllib.parse import unquote, urlsplit, urlunsplit
 from pathlib import Path
 from typing import ClassVar
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from ...data.importers.agent_jsonl import DocumentUris
 from ...io.http import HttpError, request_json
