@@ -29,6 +29,11 @@ ANSWER_LEVEL = "answer"  # the `metrics` key of answer-side values, beside "doc"
 CONTEXT_MODES = ("retrieved", "given")
 
 
+def answered_label(answered: int, total: int) -> str:
+    """``10 of 30 answered``: how many questions of an answer run got an answer (its answer means are over those)."""
+    return f"{answered} of {total} answered"
+
+
 class AnswerReportError(RagretrievalError):
     """A file that is not a readable answer report."""
 
@@ -150,6 +155,11 @@ class AnswerReport(BaseModel):
 
     def save(self, path) -> None:
         save_json(self, path)
+
+    @property
+    def answered(self) -> str:
+        """``10 of 30 answered``: what every table of the run says next to its means (they are over those)."""
+        return answered_label(len(self.questions) - self.failed, len(self.questions))
 
     @classmethod
     def load(cls, path) -> "AnswerReport":

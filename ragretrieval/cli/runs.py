@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from ..answers.report import answered_label
 from ..evaluation.render import question_line, summary_table
 from ..runs import RunHistory
 from ..runs.export import to_json, write_json, write_trec
@@ -70,7 +71,9 @@ def list_command(runs_db, tag, metrics, as_json) -> None:
                *metrics, "time"]
     rows = [[s.id, s.name or "", ",".join(s.tags), s.created_at.strftime("%Y-%m-%d %H:%M"), retriever_cell(s),
              s.model or "-", s.store if s.model else "-", f"{s.chunk_size}/{s.chunk_overlap}" if s.chunk_size else "-",
-             s.generator or "-", str(s.n_questions), *(number(metric_value(s.means, m)) for m in metrics),
+             s.generator or "-", str(s.n_questions) if s.n_answered is None else answered_label(s.n_answered,
+                                                                                               s.n_questions),
+             *(number(metric_value(s.means, m)) for m in metrics),
              f"{s.total_seconds:.1f}s"] for s in summaries]
     click.echo(format_table(headers, rows, right=set(range(9, len(headers)))))
 

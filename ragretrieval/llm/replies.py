@@ -89,13 +89,23 @@ class TooManyFailures(RagretrievalError):
     """Most requests of a run got no usable answer: exit non-zero rather than write numbers from what is left."""
 
 
+def mostly_failed(failed: int, total: int) -> bool:
+    """The one failure rule of every run (`answer`, judges, LLM questions and judgements, web evaluations and their
+    workers): more than half of the items failed. At or below it the run completes, and says how many answered."""
+    return total > 0 and 2 * failed > total
+
+
+def failure_message(reasons: list[str], total: int, noun: str) -> str:
+    """``20 of 30 questions got no usable answer (first reasons: ...)``: the count and up to three distinct reasons."""
+    first = "; ".join(list(dict.fromkeys(reasons))[:3])
+    return f"{len(reasons)} of {total} {noun} got no usable answer (first reasons: {first})"
+
+
 def check_failures(reasons: list[str], total: int, noun: str, kept: str) -> None:
     """Raise `TooManyFailures` when more than half of `total` items failed, with the count and the first reasons."""
-    if total and 2 * len(reasons) > total:
-        first = "; ".join(list(dict.fromkeys(reasons))[:3])
-        raise TooManyFailures(f"{len(reasons)} of {total} {noun} got no usable answer (first reasons: {first}); "
-                              f"{kept}. Failed answers are not cached as good: running the same command again asks "
-                              "for them again")
+    if mostly_failed(len(reasons), total):
+        raise TooManyFailures(f"{failure_message(reasons, total, noun)}; {kept}. Failed answers are not cached as "
+                              "good: running the same command again asks for them again")
 
 
 class GeneratedQuestion(BaseModel):

@@ -63,6 +63,7 @@ class RunSummary(BaseModel):
     questions_fingerprint: str
     config_key: str
     kind: str = "retrieval"  # or "answer" (ragretrieval answer)
+    n_answered: int | None = None  # answer runs: questions with an answer (the means are over them)
     generator: str | None = None  # answer runs: the --generator spec
     rerank: str | None = None  # the reranking stage after the retriever (its --rerank spec), when there is one
     n_questions: int
@@ -229,7 +230,7 @@ class RunHistory:
             corpus_fingerprint=ds.corpus_fingerprint, questions_fingerprint=report_questions_fingerprint(report),
             chunks_fingerprint=ds.chunks_fingerprint,
             config_key=report_config_key(report), labels_fingerprint=ds.labels_fingerprint,
-            n_questions=ds.n_questions,
+            n_questions=ds.n_questions, n_answered=answered_count(report),
             n_documents=ds.n_documents, n_chunks=ds.n_chunks, embedded_texts=report.embedded_texts,
             total_seconds=float(report.timings.get("total", 0.0)), config=redact_urls(cfg.model_dump_json()),
             means=json.dumps(report.means), timings=json.dumps(report.timings),
@@ -250,7 +251,7 @@ class RunHistory:
             conn.execute(update(runs).where(runs.c.id == run_id).values(
                 config=redact_urls(report.config.model_dump_json()), config_key=report_config_key(report),
                 means=json.dumps(report.means), timings=json.dumps(report.timings),
-                total_seconds=float(report.timings.get("total", 0.0))))
+                total_seconds=float(report.timings.get("total", 0.0)), n_answered=answered_count(report)))
             conn.execute(update(run_reports).where(run_reports.c.run_id == run_id).values(
                 report_version=report.report_version, report=redact_urls(report.model_dump_json())))
         return run_id
@@ -350,6 +351,11 @@ class RunHistory:
         return [RunSummary(**{**row, "tags": tags[row["id"]], "means": json.loads(row["means"]),
                               "created_at": datetime.fromisoformat(row["created_at"]),
                               **_from_config(row)}) for row in rows]
+
+
+def answered_count(report: EvalReport | AnswerReport) -> int | None:
+    """An answer run's questions that got an answer; None for a retrieval run."""
+    return sum(q.error is None for q in report.questions) if report.kind == "answer" else None
 
 
 def _from_config(row) -> dict:

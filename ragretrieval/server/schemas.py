@@ -19,6 +19,7 @@ from ..io.redact import looks_secret, public_url, redact_urls, url_credentials
 STATUSES = ("PENDING", "RUNNING", "PAUSED", "COMPLETED", "FAILED")
 QUESTION_TYPES = ("FACTUAL", "INFERENTIAL", "USER_DEFINED")  # the design's; any other short label is kept as given
 MAX_QUESTIONS = 20_000  # per request and per set
+SCORE_JUDGE = "score5"  # the 1-5 judge whose verdict is a result's llm_judge_score (the others are among its checks)
 _JUDGE = re.compile(r"^[a-z][a-z0-9_]*(,[a-z][a-z0-9_]*)*$")
 
 

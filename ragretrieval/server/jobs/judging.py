@@ -22,9 +22,8 @@ from ...answers.judges import JudgeError, JudgeOptions, build_judges, judge_clas
 from ...answers.judges import available_judges as registered_judges
 from ...answers.judges.registry import SUMMARY
 from ...answers.report import ANSWER_LEVEL, AnsweredQuestion
+from ..schemas import SCORE_JUDGE
 from .engine import EngineError, EvaluationSettings
-
-SCORE_JUDGE = "score5"  # the 1-5 judge whose verdict is the result's llm_judge_score
 
 
 def available_judges() -> dict[str, str]:
@@ -70,13 +69,15 @@ def _number(value) -> float | None:
 
 
 def verdict(found: dict) -> dict:
-    """A judge's verdict as a result row's check: its value (None when the judge failed), reasoning and error."""
+    """A judge's verdict as a result row's check: its value (None when the judge failed or did not apply),
+    reasoning, and why there is no value: ``error`` (it failed) or ``skipped`` (no reference answer, no contexts)."""
     shown = {"value": _number(found.get("value"))}
     if found.get("reasoning"):
         shown["reasoning"] = str(found["reasoning"])
-    error = found.get("failure") or found.get("error") or found.get("skipped")
-    if error and shown["value"] is None:
-        shown["error"] = str(error)
+    if shown["value"] is None and found.get("skipped") and not found.get("failure"):
+        shown["skipped"] = str(found["skipped"])
+    elif shown["value"] is None:
+        shown["error"] = str(found.get("failure") or found.get("error") or "no verdict")
     return shown
 
 

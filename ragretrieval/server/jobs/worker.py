@@ -122,6 +122,8 @@ class Worker:
             log.warning("evaluation %s failed: %s: %s", evaluation.id, where, describe(error))
             self.runners.retire(evaluation.id)
             return
+        if status == "FAILED":
+            log.warning("evaluation %s failed: most of its questions got no answer", evaluation.id)
         if status is None:
             log.info("worker %s: question %s of %s was taken over or deleted; its answer is dropped", self.id,
                      question.question_id, evaluation.id)
