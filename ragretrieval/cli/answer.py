@@ -8,7 +8,8 @@ import click
 
 from ..answers.batch import AnswerLog, run_answers, run_key
 from ..answers.generators import GeneratorOptions
-from ..answers.judges import build_judges
+from ..answers.judges import build_judges, check_references
+from ..answers.judges.summary import check_judges
 from ..answers.render import metric_table, question_line
 from ..answers.session import AnswerSession, AnswerSettings
 from ..data.dataset import load_dataset
@@ -19,7 +20,7 @@ from .evaluate import DEFAULT_KS, parse_ks, parse_options, retrieval_options, re
 from .judge_options import judge_options, judge_settings
 from .llm_options import llm_options
 from .progress import no_progress_option, terminal_progress
-from .runs import keep_report, open_history, save_options
+from .runs import claim_name, keep_report, open_history, save_options
 
 SHOWN_FAILURES = 10
 
@@ -123,8 +124,12 @@ def answer_command(dataset_dir, questions, generator, generator_options, context
         generator=generator, base_url=base_url,
         api_key_env=api_key_env, data_language=session.language)
     if names:
+        for warning in check_references(names, [bool((q.ground_truth or "").strip()) for q in dataset.questions]):
+            click.echo(f"warning: {warning}", err=True)
         session.scorers += build_judges(names, judging)
-    journal = default_cache_dir() / "answers" / f"{run_key(session)}.journal.jsonl"
+    key = run_key(session)
+    replace = claim_name(history, name, key)  # a taken --name is refused before anything is asked
+    journal = default_cache_dir() / "answers" / f"{key}.journal.jsonl"
     log = AnswerLog(log_file) if log_file else None
     try:
         report = run_answers(session, threads, journal, progress, on_answer=log)
@@ -135,6 +140,7 @@ def answer_command(dataset_dir, questions, generator, generator_options, context
     failed = [q for q in report.questions if q.error is not None]
     check_failures([q.error for q in failed], len(report.questions), "questions",
                    f"the {len(report.questions) - len(failed)} answered are kept in {journal}")
+    check_judges(report.judges, f"nothing is stored; the questions whose verdicts were all had are kept in {journal}")
     if verbose:
         for i, answered in enumerate(report.questions, start=1):
             click.echo(question_line(i, len(report.questions), answered))
@@ -143,5 +149,5 @@ def answer_command(dataset_dir, questions, generator, generator_options, context
     if len(failed) > SHOWN_FAILURES:
         click.echo(f"warning: ... and {len(failed) - SHOWN_FAILURES} more questions without an answer", err=True)
     click.echo(metric_table(report))
-    keep_report(report, out, history, name, tags)
+    keep_report(report, out, history, name, tags, replace)
     journal.unlink(missing_ok=True)

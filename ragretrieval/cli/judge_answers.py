@@ -7,16 +7,18 @@ from pathlib import Path
 
 import click
 
-from ..answers.judges import build_judges
+from ..answers.judges import build_judges, check_references
 from ..answers.judges.stored import judge_report, judging_key
+from ..answers.judges.summary import check_judges
 from ..answers.prompt import pick_language
 from ..answers.render import metric_table, question_line
 from ..answers.report import AnswerReport, load_report
 from ..embedders.cache import default_cache_dir
 from ..evaluation.report import ReportError
+from ..runs.identity import report_config_key
 from .judge_options import judge_options, judge_settings
 from .progress import no_progress_option, terminal_progress
-from .runs import history_errors, runs_db_option
+from .runs import claim_name, history_errors, runs_db_option
 
 
 def _stored(run: str, runs_db: str | None):
@@ -68,11 +70,16 @@ def judge_answers_command(run, judges, judge_samples, judge_temperature, judge_p
         generator=generator,
         base_url=settings.get("base_url") if generator.startswith("openai:") else None, api_key_env=None,
         data_language=pick_language([q.text for q in report.questions]))
+    answered = [q for q in report.questions if q.error is None]
+    for warning in check_references(names, [bool((q.ground_truth or "").strip()) for q in answered]):
+        click.echo(f"warning: {warning}", err=True)
     built = build_judges(names, options)
     journal = default_cache_dir() / "answers" / f"judge-{judging_key(report, built)}.journal.jsonl"
     progress = terminal_progress(no_progress)
     judged = judge_report(report, built, threads, journal, progress, replace=new_run)
     progress.close()
+    check_judges({n: s for n, s in judged.judges.items() if n in names},
+                 f"nothing is stored or written; the verdicts that were had are kept in {journal}")
     if new_run and stored is not None:
         judged = judged.model_copy(update={"judged_from": stored.id})
     if verbose:
@@ -86,9 +93,14 @@ def judge_answers_command(run, judges, judge_samples, judge_temperature, judge_p
         with history_errors(runs_db) as history:
             if new_run:
                 new_name = name or (f"{stored.name}+judges" if stored.name else None)
-                new_id = history.save(judged, name=new_name, tags=[*stored.tags, *tags])
-                click.echo(f"run {new_id} saved to {history.display_url} (judged from {stored.id}, which is "
-                           "unchanged)")
+                replace = claim_name(history, new_name, report_config_key(judged))
+                if replace is not None:
+                    history.update(replace, judged)
+                    click.echo(f"run {replace} ({new_name}) replaced: same name and configuration")
+                else:
+                    new_id = history.save(judged, name=new_name, tags=[*stored.tags, *tags])
+                    click.echo(f"run {new_id} saved to {history.display_url} (judged from {stored.id}, which is "
+                               "unchanged)")
             else:
                 history.update(stored.id, judged, expected_key=stored.config_key)
                 click.echo(f"run {stored.id} updated in {history.display_url}: judges {', '.join(names)} added")

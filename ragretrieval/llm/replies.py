@@ -95,17 +95,20 @@ def mostly_failed(failed: int, total: int) -> bool:
     return total > 0 and 2 * failed > total
 
 
-def failure_message(reasons: list[str], total: int, noun: str) -> str:
-    """``20 of 30 questions got no usable answer (first reasons: ...)``: the count and up to three distinct reasons."""
+def failure_message(reasons: list[str], total: int, noun: str, failed: int | None = None) -> str:
+    """``20 of 30 questions got no usable answer (first reasons: ...)``: how many failed (`failed`, default: one per
+    reason) and up to three distinct reasons."""
     first = "; ".join(list(dict.fromkeys(reasons))[:3])
-    return f"{len(reasons)} of {total} {noun} got no usable answer (first reasons: {first})"
+    return f"{len(reasons) if failed is None else failed} of {total} {noun} got no usable answer (first reasons: {first})"
 
 
-def check_failures(reasons: list[str], total: int, noun: str, kept: str) -> None:
-    """Raise `TooManyFailures` when more than half of `total` items failed, with the count and the first reasons."""
-    if mostly_failed(len(reasons), total):
-        raise TooManyFailures(f"{failure_message(reasons, total, noun)}; {kept}. Failed answers are not cached as "
-                              "good: running the same command again asks for them again")
+def check_failures(reasons: list[str], total: int, noun: str, kept: str, failed: int | None = None) -> None:
+    """Raise `TooManyFailures` when more than half of `total` items failed (`failed`, default: one per reason), with
+    the count and the first reasons."""
+    count = len(reasons) if failed is None else failed
+    if mostly_failed(count, total):
+        raise TooManyFailures(f"{failure_message(reasons, total, noun, count)}; {kept}. Failed answers are not cached "
+                              "as good: running the same command again asks for them again")
 
 
 class GeneratedQuestion(BaseModel):

@@ -315,6 +315,12 @@ class RunHistory:
                 raise RunNotFoundError(f"run {what} {ref!r} matches several runs ({shown}); give more of the id")
         raise RunNotFoundError(f"no run {ref!r} in {self.display_url} (`ragretrieval runs list` shows the runs)")
 
+    def named(self, name: str) -> list[tuple[str, str]]:
+        """(id, configuration key) of every run called `name`, oldest first."""
+        with self.engine.connect() as conn:
+            return [tuple(row) for row in conn.execute(select(runs.c.id, runs.c.config_key)
+                                                       .where(runs.c.name == name).order_by(runs.c.id))]
+
     def _tags_of(self, conn, ids: list[str]) -> dict[str, list[str]]:
         found: dict[str, list[str]] = {i: [] for i in ids}
         query = select(run_tags.c.run_id, run_tags.c.tag).order_by(run_tags.c.run_id, run_tags.c.tag)

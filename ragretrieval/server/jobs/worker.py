@@ -18,6 +18,7 @@ import threading
 from dataclasses import dataclass
 
 from ...errors import RagretrievalError
+from ...io.redact import redact_urls
 from ...work.stop import Stopped, StopToken
 from ..db import Database
 from . import claims
@@ -156,6 +157,7 @@ class Worker:
 
 
 def describe(error: BaseException) -> str:
-    """An error as the evaluation shows it: our own errors by their message, others with their type."""
-    text = str(error) or type(error).__name__
+    """An error as the evaluation and the log show it: our own errors by their message, others with their type; any
+    URL in it without credentials (io/redact.py)."""
+    text = redact_urls(str(error) or type(error).__name__)
     return text if isinstance(error, RagretrievalError) else f"{type(error).__name__}: {text}"
