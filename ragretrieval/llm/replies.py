@@ -99,7 +99,8 @@ def failure_message(reasons: list[str], total: int, noun: str, failed: int | Non
     """``20 of 30 questions got no usable answer (first reasons: ...)``: how many failed (`failed`, default: one per
     reason) and up to three distinct reasons."""
     first = "; ".join(list(dict.fromkeys(reasons))[:3])
-    return f"{len(reasons) if failed is None else failed} of {total} {noun} got no usable answer (first reasons: {first})"
+    count = len(reasons) if failed is None else failed
+    return f"{count} of {total} {noun} got no usable answer (first reasons: {first})"
 
 
 def check_failures(reasons: list[str], total: int, noun: str, kept: str, failed: int | None = None) -> None:
