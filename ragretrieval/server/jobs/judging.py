@@ -18,9 +18,16 @@ from __future__ import annotations
 
 import math
 
-from ...answers.judges import JudgeError, JudgeOptions, build_judges, check_references, judge_class, judge_endpoint
+from ...answers.judges import (
+    JudgeError,
+    JudgeOptions,
+    build_judges,
+    check_references,
+    judge_class,
+    judge_endpoint,
+    judge_names,
+)
 from ...answers.judges import available_judges as registered_judges
-from ...answers.judges import judge_names
 from ...answers.judges.registry import SUMMARY
 from ...answers.report import ANSWER_LEVEL, AnsweredQuestion
 from ..schemas import SCORE_JUDGE
