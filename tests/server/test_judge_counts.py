@@ -6,23 +6,16 @@ from __future__ import annotations
 
 import pytest
 
-from ragretrieval.server.db import Database
-from ragretrieval.server.jobs.engine import load_engine
-from ragretrieval.server.jobs.worker import Worker
 from ragretrieval.testing.chat_server import TEST_API_KEY, ChatServer, Reply
 
-from .conftest import CORPUS, FAST, wait_for
+from .conftest import CORPUS, wait_for
 
 
 @pytest.fixture
-def worker(db_url, datasets, monkeypatch):
+def worker(monkeypatch, in_process_worker):
+    """The worker, with the key its judges read (when it prepares an evaluation, after this)."""
     monkeypatch.setenv("OPENAI_API_KEY", TEST_API_KEY)
-    db = Database(db_url)
-    running = Worker(db, load_engine(None), FAST, locate=lambda name: str(datasets / name))
-    running.start()
-    yield running
-    running.stop()
-    db.close()
+    return in_process_worker
 
 
 def judged_evaluation(api, url: str, truths: list[str], judge: str = "score5") -> dict:

@@ -14,12 +14,9 @@ from click.testing import CliRunner
 from ragretrieval.cli import main
 from ragretrieval.llm.replies import mostly_failed
 from ragretrieval.runs.history import RunHistory
-from ragretrieval.server.db import Database
-from ragretrieval.server.jobs.engine import load_engine
-from ragretrieval.server.jobs.worker import Worker
 
-from .conftest import FAST, new_evaluation, new_set, wait_for
-from .processes import Worker as WorkerProcess
+from .conftest import new_evaluation, new_set, wait_for
+from .processes import Worker
 from .rag_service import RagService, default_respond
 
 
@@ -39,16 +36,6 @@ def cycling(*statuses):
 def service():
     with RagService(cycling(400, 400, 200)) as running:
         yield running
-
-
-@pytest.fixture
-def in_process_worker(db_url, datasets):
-    db = Database(db_url)
-    worker = Worker(db, load_engine(None), FAST, locate=lambda name: str(datasets / name))
-    worker.start()
-    yield worker
-    worker.stop()
-    db.close()
 
 
 def settled(api, eval_id):
@@ -136,7 +123,7 @@ def test_a_worker_process_follows_the_same_rule(sqlite_url, client_on, datasets,
 
     api = Api(client_on(sqlite_url))
     eval_id = new_evaluation(api, new_set(api, 30)["id"], service.url)["id"]
-    worker = WorkerProcess(sqlite_url, datasets, tmp_path / "worker.log")
+    worker = Worker(sqlite_url, datasets, tmp_path / "worker.log")
     try:
         ended = settled(api, eval_id)
     finally:
