@@ -27,6 +27,22 @@ class _Input(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
 
+def service_generator(value: str) -> str:
+    """A generator spec whose ``http:`` URL, if it has one, is a plain URL (checked like every URL field)."""
+    if value.startswith("http:"):
+        plain_url(value[len("http:"):], "the generator's URL")
+    return value
+
+
+class _Endpoints(_Input):
+    """The URL fields an evaluation's endpoints are given by: plain http(s) URLs, never with credentials."""
+
+    @field_validator("base_url", "judge_base_url", check_fields=False)
+    @classmethod
+    def _urls(cls, value, info):
+        return plain_url(value, info.field_name)
+
+
 def plain_url(value: str | None, field: str) -> str | None:
     """An http(s) URL without credentials in it (a stored row must never hold a password or a token); the refusal
     names where the credential is, never its value."""
@@ -130,7 +146,7 @@ class GenerateOut(BaseModel):
 
 
 # ------------------------------------------------------------------------------------------------------ evaluations
-class EvaluationIn(_Input):
+class EvaluationIn(_Endpoints):
     name: str = Field(min_length=1, max_length=255)
     dataset: str = Field(min_length=1, max_length=500)
     question_set_id: str = Field(min_length=1, max_length=24)
@@ -147,14 +163,7 @@ class EvaluationIn(_Input):
     def _generator(cls, value: str) -> str:
         """An http: URL is checked here like every URL field; the name itself against the generators' registry when
         the evaluation is created (routes/evaluations.py)."""
-        if value.startswith("http:"):
-            plain_url(value[len("http:"):], "the generator's URL")
-        return value
-
-    @field_validator("base_url", "judge_base_url")
-    @classmethod
-    def _urls(cls, value, info):
-        return plain_url(value, info.field_name)
+        return service_generator(value)
 
     @field_validator("judge")
     @classmethod
@@ -174,6 +183,52 @@ class EvaluationIn(_Input):
                 raise ValueError(f"option {name!r} looks like a secret: API keys stay in the server's environment "
                                  "and are never stored")
         return value
+
+
+class EndpointIn(_Endpoints):
+    """Where a FAILED or PAUSED evaluation's answers and verdicts are asked, corrected before it is resumed: the
+    base URL of its model, its judges', or the URL of its ``http:`` service. A field given as null or "" goes back to
+    its default (OpenAI's URL; for the judges, the model's); a field left out is kept."""
+
+    generator: str | None = Field(default=None, max_length=500)
+    base_url: str | None = None
+    judge_base_url: str | None = None
+
+    @field_validator("generator")
+    @classmethod
+    def _service_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if not value.startswith("http:"):
+            raise ValueError("only an http: service's URL can be corrected (http:<url>); another model or kind of "
+                             "generator would make it another evaluation: run it again with those settings")
+        return service_generator(value)
+
+
+class IdsIn(_Input):
+    """Several evaluations or question sets at once (bulk delete): each id once, up to 500."""
+
+    ids: list[str] = Field(min_length=1, max_length=500)
+
+    @field_validator("ids")
+    @classmethod
+    def _ids(cls, value: list[str]) -> list[str]:
+        for position, item in enumerate(value):
+            if not re.fullmatch(r"[a-z]{1,4}_[0-9a-z_]{1,40}", item):  # not echoed: it may be anything
+                raise ValueError(f"ids[{position}] is not an id (eval_... or qs_...)")
+        return list(dict.fromkeys(value))
+
+
+class Deleted(BaseModel):
+    deleted: list[str]
+
+
+class DecodedOut(BaseModel):
+    """A file's text, decoded on the server when it was not UTF-8 (io/text_encoding.py)."""
+
+    text: str
+    encoding: str
+    converted: bool
 
 
 class ResultOut(BaseModel):

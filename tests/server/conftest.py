@@ -5,6 +5,7 @@ and `ragretrieval serve` / `ragretrieval worker` as real processes."""
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 
 import pytest
 from fastapi.testclient import TestClient
@@ -122,6 +123,23 @@ def in_process_worker(db_url, datasets):
 def rag_service():
     with RagService() as service:
         yield service
+
+
+@contextmanager
+def running_worker(db_url: str, datasets):
+    """A worker with the built-in engine on the database at `db_url`, for the block's duration."""
+    from ragretrieval.server.db import Database
+    from ragretrieval.server.jobs.engine import load_engine
+    from ragretrieval.server.jobs.worker import Worker
+
+    db = Database(db_url)
+    worker = Worker(db, load_engine(None), FAST, locate=lambda name: str(datasets / name))
+    worker.start()
+    try:
+        yield worker
+    finally:
+        worker.stop()
+        db.close()
 
 
 def wait_for(condition, timeout: float = 60.0, what: str = "the condition"):

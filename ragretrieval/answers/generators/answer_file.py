@@ -2,8 +2,10 @@
 
 Each line is one of two shapes (they may be mixed):
 
-- an agent-evaluation record (``request``, ``response``, ``retrieved_context`` [{doc_uri, content}], ...; the format
-  of data/importers/agent_jsonl.py), matched to a question by ``request_id`` = question id, else by question text;
+- an agent-evaluation record (``request``, ``response``, ``retrieved_context`` [{doc_uri, content}], the token
+  counts ``agent/input_token_count`` and ``agent/output_token_count``, ``agent/latency_seconds``, or a ``trace``
+  that gives whichever of them the record lacks; the format of data/importers/agent_jsonl.py), matched to a question
+  by ``request_id`` = question id, else by question text; a record without a response fails its question;
 - ours, `AnswerRecord`: ``{"question_id", "answer", "contexts": [{"doc_id"?, "content"}]?}`` with optional
   ``input_tokens``, ``output_tokens``, ``latency`` (seconds) and ``cost``.
 
@@ -49,14 +51,10 @@ class AnswerRecord(BaseModel):
     cost: float = Field(default=0.0, ge=0)
 
 
-class AgentAnswer(AgentRecord):
-    response: str
-
-
 @dataclass(frozen=True)
 class FileAnswer:
     line: int
-    generated: Generated
+    generated: Generated | None  # None: the record has no response (its trace has no output); the question fails
 
 
 class FileGenerator:
@@ -82,6 +80,9 @@ class FileGenerator:
         found = self.answers.get(request.question.id)
         if found is None:
             raise GenerationFailed(f"no answer in {self.path} for this question")
+        if found.generated is None:
+            raise GenerationFailed(f"{self.path}:{found.line}: the record has no response (nor a trace with an "
+                                   "output to take it from)")
         return found.generated
 
     def info(self) -> dict:
@@ -126,14 +127,16 @@ def read_answers(path: Path, raw: bytes, options: GeneratorOptions) -> tuple[dic
             data = json.loads(line)
         except json.JSONDecodeError as error:
             raise GeneratorError(f"{where}: invalid JSON: {error.msg}") from None
-        if not isinstance(data, dict) or not ({"request", "question_id"} & set(data)):
+        if not isinstance(data, dict) or not ({"request", "trace", "question_id"} & set(data)):
             raise GeneratorError(f"{where}: expected an object with question_id and answer, or an agent-evaluation "
-                                 "record with request and response")
+                                 "record with request and response (or a trace)")
         try:
-            if "request" in data:
-                record = AgentAnswer.model_validate(data)
+            if "question_id" not in data:
+                record = AgentRecord.model_validate(data)
                 question_id = record.request_id if record.request_id in ids else by_text.get(record.question.strip())
-                generated = Generated(record.response, _contexts(record.retrieved_context, uris, options.documents))
+                generated = None if record.response is None else Generated(
+                    record.response, _contexts(record.retrieved_context, uris, options.documents),
+                    record.input_tokens or 0, record.output_tokens or 0, record.latency or 0.0)
             else:
                 mine = AnswerRecord.model_validate(data)
                 question_id = mine.question_id if mine.question_id in ids else None

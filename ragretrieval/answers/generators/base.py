@@ -92,3 +92,24 @@ class GeneratorPlugin(Protocol):
 def context_documents(contexts: Sequence[ContextUsed]) -> list[dict]:
     """The `documents` a prompt template sees: id, title and text of each context, in order."""
     return [{"id": c.doc_id or c.chunk_id or "", "title": c.title, "text": c.text} for c in contexts]
+
+
+HISTORY_ROLES = ("system", "user", "assistant")
+
+
+def conversation_history(question: QuestionRecord) -> list[dict]:
+    """The earlier turns of a multi-turn question (``metadata.history``: agent-evaluation imports of ``messages`` or
+    ``query`` + ``history`` keep them there), as chat messages ``{"role", "content"}``; the question's text is the last
+    user turn. A malformed history fails the question (`GenerationFailed`) rather than being sent half."""
+    history = question.metadata.get("history") or []
+    if not isinstance(history, list):
+        raise GenerationFailed("metadata.history: expected a list of {role, content} messages")
+    turns = []
+    for i, message in enumerate(history):
+        role = message.get("role") if isinstance(message, dict) else None
+        content = message.get("content") if isinstance(message, dict) else None
+        if role not in HISTORY_ROLES or not isinstance(content, str):
+            raise GenerationFailed(f"metadata.history.{i}: expected {{\"role\": {' | '.join(HISTORY_ROLES)}, "
+                                   "\"content\": text}")
+        turns.append({"role": role, "content": content})
+    return turns

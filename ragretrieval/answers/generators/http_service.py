@@ -40,7 +40,14 @@ from ...retrieval.external import ExternalRetrieverError
 from ...retrieval.external.http import expand_env
 from ...retrieval.external.paths import HitPath, follow, hit_list
 from ..report import ContextUsed
-from .base import Generated, GenerationFailed, GenerationRequest, GeneratorError, GeneratorOptions
+from .base import (
+    Generated,
+    GenerationFailed,
+    GenerationRequest,
+    GeneratorError,
+    GeneratorOptions,
+    conversation_history,
+)
 
 REQUEST_SHAPES = ("query", "messages", "text")
 ANSWER_KEYS = ("response", "answer", "output", "text")
@@ -111,7 +118,7 @@ class HttpGenerator:
 
     def body(self, request: GenerationRequest):
         question = request.question
-        history = list(question.metadata.get("history") or [])
+        history = conversation_history(question)
         if self.shape == "text":
             body = question.text
         elif self.shape == "messages":

@@ -4,7 +4,8 @@ killed halfway and started again sends no request twice), retries with backoff (
 ``--sleep-time``), and the bill (``--price-in``, ``--price-out``).
 
 The user message is the Jinja prompt (prompt.py) filled with the question and its contexts; ``--system-message``
-comes first when set (the language's default otherwise; ``--system-message ""`` sends none). ``--text-completion``
+comes first when set (the language's default otherwise; ``--system-message ""`` sends none), then the earlier turns
+of a multi-turn question (`conversation_history`), as they were, before the prompt. ``--text-completion``
 sends the messages joined as one prompt to ``/completions`` instead of ``/chat/completions``.
 
 An endpoint that refuses one request (HTTP 400, 413, 422: a context too long, say), or a reply without text (content
@@ -19,7 +20,15 @@ from typing import ClassVar
 
 from ...llm.client import ChatClient, LLMError, LLMSettings, price
 from ..prompt import SYSTEM_MESSAGES, AnswerPrompt
-from .base import Generated, GenerationFailed, GenerationRequest, GeneratorError, GeneratorOptions, context_documents
+from .base import (
+    Generated,
+    GenerationFailed,
+    GenerationRequest,
+    GeneratorError,
+    GeneratorOptions,
+    context_documents,
+    conversation_history,
+)
 
 
 class OpenAIGenerator:
@@ -51,7 +60,7 @@ class OpenAIGenerator:
         user = self.prompt.render(request.question.text, context_documents(request.contexts),
                                   request.refusal_message)
         system = [{"role": "system", "content": self.system_message}] if self.system_message else []
-        return system + [{"role": "user", "content": user}]
+        return system + conversation_history(request.question) + [{"role": "user", "content": user}]
 
     def generate(self, request: GenerationRequest) -> Generated:
         try:

@@ -75,7 +75,7 @@ class EngineOptions(BaseModel):
         allowed = (info.context or {}).get("allowed_models")
         if value is not None and allowed is not None and value not in offered_models(allowed):
             raise ValueError(f"not a model this server offers (it offers {', '.join(offered_models(allowed))}; "
-                             "the operator adds others with `ragretrieval serve --allow-model NAME`)")
+                             "the server's operator can offer others with serve --allow-model NAME)")
         return value
 
     @field_validator("lemmatizer")
@@ -142,7 +142,7 @@ def check_evaluation(generator: str, retriever: str | None, judge: str | None, o
         raise EngineError(f"unknown retriever {retriever!r}; known: {', '.join(web_retrievers())}")
     if retriever and retriever not in web_retrievers():
         raise EngineError(f"retriever {retriever!r} is not offered here: it reads a file or needs settings that stay "
-                          f"with the command line (`ragretrieval answer --retriever {retriever}`); offered: "
+                          f"with the command line (answer --retriever {retriever}); offered: "
                           f"{', '.join(web_retrievers())}")
     check_judges(judge)
     parsed = engine_options(options, allowed_models)
