@@ -56,8 +56,8 @@ def test_retrievers_that_read_files_or_need_settings_are_refused_at_creation(api
 
 def test_the_new_evaluation_page_offers_only_those_retrievers(api):
     page = api.client.get("/evaluations/new").text
-    assert '<option value="bm25">' in page and '<option value="hybrid">' in page
-    assert '<option value="run-file">' not in page and '<option value="http">' not in page
+    assert '<option value="bm25"' in page and '<option value="hybrid"' in page
+    assert '<option value="run-file"' not in page and '<option value="http"' not in page
 
 
 @pytest.mark.parametrize("options", [{"lemmatizer": "fst:/etc/passwd"}, {"lemmatizer": "fst:/no/such"},
