@@ -25,7 +25,7 @@ def judged_evaluation(api, url: str, truths: list[str], judge: str = "score5") -
                  for i, truth in enumerate(truths)]
     question_set = api.post("/api/v1/question-sets", {"name": "s", "questions": questions}, expect=201)
     body = {"name": "judged", "dataset": CORPUS, "question_set_id": question_set["id"], "generator": "extractive",
-            "judge": judge, "judge_model": "judge-model", "judge_base_url": url,
+            "retriever": "bm25", "judge": judge, "judge_model": "judge-model", "judge_base_url": url,
             "options": {"max_retries": 0}}
     return api.request("POST", "/api/v1/evaluations", json=body)
 

@@ -72,3 +72,22 @@ def test_other_options_naming_files_stay_refused(api, options):
 def test_serve_takes_allow_model():
     shown = CliRunner().invoke(main, ["serve", "--help"]).output
     assert "--allow-model NAME" in shown
+
+
+@pytest.mark.parametrize("store, options", [("lancedb", {"path": "/etc"}), ("milvus", {"uri": "/tmp/x.db"}),
+                                            ("qdrant", {"url": "http://user:pw@127.0.0.1:6333"}),
+                                            ("chroma", {"host": "127.0.0.1"})])
+def test_an_engine_stores_folder_or_server_stays_with_the_command_line(api, store, options):
+    question_set = new_set(api, 1)
+    response = create(api, question_set["id"], retriever="dense",
+                      options={"model": "hashing", "store": store, "store_options": options})
+    assert response.status_code == 422, response.text
+    problem = response.json()["detail"][0]
+    assert problem["loc"][-2:] == ["options", "store_options"] and "command line" in problem["msg"]
+    assert "pw" not in response.text and api.get("/api/v1/evaluations")["total"] == 0
+
+
+def test_a_built_in_store_takes_its_options_on_the_web(api):
+    question_set = new_set(api, 1)
+    body = {"model": "hashing", "store": "faiss", "store_options": {"kind": "flat"}}
+    assert create(api, question_set["id"], retriever="dense", options=body).status_code == 201

@@ -93,9 +93,9 @@ def offered_models(allowed=()) -> list[str]:
 def check_model(model, allowed=()) -> None:
     """``options.model`` must be offered (see the module's text); the refusal never depends on the server's disk."""
     if model is not None and model not in offered_models(allowed):
-        raise SettingsError(f"options.model: not a model this server offers (it offers "
-                            f"{', '.join(offered_models(allowed))}; the server's operator can offer others with "
-                            "serve --allow-model NAME)", ["options.model"])
+        raise EngineError(f"options.model: not a model this server offers (it offers "
+                          f"{', '.join(offered_models(allowed))}; the server's operator can offer others with "
+                          "serve --allow-model NAME)")
 
 
 def check_store_options(store, options) -> None:
@@ -157,8 +157,9 @@ def check_evaluation(generator: str, retriever: str | None, judge: str | None, o
     if retriever and retriever not in web_retrievers():
         known = available_retrievers()
         if retriever in known:
-            raise EngineError(f"retriever {retriever!r} calls or reads something outside ragretrieval; use "
-                              f"`ragretrieval answer` for it (here: {', '.join(web_retrievers())})")
+            raise EngineError(f"retriever {retriever!r} is not offered here: it reads a file or needs settings that "
+                              f"stay with the command line (answer --retriever {retriever}); offered: "
+                              f"{', '.join(web_retrievers())}")
         raise EngineError(f"unknown retriever {retriever!r}; known: {', '.join(web_retrievers())}")
     check_judges(judge)
     check_model(options.get("model"), allowed_models)
