@@ -7,18 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..scoring.answer_metrics import describe, summary_names
 from .class_transitions import ClassComparison, transition_lines
 from .compare import ComparedRun, aligned, compare
 from .html_parts import comparison_table, esc, fmt, histogram
 
 MAX_CARDS = 200
-SUMMARY = ("score", "total", "correctness", "safety", "include", "exclude", "cite_f1", "refuse", "safe",
-           "fact_exact", "evidence_set", "conflict_gap", "pass_rate", "average_score",
-           "response/llm_judged/correctness/rating", "response/llm_judged/groundedness/rating",
-           "response/llm_judged/relevance_to_query/rating", "response/llm_judged/safety/rating",
-           "retrieval/llm_judged/chunk_relevance_precision", "retrieval/llm_judged/context_sufficiency/rating",
-           "response/llm_judged/nuggets/all_strict", "response/llm_judged/nuggets/all_partial",
-           "response/llm_judged/nuggets/vital_strict", "response/llm_judged/nuggets/vital_partial")
+SUMMARY = summary_names()  # scoring/answer_metrics.py: the answer metrics a summary shows, in order
 NUGGET_MARKS = {"support": ("pass", "✓"), "partial_support": ("part", "◐"), "not_support": ("fail", "✗"),
                 None: ("fail", "?")}
 NOT_CHECKS = ("score", "correctness", "safety", "total")  # the question's aggregates, shown as its score
@@ -61,7 +56,7 @@ def configuration(runs: list[ComparedRun]) -> str:
 
 def summary(runs: list[ComparedRun]) -> str:
     names = [n for n in SUMMARY if any(n in r.report.means.get("answer", {}) for r in runs)]
-    head = "<th>answered</th>" + "".join(f"<th>{esc(n)}</th>" for n in names)
+    head = "<th>answered</th>" + "".join(f'<th title="{esc(describe(n))}">{esc(n)}</th>' for n in names)
     body = ""
     for run in runs:
         means, ci = run.report.means.get("answer", {}), run.report.intervals.get("answer", {})

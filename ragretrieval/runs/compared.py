@@ -2,8 +2,8 @@
 ``answer --out``), a TREC run file scored against qrels, or a run of the history by id, id prefix or name.
 
 This sits in runs/, above analysis/ and answers/: finding a run needs the history and the answer report's loader,
-which analysis (the statistics on runs already found) must not import; choosing an answer run's metrics needs the
-answer metrics' order, also above analysis. Problems are `CompareError`s, as the comparison's own are.
+which analysis (the statistics on runs already found) must not import. Problems are `CompareError`s, as the
+comparison's own are.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..analysis.compare import DEFAULT_METRICS, ComparedRun, CompareError, from_report, from_trec
-from ..answers.render import ORDER
 from ..answers.report import load_report
 from ..evaluation.report import ReportError
+from ..scoring.answer_metrics import ORDER
 from ..work.options import SettingsError
 from .history import RunHistory, RunHistoryError, RunNotFoundError
 

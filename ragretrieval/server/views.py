@@ -3,7 +3,8 @@
 **Checks.** A result's ``checks`` mixes four kinds of value, and the pages keep them apart:
 
 - the question's *conditions* (``include``, ``exclude``, ``cite_f1``, ``refuse``, ``safe``, a legal type's score):
-  a pill each, green when passed (1), red when failed (0), amber in between;
+  a pill each, green when passed (1), red when failed (0), amber in between, titled with what it measures
+  (scoring/answer_metrics.py);
 - the *judges'* verdicts (``{"value", "reasoning"}``): a pill each, and a judge that could not give a verdict is
   "failed" (dashed), one that does not apply to the question (``skipped``: no reference answer) "not applicable";
   never a pass;
@@ -19,6 +20,7 @@ anything as passed.
 from __future__ import annotations
 
 from ..answers.checks.rules import AGGREGATES
+from ..scoring.answer_metrics import describe
 
 CHECK_SCORE = "score"
 USAGE_PREFIX = "agent/"
@@ -43,8 +45,8 @@ def pill(name: str, value) -> dict:
             return {"name": name, "state": "failed", "value": None, "title": value.get("error") or ""}
         return {"name": name, "state": _state(float(number)), "value": number, "title": value.get("reasoning") or ""}
     if isinstance(value, bool):
-        return {"name": name, "state": "pass" if value else "fail", "value": value, "title": ""}
-    return {"name": name, "state": _state(float(value)), "value": value, "title": ""}
+        return {"name": name, "state": "pass" if value else "fail", "value": value, "title": describe(name)}
+    return {"name": name, "state": _state(float(value)), "value": value, "title": describe(name)}
 
 
 def card_checks(checks: dict) -> dict:
