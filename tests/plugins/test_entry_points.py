@@ -173,6 +173,7 @@ def cli(toy_path: Path, *args, cwd=None) -> subprocess.CompletedProcess:
                           env=env, cwd=cwd, timeout=600)
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines, brute-force oracles): not in make test-fast
 def test_plugins_are_listed(toy_path):
     done = cli(toy_path, "plugins")
     assert done.returncode == 0, done.stderr
@@ -287,6 +288,7 @@ def test_eval_and_sweep_run_the_plugin_retriever_with_a_plugin_embedder(toy_path
     assert "ran 0, 2 finished earlier" in again.stdout.splitlines()[0]
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines, brute-force oracles): not in make test-fast
 def test_an_unknown_retriever_names_the_known_ones(toy_path, demo_dataset):
     done = cli(toy_path, "eval", "--dataset", demo_dataset, "--retriever", "nope", "--no-save")
     assert done.returncode == 2 and "'nope' is not one of" in done.stderr and "overlap" in done.stderr

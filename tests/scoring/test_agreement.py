@@ -224,6 +224,7 @@ def test_duplicate_docs_keep_their_best_occurrence():
     assert mine["map"]["q"] == pytest.approx((1 / 2 + 2 / 3) / 2)
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines, brute-force oracles): not in make test-fast
 def test_ranx_thresholds_ndcg_labels_at_the_level_we_do_not():
     labels = {"q": {"a": 1, "b": 2}}
     lines = {"q": [("a", 2.0), ("b", 1.0)]}

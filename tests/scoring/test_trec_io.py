@@ -141,6 +141,7 @@ NUMBER_TEXTS = st.one_of(
 )
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines, brute-force oracles): not in make test-fast
 @settings(max_examples=300, deadline=None)
 @given(st.lists(NUMBER_TEXTS, min_size=1, max_size=30))
 def test_scores_parse_exactly_as_python_floats(tmp_path_factory, texts):

@@ -41,6 +41,7 @@ def test_the_curl_session_runs(server):
                                                                                     "409"]
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines, brute-force oracles): not in make test-fast
 def test_the_python_example_runs(server):
     (code,) = examples("python")
     done = subprocess.run([sys.executable, "-c", code.replace("http://127.0.0.1:8000", server.url)],
