@@ -11,11 +11,17 @@ import re
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from ragretrieval.cli import main
 from ragretrieval.scoring import parse_metric, score
+from ragretrieval.scoring import trec_eval as te
 from ragretrieval.scoring.trec import read_qrels, read_run
 
-PEER = Path(__file__).resolve().parents[2] / ".." / "shared" / "peer-data"
+REPO = Path(__file__).resolve().parents[2]
+# beside the repository (/work/main), or beside the folder of worktrees (/work/wt/NAME)
+PEER = next((p / "shared" / "peer-data" for p in (REPO.parent, REPO.parent.parent)
+             if (p / "shared" / "peer-data").is_dir()), REPO.parent / "shared" / "peer-data")
 TREC = PEER / "trec_eval_test"
 pytestmark = pytest.mark.skipif(not TREC.is_dir(), reason=f"peer data not found at {PEER}")
 TOLERANCE = 5e-5
@@ -126,3 +132,73 @@ def test_reference_means_of_ranx_pytrec_eval_and_ir_measures(path):
         for library in ("ranx", "pytrec_eval", "ir_measures"):
             if by_library.get(library) is not None:
                 assert result.means[metric] == pytest.approx(by_library[library], abs=1e-9), (metric, library)
+
+
+# ------------------------------------------------------------------------------ ragretrieval score --trec-eval
+# output file -> trec_eval's flags that made it (its Makefile's quicktest), qrels, run; "all_trec" stands for the
+# measures of all_trec that we compute (all_trec itself is refused: it holds some we do not compute)
+TREC_EVAL_CASES = {
+    "out.test": ([], "qrels.test", "results.test"),
+    "out.test.aq": (["-m", "all_trec", "-q"], "qrels.test", "results.test"),
+    "out.test.aqc": (["-m", "all_trec", "-q", "-c"], "qrels.test", "results.trunc"),
+    "out.test.aqcM": (["-m", "all_trec", "-q", "-c", "-M100"], "qrels.test", "results.trunc"),
+    "out.test.aql": (["-m", "all_trec", "-mrelstring.20", "-q", "-l2"], "qrels.rel_level", "results.test"),
+    "out.test.meas_params": (["-q", "-miprec_at_recall..10,.20,.25,.75,.50", "-m", "P.5,7,3", "-m", "recall.20,2000",
+                              "-m", "Rprec_mult.5.0,0.2,0.35", "-mutility.2,-1,0,0", "-m", "11pt_avg..25,.5,.75",
+                              "-mndcg.1=3,2=9,4=4.5", "-mndcg_cut.10,20,23.4", "-msuccess.2,5,20"],
+                             "qrels.test", "results.test"),
+}
+
+
+def measure_of(printed: str) -> str:
+    """The trec_eval measure a printed name belongs to: the longest measure name it starts with (ndcg_cut_10 is
+    ndcg_cut's, ndcg_rel is its own)."""
+    return max((m for m in te.ALL_MEASURES if printed == m or printed.startswith(m + "_")), key=len)
+
+
+def computed(flags: list[str]) -> tuple[list[str], set[str]]:
+    """The flags with every -m argument kept only when we compute that measure (all_trec: its members we compute),
+    and the measures kept."""
+    kept, measures, i = [], set(), 0
+    while i < len(flags):
+        flag = flags[i]
+        if flag.startswith("-m"):
+            argument = flag[2:] or flags[i + 1]
+            i += 1 if flag[2:] else 2
+            name = argument.partition(".")[0]
+            names = te.NICKNAMES.get(name, (name,))
+            ours = [n for n in names if n in te.KINDS and not (n == "ndcg" and "." in argument)]
+            measures.update(ours)
+            kept += [f"-m{n if name in te.NICKNAMES else argument}" for n in ours]
+        else:
+            kept.append(flag)
+            i += 1
+    return kept, measures or set(te.NICKNAMES["official"])
+
+
+@pytest.mark.parametrize("name", TREC_EVAL_CASES)
+def test_trec_eval_output_is_trec_evals_byte_for_byte(name):
+    """For every measure we compute, `score --trec-eval` prints exactly the lines trec_eval printed: names, order,
+    query order, number formats, counters, runid."""
+    flags, qrels, run = TREC_EVAL_CASES[name]
+    flags, measures = computed(flags)
+    expected = [line for line in (TREC / name).read_text().splitlines()
+                if measure_of(line.split("\t")[0].rstrip()) in measures and not line.startswith("ndcg_1=")]
+    result = CliRunner().invoke(main, ["score", "--trec-eval", *flags, str(TREC / qrels), str(TREC / run)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "\n".join(expected) + "\n"
+    assert len(expected) >= 30 and result.stderr == ""
+
+
+def test_the_default_measures_are_the_whole_of_trec_evals_default_output():
+    """No -m is trec_eval's official set, every measure of which we compute: out.test whole."""
+    result = CliRunner().invoke(main, ["score", "--trec-eval", str(TREC / "qrels.test"), str(TREC / "results.test")])
+    assert result.stdout == (TREC / "out.test").read_text()
+
+
+def test_all_trec_is_refused_in_one_line_naming_what_we_do_not_compute():
+    result = CliRunner().invoke(main, ["score", "--trec-eval", "-m", "all_trec", str(TREC / "qrels.test"),
+                                       str(TREC / "results.test")])
+    assert result.exit_code == 1 and result.stdout == "" and result.stderr.count("\n") == 1
+    assert result.stderr.startswith("Error: trec_eval measures not computed by ragretrieval: relstring, infAP, binG, "
+                                    "G, ndcg_rel, Rndcg, rbp, rbp_resid, unj; the others asked for: -m runid -m num_q")
