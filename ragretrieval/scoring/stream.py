@@ -72,10 +72,10 @@ def score_files(qrels, run, metrics, *, rel_level: int = 1, ties: str = "score",
 
 
 def rank_file(qrels: Qrels, path, *, ties: str = "score", duplicates: str = "first", depth: int | None = None,
-              min_label: int = 1, lengths: bool = False, interleaved: str = "group",
+              min_label: int | None = 1, lengths: bool = False, interleaved: str = "group",
               progress: Progress | None = None) -> RankedFile:
-    """The ranks of the judgements of `qrels` with a label >= `min_label` in the run file `path`, read in batches of
-    whole queries (see `score_files`); with `lengths`, also the length of every ranking."""
+    """The ranks of the judgements of `qrels` with a label >= `min_label` (None: all) in the run file `path`, read in
+    batches of whole queries (see `score_files`); with `lengths`, also the length of every ranking."""
     if interleaved not in INTERLEAVED:
         raise ScoringError(f"interleaved must be one of {', '.join(INTERLEAVED)}; got {interleaved!r}")
     progress = as_progress(progress)
@@ -143,7 +143,7 @@ class _Ranker:
         self.options = {"ties": ties, "duplicates": duplicates, "depth": depth}
         self.known = KnownIds(qrels.doc_ids, DOC_PARTS)
         self.position = {query: i for i, query in enumerate(qrels.query_ids.tolist())}
-        self.located = qrels.labels >= min_label
+        self.located = np.ones(len(qrels.labels), bool) if min_label is None else qrels.labels >= min_label
         self.count = lengths
         self.restart()
 

@@ -20,6 +20,7 @@ from itertools import chain
 
 import numpy as np
 
+from . import trec_eval_gains as tg
 from . import trec_eval_measures as tm
 from .stream import rank_file
 from .trec import read_qrels
@@ -66,6 +67,7 @@ class _Kind:
     counted: bool = False
     summary_only: bool = False
     geometric: bool = False
+    text: bool = False  # relstring: a string per query, no summary
 
 
 _COUNT, _VALUE, _GEOMETRIC = _Kind(counted=True), _Kind(), _Kind(summary_only=True, geometric=True)
@@ -80,6 +82,10 @@ KINDS = {
     "ndcg_cut": _Kind("long", _CUTOFFS), "map_cut": _Kind("long", _CUTOFFS), "relative_P": _Kind("long", _CUTOFFS),
     "success": _Kind("long", (1, 5, 10)), "set_P": _VALUE, "set_relative_P": _VALUE, "set_recall": _VALUE,
     "set_map": _VALUE, "set_F": _Kind("params", (1.0,)), "num_nonrel_judged_ret": _COUNT,
+    "relstring": _Kind("params", (10.0,), text=True), "infAP": _VALUE, "binG": _VALUE, "G": _VALUE,
+    "ndcg_rel": _VALUE, "Rndcg": _VALUE, "rbp": _Kind("p", (0.9,)), "rbp_resid": _Kind("p", (0.9,)),
+    "dcg": _VALUE, "ideal_dcg": _VALUE,
+    "unj": _Kind("long", (5, 10, 20)),
 }
 _OURS = {"map": "map", "Rprec": "r_precision", "recip_rank": "mrr", "ndcg": "ndcg", "P": "precision",
          "recall": "recall", "ndcg_cut": "ndcg", "map_cut": "map", "success": "hit_rate"}
@@ -117,8 +123,9 @@ def parse_measures(arguments) -> list[Measure]:
         else:
             unknown.append(argument)
     refused = [name for name in ALL_MEASURES if name in marked and name not in KINDS]
-    if "ndcg" in marked and "ndcg" in given:
-        refused.append(f"ndcg.{given['ndcg']} (gain values)")
+    for name in ("ndcg", "G", "ndcg_rel", "Rndcg", "dcg", "ideal_dcg"):
+        if name in marked and name in given:
+            refused.append(f"{name}.{given[name]} (gain values)")
     if refused or unknown:
         raise TrecEvalError(_refusal(refused, unknown, marked))
     return [_measure(name, given.get(name)) for name in ALL_MEASURES if name in marked]
@@ -141,6 +148,11 @@ def _measure(name: str, typed: str | None) -> Measure:
     if typed is None or kind.params is None:
         return Measure(name, kind.default)
     pieces = typed.split(",")
+    if kind.params == "p":  # rbp's persistence, "p=0.95" (its gain values are not taken)
+        if len(pieces) != 1 or not pieces[0].startswith("p="):
+            raise TrecEvalError(f"measure {name}.{typed}: only the persistence is taken, as p=VALUE (gain values "
+                                f"are not computed by ragretrieval)")
+        return Measure(name, (_atof(pieces[0][2:]),), typed)
     if kind.params == "long":
         cutoffs = sorted(_atol(piece) for piece in pieces)
         if cutoffs[0] <= 0:
@@ -187,7 +199,7 @@ def evaluate(qrels_path, run_path, measures: list[Measure], *, per_query: bool =
     if isinstance(level, bool) or not isinstance(level, int) or level < 0:
         raise TrecEvalError(f"level (-l) must be an integer >= 0, got {level!r}")
     qrels = read_qrels(qrels_path)
-    ranked = rank_file(qrels, run_path, duplicates="error", depth=max_docs, min_label=0, lengths=True,
+    ranked = rank_file(qrels, run_path, duplicates="error", depth=max_docs, min_label=None, lengths=True,
                        interleaved=interleaved)
     if ranked.tag is None:
         raise TrecEvalError(f"{run_path}: no results in the run file")
@@ -214,7 +226,13 @@ def _per_query(columns, order, query_ids):
 
 
 def _line(name: str, query, value, counted: bool) -> str:
-    return f"{name:<22}\t{query}\t{int(value)}" if counted else f"{name:<22}\t{query}\t{value:6.4f}"
+    if isinstance(value, str):  # relstring
+        return f"{name:<22}\t{query}\t'{value}'"
+    if counted:
+        return f"{name:<22}\t{query}\t{int(value)}"
+    if value != value:  # NaN (Rndcg of a query with no gain at -l0), as glibc prints x86's 0/0
+        return f"{name:<22}\t{query}\t{'-nan':>6}"
+    return f"{name:<22}\t{query}\t{value:6.4f}"
 
 
 def _summary(measure: Measure, values, order: list[int], tag: str, qrels, level: int, complete: bool) -> list[str]:
@@ -225,6 +243,8 @@ def _summary(measure: Measure, values, order: list[int], tag: str, qrels, level:
         return [_line("num_q", "all", len(order), True)]
     if measure.name == "num_rel" and complete:  # trec_eval counts every label > 0 then, whatever the level
         return [_line("num_rel", "all", int(np.count_nonzero(qrels.labels > 0)), True)]
+    if kind.text:
+        return []
     lines = []
     for name, column in values:
         chosen = column[order]
@@ -245,14 +265,30 @@ def _values(judged: tm.Judged, measure: Measure, in_run: np.ndarray) -> list[tup
         return []
     if kind.params == "long":
         family = _OURS.get(name)
-        columns = (tm.relative_precision(judged, params) if family is None
-                   else [judged.metric(family, k) for k in params])
+        if family is not None:
+            columns = [judged.metric(family, k) for k in params]
+        else:
+            columns = (tm.relative_precision if name == "relative_P" else tm.unjudged)(judged, params)
         return [(f"{name}_{k}", column) for k, column in zip(params, columns)]
     if kind.params == "double":
         compute = tm.iprec_at_recall if name == "iprec_at_recall" else tm.rprec_mult
         return [(f"{name}_{x:3.2f}", column) for x, column in zip(params, compute(judged, params))]
     printed = name if measure.typed is None else f"{name}_{measure.typed}"
+    if name in ("relstring", "G", "ndcg_rel", "Rndcg", "rbp", "rbp_resid", "dcg", "ideal_dcg"):
+        return [(printed, _along_rankings(judged, name, params))]
     return [(printed, _single(judged, name, params, in_run))]
+
+
+def _along_rankings(judged: tm.Judged, name: str, params):
+    if name == "relstring":
+        return tg.relstring(judged, int(params[0]))
+    if name == "rbp_resid":
+        return tg.rbp_resid(judged, params[0])
+    gains = judged.gains()
+    if name == "rbp":
+        return tg.rbp(gains, params[0])
+    return {"G": tg.g_measure, "ndcg_rel": tg.ndcg_rel, "Rndcg": tg.rndcg, "dcg": tg.dcg,
+            "ideal_dcg": tg.ideal_dcg}[name](gains)
 
 
 def _single(judged: tm.Judged, name: str, params, in_run) -> np.ndarray:
@@ -272,4 +308,8 @@ def _single(judged: tm.Judged, name: str, params, in_run) -> np.ndarray:
         return tm.eleven_point_average(judged, params)[0]
     if name == "num_nonrel_judged_ret":
         return tm.num_nonrel_judged_ret(judged)
+    if name == "infAP":
+        return tm.inferred_ap(judged)
+    if name == "binG":
+        return tm.binary_g(judged)
     return tm.set_measures(judged, name, params[0] if params else 1.0)

@@ -37,8 +37,18 @@ class Judged:
         self.num_nonrel = np.bincount(rows, weights=nonrelevant, minlength=self.n).astype(np.int64)
         self.hit_rows, self.hit_ranks = _by_row_and_rank(rows, ranks, relevant & (ranks > 0))
         self.miss_rows, self.miss_ranks = _by_row_and_rank(rows, ranks, nonrelevant & (ranks > 0))
+        self.pool_rows, self.pool_ranks = _by_row_and_rank(rows, ranks, (labels < 0) & (ranks > 0))  # unjudged
         self.num_rel_ret = np.bincount(self.hit_rows, minlength=self.n)
         self.nth = _position_in_row(self.hit_rows)  # rel_so_far at each relevant retrieved doc
+        self._gains = None
+
+    def gains(self):
+        """The running gains along each ranking (`trec_eval_gains.Gains`), built once."""
+        if self._gains is None:
+            from .trec_eval_gains import Gains  # the module builds on this one
+
+            self._gains = Gains(self)
+        return self._gains
 
     def metric(self, family: str, k: int | None = None) -> np.ndarray:
         """One of our metrics, alone in its kernel: its sums run in rank order, as trec_eval's loops add."""
@@ -55,6 +65,13 @@ class Judged:
         max over j' >= j of j' / rank(j') (trec_eval's Int_Prec)."""
         precision = self.nth / self.hit_ranks
         return _suffix_max(self.hit_rows, precision)
+
+
+def _above(rows: np.ndarray, ranks: np.ndarray, other_rows: np.ndarray, other_ranks: np.ndarray) -> np.ndarray:
+    """For each (row, rank), how many of the other items (sorted by row and rank) share its row at a lower rank."""
+    scale = int(max(ranks.max(initial=0), other_ranks.max(initial=0))) + 1
+    keys = other_rows * scale + other_ranks
+    return np.searchsorted(keys, rows * scale + ranks) - np.searchsorted(keys, rows * scale)
 
 
 def _by_row_and_rank(rows, ranks, chosen):
@@ -129,14 +146,49 @@ def bpref(judged: Judged) -> np.ndarray:
     """For each relevant retrieved doc, 1 - min(n, R) / min(N, R), n the judged nonrelevant docs above it, N all
     judged nonrelevant docs (1 when n = 0); summed in rank order, over R."""
     rows, ranks = judged.hit_rows, judged.hit_ranks
-    scale = int(max(judged.ranks.max(initial=0), 1)) + 1
-    misses = judged.miss_rows * scale + judged.miss_ranks  # sorted
-    above = np.searchsorted(misses, rows * scale + ranks) - np.searchsorted(misses, rows * scale)
+    above = _above(rows, ranks, judged.miss_rows, judged.miss_ranks)
     num_rel, num_nonrel = judged.num_rel[rows], judged.num_nonrel[rows]
     with np.errstate(invalid="ignore", divide="ignore"):
         terms = np.where(above > 0, 1.0 - np.minimum(above, num_rel) / np.minimum(num_nonrel, num_rel), 1.0)
     total = np.bincount(rows, weights=terms, minlength=judged.n)
     return np.where(judged.num_rel > 0, total / np.maximum(judged.num_rel, 1), total)
+
+
+INFAP_EPSILON = 0.00001
+
+
+def inferred_ap(judged: Judged) -> np.ndarray:
+    """infAP: at each relevant retrieved doc at 0-based place j > 0, 1/(j+1) + j/(j+1) x (judged or pooled docs
+    above)/j x (relevant above + e)/(relevant and nonrelevant above + 2e); 1 at place 0; summed, over R."""
+    rows, ranks, nth = judged.hit_rows, judged.hit_ranks, judged.nth
+    nonrel = _above(rows, ranks, judged.miss_rows, judged.miss_ranks)
+    pooled = _above(rows, ranks, judged.pool_rows, judged.pool_ranks)
+    j = (ranks - 1).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        terms = (1.0 / (j + 1.0) + (j / (j + 1.0)) * ((nth - 1 + nonrel + pooled) / j)
+                 * ((nth - 1 + INFAP_EPSILON) / ((nth - 1 + nonrel) + 2 * INFAP_EPSILON)))
+    terms = np.where(ranks == 1, 1.0, terms)
+    total = np.bincount(rows, weights=terms, minlength=judged.n)
+    return np.where(judged.num_rel > 0, total / np.maximum(judged.num_rel, 1), total)
+
+
+def binary_g(judged: Judged) -> np.ndarray:
+    """binG: for the j-th relevant retrieved doc at rank r, 1 / log2(2 + r - j); summed, over R."""
+    terms = 1.0 / np.log2((2 + judged.hit_ranks - judged.nth).astype(np.float64))
+    total = np.bincount(judged.hit_rows, weights=terms, minlength=judged.n)
+    return np.where(judged.num_rel_ret > 0, total / np.maximum(judged.num_rel, 1), 0.0)
+
+
+def unjudged(judged: Judged, cutoffs) -> list[np.ndarray]:
+    """unj: the docs in the top k that no label (0 or above) judges, over k."""
+    seen_rows = np.concatenate([judged.hit_rows, judged.miss_rows])
+    seen_ranks = np.concatenate([judged.hit_ranks, judged.miss_ranks])
+    out = []
+    for k in cutoffs:
+        within = seen_ranks <= k
+        top = np.minimum(judged.num_ret, k)
+        out.append((top - np.bincount(seen_rows[within], minlength=judged.n)) / k)
+    return out
 
 
 def geometric(values: np.ndarray) -> np.ndarray:

@@ -268,7 +268,7 @@ class KnownIds:
             hashes = _hash(rows.view(np.uint8).reshape(len(rows), -1)) if len(rows) else np.zeros(0, np.uint64)
         else:
             hashes = encoded[2]
-        self._encoded = rows, usable, hashes
+        self._encoded, self._row_of = (rows, usable, hashes), None
         part = hashes >> np.uint64(64 - (parts - 1).bit_length()) if parts > 1 else np.zeros(len(rows), np.uint64)
         self.parts = []
         for p in range(parts):
@@ -278,9 +278,10 @@ class KnownIds:
     def subset(self, index: np.ndarray) -> KnownIds:
         """The ids at `index` (increasing positions), as their own `KnownIds`."""
         rows, usable, hashes = self._encoded
-        row = np.full(len(self.ids), -1, np.int64)
-        row[usable] = np.arange(len(usable))
-        row = row[index]
+        if self._row_of is None:  # once: a batch's subset must cost what the batch holds, not all the ids
+            self._row_of = np.full(len(self.ids), -1, np.int64)
+            self._row_of[usable] = np.arange(len(usable))
+        row = self._row_of[index]
         kept = np.flatnonzero(row >= 0)
         return KnownIds(self.ids[index], self.n_parts, (rows[row[kept]], kept, hashes[row[kept]]))
 

@@ -15,10 +15,10 @@ import pytest
 from ragretrieval.scoring import trec_eval as te
 
 NONPOOL, UNJUDGED = -1, -2
-MEASURES = ["official", "recall", "gm_bpref", "Rprec_mult", "utility", "11pt_avg", "ndcg", "ndcg_cut", "map_cut",
-            "relative_P", "success", "set", "num_nonrel_judged_ret"]
+MEASURES = ["all_trec", "dcg", "ideal_dcg"]
 WITH_PARAMS = ["P.3,1,40", "iprec_at_recall..33,.5,1", "Rprec_mult..5,1.5,3", "utility.2,-1,0.5,0", "11pt_avg.0,.5,1",
-               "set_F.0.5", "success.2,50", "relative_P.1,3", "ndcg_cut.2,4", "map_cut.3", "map", "bpref"]
+               "set_F.0.5", "success.2,50", "relative_P.1,3", "ndcg_cut.2,4", "map_cut.3", "map", "bpref",
+               "relstring.4", "rbp.p=0.5", "rbp_resid.p=0.95", "unj.1,30"]
 
 
 def lround(x: float) -> int:
@@ -53,8 +53,157 @@ def at_cutoffs(rr, cutoffs, step):
     return out
 
 
+def gain_levels(rr: dict) -> list[list]:
+    """setup_gains with no parameters: [gain, count] for each label from 0 to the highest, lowest gain first."""
+    top = max(rr["levels"], default=-1)
+    return [[float(g), sum(1 for x in rr["levels"] if x == g)] for g in range(top + 1)]
+
+
+def gain(rel: int) -> float:
+    return float(rel) if rel >= 0 else 0.0
+
+
+def ideal_walk(rr: dict):
+    """trec_eval's walk down the ideal ranking: yields the ideal gain at each place, then 0 for ever."""
+    levels, current, count = gain_levels(rr), None, 0
+    current = len(levels) - 1
+    while True:
+        count += 1
+        while current >= 0 and count > levels[current][1]:
+            count, current = 1, current - 1
+        yield levels[current][0] if current >= 0 else 0.0
+
+
+def gain_measures(rr: dict, name: str) -> float:
+    """G, ndcg_rel, Rndcg, dcg and ideal_dcg, each as its own loop over the ranking (m_G.c, m_ndcg_rel.c,
+    m_Rndcg.c, m_ndcg.c)."""
+    rels, n = rr["rels"], rr["num_ret"]
+    levels = gain_levels(rr)
+    walk = ideal_walk(rr)
+    ideal_gain = levels[-1][0] if levels else 0.0
+    results_dcg = ideal_dcg = results_g = sum_results = sum_ideal = sum_cost = total = 0.0
+    num_rel = num_rel_ret = changes = 0
+    old = ideal_gain
+    i = 0
+    if name == "Rndcg" and rr["num_rel"] == 0:
+        return 0.0
+    while i < n and ideal_gain > 0.0:
+        g = gain(rels[i])
+        if name in ("dcg", "ndcg_rel") and g != 0:
+            results_dcg += g / math.log2(i + 2)
+        ideal_gain = next(walk)
+        if name == "G":
+            sum_results += g
+            sum_ideal += ideal_gain if ideal_gain > 0 else 0.0
+            sum_cost += ideal_gain if ideal_gain >= 1.0 else 1.0
+            if g != 0:
+                results_g += g / math.log2(2 + sum_cost - sum_results)
+        if name in ("ideal_dcg", "ndcg_rel") and ideal_gain > 0.0:
+            num_rel += 1
+            ideal_dcg += ideal_gain / math.log2(i + 2)
+        if name == "ndcg_rel" and g > 0:
+            total += results_dcg / ideal_dcg
+            num_rel_ret += 1
+        if name == "Rndcg":
+            if old != ideal_gain:
+                if ideal_dcg > 0.0:
+                    total, changes = total + results_dcg / ideal_dcg, changes + 1
+                old = ideal_gain
+            if g != 0:
+                results_dcg += g / math.log2(i + 2)
+            if ideal_gain > 0.0:
+                ideal_dcg += ideal_gain / math.log2(i + 2)
+        i += 1
+    if i < n:
+        while i < n:
+            g = gain(rels[i])
+            if name in ("dcg", "ndcg_rel", "Rndcg") and g != 0:
+                results_dcg += g / math.log2(i + 2)
+            if name == "ndcg_rel" and g > 0:
+                total += results_dcg / ideal_dcg
+                num_rel_ret += 1
+            if name == "G":
+                sum_results += g
+                sum_cost += 1.0
+                if g != 0:
+                    results_g += g / math.log2(2 + sum_cost - sum_results)
+            i += 1
+        if name == "Rndcg" and ideal_dcg > 0.0:
+            total, changes = total + results_dcg / ideal_dcg, changes + 1
+    while ideal_gain > 0.0:
+        ideal_gain = next(walk)
+        if name == "G" and ideal_gain > 0.0:
+            sum_ideal += ideal_gain
+        if name == "Rndcg" and old != ideal_gain:
+            if ideal_dcg > 0.0:
+                total, changes = total + results_dcg / ideal_dcg, changes + 1
+            old = ideal_gain
+        if name in ("ideal_dcg", "ndcg_rel", "Rndcg") and ideal_gain > 0.0:
+            num_rel += 1
+            ideal_dcg += ideal_gain / math.log2(i + 2)
+        i += 1
+    if name == "dcg":
+        return results_dcg
+    if name == "ideal_dcg":
+        return ideal_dcg
+    if name == "G":
+        return results_g / sum_ideal if sum_ideal > 0.0 else 0.0
+    if name == "Rndcg":
+        return total / changes if changes else math.nan
+    if ideal_dcg > 0.0:
+        total += (num_rel - num_rel_ret) * results_dcg / ideal_dcg
+    return total / num_rel if total > 0.0 else 0.0
+
+
 def per_query(rr: dict, name: str, params, level: int, missing: bool) -> list[tuple[str, float]]:
     rels, n, r, m = rr["rels"], rr["num_ret"], rr["num_rel"], rr["num_rel_ret"]
+    if name in ("G", "ndcg_rel", "Rndcg", "dcg", "ideal_dcg"):
+        return [(name, gain_measures(rr, name))]
+    if name == "relstring":
+        chars = {NONPOOL: "-", UNJUDGED: "."}
+        return [(name, "".join(chars.get(x, ">" if x > 9 else str(x)) for x in rels[: int(params[0])]))]
+    if name == "unj":
+        out = []
+        for k in params:
+            unj = sum(1 for x in rels[:k] if x < 0)
+            out.append((f"unj_{k}", unj / k))
+        return out
+    if name in ("rbp", "rbp_resid"):
+        p, top = params[0], max(rr["levels"], default=-1)
+        total, cur, unj = 0.0, 1.0, 0
+        for x in rels:
+            if name == "rbp" and gain(x) != 0:
+                total += (gain(x) / top if top > 1 else gain(x)) * cur
+            if name == "rbp_resid" and x < 0:
+                unj, total = unj + 1, total + cur
+            cur = cur * p
+        return [(name, (1.0 - p) * total if name == "rbp" else (cur + (1 - p) * total if unj else 0.0))]
+    if name == "binG":
+        total, so_far = 0.0, 0
+        for i, x in enumerate(rels):
+            if x >= level:
+                so_far += 1
+                total += 1.0 / math.log2(3 + i - so_far)
+        return [(name, total / r if so_far else 0.0)]
+    if name == "infAP":
+        value, nonrel, pooled, so_far = 0.0, 0, 0, 0
+        for j, x in enumerate(rels):
+            if x == NONPOOL:
+                continue
+            if x == UNJUDGED:
+                pooled += 1
+                continue
+            if x < level:
+                nonrel += 1
+                continue
+            so_far += 1
+            if j == 0:
+                value += 1.0
+            else:
+                fj = float(j)
+                value += 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((so_far - 1 + nonrel + pooled) / fj) * (
+                    (so_far - 1 + 0.00001) / (so_far - 1 + nonrel + 2 * 0.00001))
+        return [(name, value / r if r else value)]
     if name in ("num_ret", "num_rel", "num_rel_ret"):
         return [(name, {"num_ret": n, "num_rel": r, "num_rel_ret": m}[name])]
     if name == "num_nonrel_judged_ret":
@@ -165,12 +314,18 @@ def reference(qrels: dict, run: dict, tag: str, arguments, per_query_wanted, com
     values = {q: {m.name: per_query(rows[q], m.name, m.params, level, q not in run) for m in measures
                   if m.name not in ("runid", "num_q")} for q in queries}
     out = []
-    printed = lambda name, q, v, counted: f"{name:<22}\t{q}\t{int(v)}" if counted else f"{name:<22}\t{q}\t{v:6.4f}"
+    def printed(name, q, v, counted):
+        if isinstance(v, str):
+            return f"{name:<22}\t{q}\t'{v}'"
+        if v != v:
+            return f"{name:<22}\t{q}\t  -nan"
+        return f"{name:<22}\t{q}\t{int(v)}" if counted else f"{name:<22}\t{q}\t{v:6.4f}"
+
     for q in queries if per_query_wanted else []:
         for m in measures:
             if m.name not in ("runid", "num_q", "gm_map", "gm_bpref"):
                 named = [(te.KINDS[m.name].counted, n, v) for n, v in values[q][m.name]]
-                typed = m.typed and te.KINDS[m.name].params == "params"
+                typed = m.typed and te.KINDS[m.name].params in ("params", "p")
                 out += [printed(f"{m.name}_{m.typed}" if typed else n, q, v, c) for c, n, v in named]
     for m in measures:
         if m.name == "runid":
@@ -182,8 +337,10 @@ def reference(qrels: dict, run: dict, tag: str, arguments, per_query_wanted, com
         if m.name == "num_rel" and complete:
             out.append(printed("num_rel", "all", sum(1 for j in qrels.values() for g in j.values() if g > 0), True))
             continue
+        if m.name == "relstring":  # printed for each query only
+            continue
         for index, (name, _) in enumerate(values[queries[0]][m.name]):
-            if te.KINDS[m.name].params == "params" and m.typed:
+            if te.KINDS[m.name].params in ("params", "p") and m.typed:
                 name = f"{m.name}_{m.typed}"
             total = 0.0
             for q in queries:

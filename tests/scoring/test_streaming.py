@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import gzip
 import itertools
+import subprocess
+import sys
 import tempfile
 
 import numpy as np
@@ -341,3 +343,28 @@ def test_many_small_batches_equal_one_for_random_runs(tmp_path, monkeypatch):
         monkeypatch.setattr(stream, "BATCH_BYTES", batch)
         assert same(score_files(tmp_path / "q.txt", tmp_path / "r.txt", METRICS), whole), (seed, block, batch)
         monkeypatch.undo()
+
+
+def test_a_full_disk_while_grouping_is_named_with_the_sort_command(files, tmp_path):
+    """A real write failure (a file-size limit makes every write past 2 kB fail with EFBIG, in a process of its
+    own): the error names the folder and the fix, and the folder is removed."""
+    qrels_path, paths = files
+    script = f"""
+import resource, signal, tempfile
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (2000, 2000))
+tempfile.tempdir = {str(tmp_path)!r}
+from ragretrieval.scoring import scan, stream, score_files, ScoringError
+scan.BLOCK_BYTES, stream.BATCH_BYTES = 1024, 2048
+try:
+    score_files({str(qrels_path)!r}, {str(paths["interleaved"])!r}, "mrr")
+except ScoringError as error:
+    print(error)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    message = done.stdout.strip()
+    assert message.startswith(f"{paths['interleaved']}: could not group the interleaved run in {tmp_path}")
+    assert "(File too large); set TMPDIR to a folder with room" in message
+    assert message.endswith(f"LC_ALL=C sort -k1,1 -s {paths['interleaved']} > grouped.txt")
+    assert list(tmp_path.iterdir()) == []

@@ -128,10 +128,15 @@ def test_with_c_a_run_of_unknown_queries_scores_every_qrels_query_zero(files, tm
     (["-M", "-1"], "Error: max_docs (-M) must be a positive integer, got -1"),
     (["-l", "-1"], "Error: level (-l) must be an integer >= 0, got -1"),
     (["-m", "nope"], "Error: not trec_eval measures: 'nope'; ragretrieval computes: runid, num_q"),
-    (["-m", "map", "-m", "nope.3", "-m", "relstring"],
-     "Error: trec_eval measures not computed by ragretrieval: relstring; not trec_eval measures: 'nope.3'; the "
+    (["-m", "map", "-m", "nope.3", "-m", "prefs_simp"],
+     "Error: trec_eval measures not computed by ragretrieval: prefs_simp; not trec_eval measures: 'nope.3'; the "
      "others asked for: -m map"),
+    (["-m", "qrels_jg"], "Error: trec_eval measures not computed by ragretrieval: map_avgjg, P_avgjg, "
+                         "Rprec_mult_avgjg; the others asked for: -m runid -m num_q"),
     (["-m", "ndcg.1=3,2=9"], "Error: trec_eval measures not computed by ragretrieval: ndcg.1=3,2=9 (gain values)"),
+    (["-m", "G.1=2"], "Error: trec_eval measures not computed by ragretrieval: G.1=2 (gain values)"),
+    (["-m", "rbp.1=3"], "Error: measure rbp.1=3: only the persistence is taken, as p=VALUE"),
+    (["-m", "rbp.p=0.5,1=2"], "Error: measure rbp.p=0.5,1=2: only the persistence is taken"),
     (["-m", "P."], "Error: measure 'P.': no parameters after the '.'"),
     (["-m", "P.0,5"], "Error: measure P.0,5: cutoffs must be positive integers"),
     (["-m", "P.-5"], "Error: measure P.-5: cutoffs must be positive integers"),
@@ -169,6 +174,7 @@ def test_our_flags_are_refused_with_trec_eval(files, args):
 def test_every_measure_known_is_named_once_in_trec_evals_order():
     assert len(set(te.ALL_MEASURES)) == len(te.ALL_MEASURES) == 57
     assert set(te.KINDS) <= set(te.ALL_MEASURES)
+    assert set(te.NICKNAMES["all_trec"]) | {"dcg", "ideal_dcg"} == set(te.KINDS)  # all of all_trec, and those two
     for members in te.NICKNAMES.values():
         assert set(members) <= set(te.ALL_MEASURES)
     assert [m.name for m in te.parse_measures([])] == list(te.NICKNAMES["official"])
