@@ -15,7 +15,11 @@ SUMMARY = ("score", "total", "correctness", "safety", "include", "exclude", "cit
            "fact_exact", "evidence_set", "conflict_gap", "pass_rate", "average_score",
            "response/llm_judged/correctness/rating", "response/llm_judged/groundedness/rating",
            "response/llm_judged/relevance_to_query/rating", "response/llm_judged/safety/rating",
-           "retrieval/llm_judged/chunk_relevance_precision", "retrieval/llm_judged/context_sufficiency/rating")
+           "retrieval/llm_judged/chunk_relevance_precision", "retrieval/llm_judged/context_sufficiency/rating",
+           "response/llm_judged/nuggets/all_strict", "response/llm_judged/nuggets/all_partial",
+           "response/llm_judged/nuggets/vital_strict", "response/llm_judged/nuggets/vital_partial")
+NUGGET_MARKS = {"support": ("pass", "✓"), "partial_support": ("part", "◐"), "not_support": ("fail", "✗"),
+                None: ("fail", "?")}
 NOT_CHECKS = ("score", "correctness", "safety", "total")  # the question's aggregates, shown as its score
 CARD_CSS = """
 .card{border:1px solid #ccc;border-radius:6px;padding:.6em 1em;margin:1em 0}.card h3{margin:.2em 0;font-size:1.05em}
@@ -23,6 +27,7 @@ CARD_CSS = """
 .pass{color:#176b2c}.fail{color:#b00020}.part{color:#8a6d00}.truth{background:#eef6ff;padding:.3em .5em}
 .answer pre{white-space:pre-wrap;font-family:inherit;margin:.3em 0}
 .judge{border-top:1px dashed #ddd;margin:.3em 0;padding-top:.2em}.judge b{font-weight:600}
+.nuggets{margin:.2em 0 .2em 1.2em;padding:0}.nuggets li{list-style:none}.nuggets .vital{font-weight:600}
 """
 
 
@@ -84,10 +89,27 @@ def _judge_cell(name: str, verdict: dict) -> str:
     disagree = " (disagree)" if verdict.get("disagreement") else ""
     samples = (f' <span class="note">samples {esc(verdict["samples"])}{disagree}</span>'
                if verdict.get("samples") else "")
+    details = verdict.get("details", [])
+    nuggets = [d for d in details if "text" in d and "verdict" in d]
     chunks = " ".join(f'[{esc(d.get("position"))}] {esc(d.get("rating") or "failed")}'
-                      for d in verdict.get("details", []))
+                      for d in details if d not in nuggets)
     return (f'<p class="judge"><b>{esc(name)}</b> {shown}{samples} – {esc(verdict.get("reasoning", ""))}'
-            + (f'<br><span class="note">{chunks}</span>' if chunks else "") + "</p>")
+            + (f'<br><span class="note">{chunks}</span>' if chunks else "") + "</p>" + _nugget_list(nuggets))
+
+
+def _nugget_list(nuggets: list[dict]) -> str:
+    """The nuggets judge's verdict per nugget, so a reader sees which facts the answer misses."""
+    if not nuggets:
+        return ""
+    items = []
+    for nugget in nuggets:
+        cls, mark = NUGGET_MARKS.get(nugget.get("verdict"), NUGGET_MARKS[None])
+        importance = nugget.get("importance", "")
+        items.append(f'<li class="{cls}" title="{esc(nugget.get("verdict") or nugget.get("failure") or "")}">'
+                     f'{mark} <span class="{esc(importance)}">{esc(nugget.get("text"))}</span> '
+                     f'<span class="note">{esc(importance)}, {esc(nugget.get("verdict") or "failed")}</span></li>')
+    return f'<ul class="nuggets">{"".join(items)}</ul>'
+
 
 
 def _answer_block(run: ComparedRun, question) -> str:

@@ -287,7 +287,10 @@ def diagnostics(runs: list[ComparedRun], lookups: dict[str, Lookup]) -> str:
 
 
 def render_html(runs: list[ComparedRun], granularity: str = "doc", metrics=None, test: str = "t",
-                correction: str = "holm", alpha: float = 0.05, k: int | None = None, **compare_options) -> str:
+                correction: str = "holm", alpha: float = 0.05, k: int | None = None, calibration=None,
+                **compare_options) -> str:
+    """The page; `calibration` (analysis/calibrated_runs.py, `CalibratedRuns`) adds the calibrated means after the
+    summary."""
     missing = [r.label for r in runs if r.report is None]
     if missing:
         raise CompareError(f"the HTML report needs evaluation reports (history runs or eval --out files); "
@@ -303,6 +306,8 @@ def render_html(runs: list[ComparedRun], granularity: str = "doc", metrics=None,
         if not metrics:
             raise CompareError("give the answer metrics to compare with -m (e.g. -m score)")
         sections = answer_sections(runs, list(metrics), test, correction, alpha, **compare_options)
+        if calibration is not None:
+            sections.insert(3, calibration.html())  # after the style, the configuration and the summary
         return page(runs, sections, [])
     k = k or runs[0].report.config.top_k
     metrics = list(metrics or (f"ndcg@{k}", f"recall@{k}", f"mrr@{k}"))
@@ -311,7 +316,7 @@ def render_html(runs: list[ComparedRun], granularity: str = "doc", metrics=None,
     corpora: dict = {}
     lookups = {r.label: Lookup(r.report, corpora) for r in runs}
     notes = sorted({lk.note for lk in lookups.values() if lk.note})
-    sections = [configuration(runs), summary(runs, granularity)]
+    sections = [configuration(runs), summary(runs, granularity)] + ([calibration.html()] if calibration else [])
     if len(runs) > 1:
         sections.append(comparison_table(compare(runs, metrics, test, correction, alpha, granularity,
                                                  **compare_options)))

@@ -7,7 +7,9 @@ from .usage import AGENT_METRICS
 
 JUDGE_METRICS = ("average_score", "response/llm_judged/correctness/rating", "response/llm_judged/groundedness/rating",
                  "response/llm_judged/relevance_to_query/rating", "response/llm_judged/safety/rating",
-                 "retrieval/llm_judged/chunk_relevance_precision", "retrieval/llm_judged/context_sufficiency/rating")
+                 "retrieval/llm_judged/chunk_relevance_precision", "retrieval/llm_judged/context_sufficiency/rating",
+                 "response/llm_judged/nuggets/all_strict", "response/llm_judged/nuggets/all_partial",
+                 "response/llm_judged/nuggets/vital_strict", "response/llm_judged/nuggets/vital_partial")
 ORDER = ("score", "total", "correctness", "safety", "include", "exclude", "cite_f1", "cite_precision", "cite_recall",
          "refuse", "safe", "fact_exact", "evidence_set", "conflict_gap", "pass_rate", *JUDGE_METRICS)
 RETRIEVAL_FAMILIES = ("recall", "precision", "mrr", "ndcg", "hit_rate")

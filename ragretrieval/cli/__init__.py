@@ -47,10 +47,12 @@ def main() -> None:
 def _register() -> None:
     from . import build_dataset, evaluate, plugins, questions_io, runs, score, sweep
     from .answer import answer_command
+    from .calibrate import calibrate_command
     from .compare import compare_command
     from .import_dataset import import_dataset_command
     from .judge import judge_command
     from .judge_answers import judge_answers_command
+    from .questions import questions_group
     from .report import report_command
     from .serve import serve_command
     from .stores import stores_command
@@ -60,7 +62,7 @@ def _register() -> None:
                     sweep.sweep_command, compare_command, report_command, judge_command, stores_command,
                     plugins.plugins_command, questions_io.import_command, questions_io.export_command,
                     answer_command, judge_answers_command, import_dataset_command, serve_command,
-                    worker_command):
+                    worker_command, questions_group, calibrate_command):
         main.add_command(command)
 
 

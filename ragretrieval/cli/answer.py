@@ -87,9 +87,10 @@ def answer_command(dataset_dir, questions, generator, generator_options, context
                    ks, rel_level, system_message, refusal_message, temperature, max_tokens, threads, sleep_time,
                    text_completion, log_file, lemmatizer, match, citation_pattern, unsafe_words, no_cite_relevant,
                    base_url, api_key_env, prompt_file, language, price_in, price_out, timeout, max_retries, judges,
-                   judge_samples, judge_temperature, judge_prompts, judge_model, judge_base_url, judge_api_key_env,
-                   judge_language, judge_price_in, judge_price_out, judge_timeout, judge_max_retries, out, verbose,
-                   no_progress, runs_db, name, tags, no_save, executor_spec, index_dir, rebuild, **retrieval) -> None:
+                   judge_samples, judge_temperature, judge_prompts, judge_nuggets, judge_nugget_batch, judge_model,
+                   judge_base_url, judge_api_key_env, judge_language, judge_price_in, judge_price_out, judge_timeout,
+                   judge_max_retries, out, verbose, no_progress, runs_db, name, tags, no_save, executor_spec,
+                   index_dir, rebuild, **retrieval) -> None:
     """Answer every question of a dataset and score the answers: contexts (retrieved or given), an answer from the
     generator, its citations, the deterministic checks of each question, the LLM judges asked for (--judge), and
     the retrieval metrics of the same ranking. The run is stored in the runs history like an `eval`."""
@@ -118,10 +119,10 @@ def answer_command(dataset_dir, questions, generator, generator_options, context
     context = BuildContext(progress=progress, executor=executor, index_dir=index_dir, rebuild=rebuild)
     session = AnswerSession(dataset, settings, progress=progress, context=context)
     names, judging = judge_settings(
-        judges, judge_samples, judge_temperature, judge_prompts, judge_model, judge_base_url, judge_api_key_env,
-        judge_language, judge_price_in, judge_price_out, judge_timeout, judge_max_retries,
-        generator=generator, base_url=base_url,
-        api_key_env=api_key_env, data_language=session.language)
+        judges, judge_samples, judge_temperature, judge_prompts, judge_nuggets, judge_nugget_batch, judge_model,
+        judge_base_url, judge_api_key_env, judge_language, judge_price_in, judge_price_out, judge_timeout,
+        judge_max_retries, generator=generator, base_url=base_url, api_key_env=api_key_env,
+        data_language=session.language, dataset_dir=dataset_dir)
     if names:
         session.scorers += build_judges(names, judging)
     journal = default_cache_dir() / "answers" / f"{run_key(session)}.journal.jsonl"

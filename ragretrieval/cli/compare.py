@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -43,6 +44,34 @@ def runs_options(command):
     return command
 
 
+def calibrate_options(command):
+    """--calibrate-labels, --calibrate-metric and --calibrate-lam, shared by `compare` and `report`."""
+    command = click.option("--calibrate-lam", type=click.FloatRange(0, 1), default=None,
+                           help="PPI's lambda for the calibrated means: 1 classic PPI, 0 the labels alone "
+                                "[default: power-tuned, PPI++].")(command)
+    command = click.option("--calibrate-metric", default=None,
+                           help="The metric the labels are on [default: the first metric compared].")(command)
+    return click.option("--calibrate-labels", "label_files", multiple=True,
+                        type=click.Path(dir_okay=False, path_type=Path),
+                        help="A person's labels on a run's answers ({\"question_id\": ..., \"value\": ...} per "
+                             "line): one per RUN, in the same order; adds calibrated means (docs/answers.md).")(command)
+
+
+def calibrated(runs, label_files, metric: str | None, metrics, level: str, lam: float | None):
+    """The runs' calibrated means of `metric` (the first of `metrics` by default), or None without labels."""
+    if not label_files:
+        if metric is not None or lam is not None:
+            raise click.UsageError("--calibrate-metric and --calibrate-lam need --calibrate-labels")
+        return None
+    from ..analysis.calibrated_runs import calibrate_runs
+    from ..errors import RagretrievalError
+
+    try:
+        return calibrate_runs(runs, list(label_files), metric or metrics[0], level, lam)
+    except RagretrievalError as error:
+        raise CompareFailed(str(error)) from None
+
+
 def resolve_level(runs, granularity: str | None, metrics) -> tuple[str, tuple[str, ...]]:
     """The level and metrics to compare: answer runs compare their answer metrics unless told otherwise."""
     from ..answers.render import ORDER
@@ -73,9 +102,10 @@ def resolve_level(runs, granularity: str | None, metrics) -> tuple[str, tuple[st
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of every resample.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout instead of the table.")
 @click.option("--fail-on-regression", is_flag=True, help="Exit 1 when any metric is significantly worse than RUN_A.")
+@calibrate_options
 @runs_options
 def compare_command(runs, metrics, test, correction, alpha, n_resamples, seed, as_json, fail_on_regression,
-                    granularity, qrels, runs_db) -> None:
+                    label_files, calibrate_metric, calibrate_lam, granularity, qrels, runs_db) -> None:
     """Compare RUN_B (and more) against RUN_A question by question. A RUN is a report file from `eval --out`,
     a run id or name from the runs history, or a TREC run file (with --qrels)."""
     if len(runs) < 2:
@@ -86,7 +116,14 @@ def compare_command(runs, metrics, test, correction, alpha, n_resamples, seed, a
         result = compare(loaded, metrics, test, correction, alpha, granularity, n_resamples, seed)
     except (CompareError, StatsError) as error:
         raise CompareFailed(str(error)) from None
-    click.echo(result.to_json_text() if as_json else result.table())
+    calibration = calibrated(loaded, label_files, calibrate_metric, metrics, granularity, calibrate_lam)
+    if as_json:
+        data = result.to_json() | ({"calibrated": calibration.to_json()} if calibration else {})
+        click.echo(json.dumps(data, ensure_ascii=False, indent=1, allow_nan=False))
+    else:
+        click.echo(result.table())
+        for line in calibration.lines() if calibration else []:
+            click.echo(line)
     regressions = result.regressions()
     if fail_on_regression and regressions:
         listed = ", ".join(f"{metric} ({label})" for label, metric in regressions)

@@ -43,7 +43,8 @@ def _stored(run: str, runs_db: str | None):
 @click.option("-v", "--verbose", is_flag=True, help="One line per question.")
 @no_progress_option
 @runs_db_option
-def judge_answers_command(run, judges, judge_samples, judge_temperature, judge_prompts, judge_model, judge_base_url,
+def judge_answers_command(run, judges, judge_samples, judge_temperature, judge_prompts, judge_nuggets,
+                          judge_nugget_batch, judge_model, judge_base_url,
                           judge_api_key_env, judge_language, judge_price_in, judge_price_out, judge_timeout,
                           judge_max_retries, threads, new_run, name, tags, out, verbose, no_progress,
                           runs_db) -> None:
@@ -63,11 +64,11 @@ def judge_answers_command(run, judges, judge_samples, judge_temperature, judge_p
     settings = report.config.generator_settings
     generator = report.config.generator
     names, options = judge_settings(
-        judges, judge_samples, judge_temperature, judge_prompts, judge_model, judge_base_url, judge_api_key_env,
-        judge_language, judge_price_in, judge_price_out, judge_timeout, judge_max_retries,
-        generator=generator,
+        judges, judge_samples, judge_temperature, judge_prompts, judge_nuggets, judge_nugget_batch, judge_model,
+        judge_base_url, judge_api_key_env, judge_language, judge_price_in, judge_price_out, judge_timeout,
+        judge_max_retries, generator=generator,
         base_url=settings.get("base_url") if generator.startswith("openai:") else None, api_key_env=None,
-        data_language=pick_language([q.text for q in report.questions]))
+        data_language=pick_language([q.text for q in report.questions]), dataset_dir=report.dataset.path)
     built = build_judges(names, options)
     journal = default_cache_dir() / "answers" / f"judge-{judging_key(report, built)}.journal.jsonl"
     progress = terminal_progress(no_progress)

@@ -9,7 +9,7 @@ import click
 from ..analysis.compare import CompareError
 from ..analysis.html import write_html_report
 from ..analysis.stats import CORRECTIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, TESTS, StatsError
-from .compare import CompareFailed, load_runs, resolve_level, runs_options
+from .compare import CompareFailed, calibrate_options, calibrated, load_runs, resolve_level, runs_options
 
 
 @click.command("report")
@@ -27,18 +27,22 @@ from .compare import CompareFailed, load_runs, resolve_level, runs_options
               show_default=True)
 @click.option("--n-resamples", type=click.IntRange(min=1), default=DEFAULT_RESAMPLES, show_default=True)
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True)
+@calibrate_options
 @runs_options
-def report_command(runs, out, metrics, k, test, correction, alpha, n_resamples, seed, granularity, qrels,
-                   runs_db) -> None:
+def report_command(runs, out, metrics, k, test, correction, alpha, n_resamples, seed, label_files, calibrate_metric,
+                   calibrate_lam, granularity, qrels, runs_db) -> None:
     """Write one self-contained HTML page about RUN (report files from `eval --out` or history run ids): the
-    configurations, a summary, plots, the comparison against the first run, changed questions and diagnostics."""
+    configurations, a summary, plots, the comparison against the first run, changed questions and diagnostics;
+    with --calibrate-labels, the calibrated means of a judge metric."""
     loaded = load_runs(runs, qrels, runs_db)
     granularity, chosen = resolve_level(loaded, granularity, metrics)
     if granularity == "answer":
         metrics = chosen
+    calibration = calibrated(loaded, label_files, calibrate_metric, metrics or chosen, granularity, calibrate_lam)
     try:
         write_html_report(loaded, out, granularity=granularity, metrics=metrics or None, test=test,
-                          correction=correction, alpha=alpha, k=k, n_resamples=n_resamples, seed=seed)
+                          correction=correction, alpha=alpha, k=k, n_resamples=n_resamples, seed=seed,
+                          calibration=calibration)
     except (CompareError, StatsError) as error:
         raise CompareFailed(str(error)) from None
     click.echo(f"report written to {out}", err=True)

@@ -18,6 +18,7 @@ LANGUAGES = ("zh", "en")
 PLACEHOLDERS = {
     "questions": ("n", "types", "title", "document"),
     "judge": ("question", "passage"),
+    "nuggets": ("question", "ground_truth", "passages", "max_nuggets"),
 }
 REPAIR = {
     "zh": "你的回答不是合规的 JSON（{error}）。请按要求的格式重新回答，只输出 JSON。",
@@ -59,6 +60,7 @@ class PromptSpec:
 SPECS = {
     "questions": PromptSpec("questions", __package__, "prompts", PLACEHOLDERS["questions"], ("document",)),
     "judge": PromptSpec("judge", __package__, "prompts", PLACEHOLDERS["judge"], ("question", "passage")),
+    "nuggets": PromptSpec("nuggets", __package__, "prompts", PLACEHOLDERS["nuggets"], ("question",)),
 }
 
 

@@ -17,9 +17,11 @@ reply, which a test may change. Fixtures a subclass gives or overrides:
 - ``judge_name`` (required): the name the registry builds the judge from.
 - ``uses_llm``: whether the judge asks a model (default True). Judges that do not skip the tests of requests.
 - ``good_reply``: a reply the judge accepts (default: one object that fits the built-in schemas,
-  ``{"rating": "yes", "score": 4, ...}``); ``malformed_reply`` (default: prose, no JSON) and ``off_scale_reply``
-  (default: ``{"rating": "maybe", "score": 9}``) two it must not.
-- ``options``: the `JudgeOptions` (default: model ``judge-model`` at the suite's server, English prompts).
+  ``{"rating": "yes", "score": 4, "verdicts": [three nugget verdicts], ...}``); ``malformed_reply`` (default: prose,
+  no JSON) and ``off_scale_reply`` (default: ``{"rating": "maybe", "score": 9}``) two it must not.
+- ``options``: the `JudgeOptions` (default: model ``judge-model`` at the suite's server, English prompts, and the
+  suite's nuggets file: three nuggets for each sample and each question of the suite's dataset but ``q-none``, whose
+  list is empty, `conformance_nuggets`).
 
 What it checks: the protocol and settings (JSON, no secret); a verdict with a value, tokens and requests on a full
 sample, recorded under the judge's metric; no request sent twice for the same sample; a malformed reply gets exactly
@@ -41,8 +43,24 @@ from ..answers.batch import run_answers
 from ..answers.judges import Judge, JudgeOptions, build_judge
 from ..answers.report import ANSWER_LEVEL, AnsweredQuestion, AnswerReport, ContextUsed
 from ..answers.session import AnswerSession, AnswerSettings
+from ..data.nuggets import Nugget, QuestionNuggets, write_nuggets
 from .chat_server import JUDGE_REPLY, TEST_API_KEY, ChatServer, Reply
-from .generator_conformance import conformance_dataset
+from .generator_conformance import QUESTIONS, conformance_dataset
+
+# the built-in judges' verdict, with one verdict for each of the three nuggets of the suite's questions
+CONFORMANCE_REPLY = json.dumps({**json.loads(JUDGE_REPLY), "verdicts": ["support", "partial_support", "not_support"]})
+SAMPLES = 10  # sample(n) for n below this has nuggets
+
+
+def conformance_nuggets(path):
+    """Write the suite's nuggets file to `path` and return it: three nuggets (two vital) for sample(n), n < SAMPLES,
+    and for each question of the suite's dataset; an empty list (no nuggets: not applicable) for ``q-none``."""
+    facts = [Nugget(text="The tomatoes boil.", importance="vital"),
+             Nugget(text="They boil for five minutes.", importance="vital"),
+             Nugget(text="The tomatoes are cut first.", importance="okay")]
+    ids = [f"q-soup-{n}" for n in range(SAMPLES)] + [qid for qid, *_ in QUESTIONS]
+    write_nuggets(path, [QuestionNuggets(question_id=qid, nuggets=[] if qid == "q-none" else facts) for qid in ids])
+    return path
 
 
 def sample(n: int = 0, truth: str | None = "Five minutes.",
@@ -67,7 +85,7 @@ class JudgeConformance:
 
     @pytest.fixture
     def good_reply(self) -> str:
-        return JUDGE_REPLY
+        return CONFORMANCE_REPLY
 
     @pytest.fixture
     def malformed_reply(self) -> str:
@@ -88,7 +106,8 @@ class JudgeConformance:
     def options(self, server, tmp_path, monkeypatch) -> JudgeOptions:
         monkeypatch.setenv("RAGRETRIEVAL_CACHE_DIR", str(tmp_path / "cache"))  # an empty answer cache per test
         monkeypatch.setenv("OPENAI_API_KEY", TEST_API_KEY)
-        return JudgeOptions(model="judge-model", base_url=server.url, language="en", max_retries=0)
+        return JudgeOptions(model="judge-model", base_url=server.url, language="en", max_retries=0,
+                            nuggets=conformance_nuggets(tmp_path / "nuggets.jsonl"))
 
     @pytest.fixture
     def judge(self, judge_name, options) -> Judge:

@@ -22,6 +22,7 @@ MARKERS = {
     "safety": ("is safe to show", "是否可以安全地展示"),
     "chunk_relevance": ("retrieved passage is relevant", "一段检索到的文本是否与问题相关"),
     "context_sufficiency": ("are enough to give the reference answer", "是否足以给出问题的参考答案"),
+    "nuggets": ("which facts an answer holds", "请检查一个回答包含了哪些事实"),
 }
 UNSAFE = ("炸药", "explosive")
 
@@ -59,6 +60,11 @@ def verdict(name: str, blocks: list[str]) -> dict:
     if name == "safety":
         question, answer = blocks
         return yes(not any(word in answer for word in UNSAFE), "nothing harmful")
+    if name == "nuggets":  # per nugget: support when the answer holds its letters, partly when half of them
+        question, answer, nuggets = blocks
+        shares = [share(line.split(". ", 1)[1], answer) for line in nuggets.splitlines()]
+        return {"verdicts": ["support" if s >= 0.8 else "partial_support" if s >= 0.5 else "not_support"
+                             for s in shares], "reasoning": "letters found"}
     if name == "chunk_relevance":
         question, passage = blocks
         return yes(len(bigrams(question) & bigrams(passage)) >= 2, "shares the question's words")

@@ -29,6 +29,8 @@ from ..report import ANSWER_LEVEL, AnsweredQuestion
 
 SAMPLING_TEMPERATURE = 0.7  # --judge-samples N > 1 without --judge-temperature
 LANGUAGES = ("zh", "en")  # of the shipped prompts; other languages are judged with the English ones
+DEFAULT_NUGGET_BATCH = 10  # as the TREC 2024 RAG track's AutoNuggetizer: ten nuggets per request
+MAX_NUGGET_BATCH = 100
 
 
 class JudgeError(RagretrievalError, ValueError):
@@ -52,6 +54,8 @@ class JudgeOptions:
     backoff: float = 1.0
     price_in: float = 0.0
     price_out: float = 0.0
+    nuggets: Path | None = None  # the nuggets judge's nuggets.jsonl (data/nuggets.py)
+    nugget_batch: int = DEFAULT_NUGGET_BATCH  # nuggets judged per request by the nuggets judge
     stop: Any = None  # StopToken
 
     @property
@@ -68,6 +72,9 @@ class JudgeOptions:
                              "temperature 0 give identical verdicts); leave --judge-temperature out or raise it")
         if self.language not in LANGUAGES:
             raise JudgeError(f"judge prompts come in {', '.join(LANGUAGES)}; got language {self.language!r}")
+        batch = self.nugget_batch
+        if isinstance(batch, bool) or not isinstance(batch, int) or not 1 <= batch <= MAX_NUGGET_BATCH:
+            raise JudgeError(f"nugget_batch must be a whole number from 1 to {MAX_NUGGET_BATCH}; got {batch!r}")
 
     def llm_settings(self) -> LLMSettings:
         return LLMSettings(model=self.model, base_url=self.base_url, api_key_env=self.api_key_env,
@@ -123,7 +130,8 @@ class JudgeResult(BaseModel):
     skipped: str | None = None  # why the judge does not apply to this question
     samples: list[float] = Field(default_factory=list)  # each sample's value, with --judge-samples N > 1
     disagreement: bool | None = None  # the samples did not all agree
-    details: list[dict] = Field(default_factory=list)  # per-chunk verdicts (chunk_relevance)
+    details: list[dict] = Field(default_factory=list)  # per-chunk (chunk_relevance) or per-nugget verdicts
+    metrics: dict[str, float] = Field(default_factory=dict)  # further per-question metrics besides `value`'s
     input_tokens: int = 0
     output_tokens: int = 0
     cost: float = 0.0
@@ -137,10 +145,16 @@ class JudgeResult(BaseModel):
 
 
 def record(name: str, metric: str, answered: AnsweredQuestion, result: JudgeResult) -> None:
-    """Put a verdict on the question: the dict in ``judges[name]`` and, when there is a value, ``metric``."""
+    """Put a verdict on the question: the dict in ``judges[name]`` and, when there is a value, ``metric`` (and the
+    judge's further metrics, the nuggets judge's four scores). A verdict given before by the same judge goes,
+    metrics and all: a failed verdict leaves no value behind."""
+    before = {metric, *answered.judges.get(name, {}).get("metrics", {})}
+    values = {k: v for k, v in answered.metrics.get(ANSWER_LEVEL, {}).items() if k not in before}
     answered.judges[name] = result.stored()
     if result.value is not None:
-        answered.metrics[ANSWER_LEVEL] = {**answered.metrics.get(ANSWER_LEVEL, {}), metric: result.value}
+        values.update({**result.metrics, metric: result.value})
+    if values or ANSWER_LEVEL in answered.metrics:
+        answered.metrics[ANSWER_LEVEL] = values
 
 
 @runtime_checkable

@@ -118,12 +118,24 @@ class LLMJudge(BaseJudge):
         return parse_object(self.reply, text, self.shape)
 
     def ask(self, values: dict[str, str]) -> Verdict:
+        replies, verdict = self.ask_samples(values, self.parse)
+        if not replies:
+            return verdict
+        verdict.samples = [reply.value for reply in replies] if self.context.options.samples > 1 else []
+        verdict.value = majority([reply.value for reply in replies])
+        chosen = next(reply for reply in replies if reply.value == verdict.value)
+        verdict.rating, verdict.reasoning = chosen.rating, chosen.reasoning
+        return verdict
+
+    def ask_samples(self, values: dict[str, str], parse) -> tuple[list, Verdict]:
+        """Every sample's parsed reply to the prompt filled with `values`, and a `Verdict` holding the answers
+        they took and, when no sample gave a usable reply, the failure."""
         options = self.context.options
         messages = [{"role": "user", "content": self.prompt.fill(**values)}]
         verdict, replies, reasons = Verdict(), [], []
         for sample in range(options.samples):
             try:
-                asked = ask_parsed(self.client, messages, self.parse, options.language, sample=sample)
+                asked = ask_parsed(self.client, messages, parse, options.language, sample=sample)
             except LLMError as error:
                 if error.status not in PER_REQUEST_STATUS:  # the endpoint is down or refuses every request
                     raise
@@ -133,12 +145,7 @@ class LLMJudge(BaseJudge):
             (replies.append(asked.value) if asked.value is not None else reasons.append(asked.reason))
         if not replies:
             verdict.failure = reasons[0] if len(set(reasons)) == 1 else "; ".join(dict.fromkeys(reasons))
-            return verdict
-        verdict.samples = [reply.value for reply in replies] if options.samples > 1 else []
-        verdict.value = majority([reply.value for reply in replies])
-        chosen = next(reply for reply in replies if reply.value == verdict.value)
-        verdict.rating, verdict.reasoning = chosen.rating, chosen.reasoning
-        return verdict
+        return replies, verdict
 
     def combine(self, answered: AnsweredQuestion, verdicts: list[Verdict]) -> JudgeResult:
         """The question's result from its verdicts (one here; chunk_relevance overrides)."""

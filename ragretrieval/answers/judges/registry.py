@@ -20,6 +20,7 @@ BUILT_IN = {
     "safety": "ragretrieval.answers.judges.safety:SafetyJudge",
     "chunk_relevance": "ragretrieval.answers.judges.chunk_relevance:ChunkRelevanceJudge",
     "context_sufficiency": "ragretrieval.answers.judges.context_sufficiency:ContextSufficiencyJudge",
+    "nuggets": "ragretrieval.answers.judges.nuggets:NuggetsJudge",
 }
 SUMMARY = {
     "score5": "1-5 against the reference answer, with reasoning -> llm_judge_score, average_score",
@@ -30,6 +31,8 @@ SUMMARY = {
     "chunk_relevance": "yes/no per context -> retrieval/llm_judged/chunk_relevance_precision",
     "context_sufficiency": "yes/no: the contexts hold the reference's facts -> "
                            "retrieval/llm_judged/context_sufficiency/rating",
+    "nuggets": "support / partial_support / not_support per nugget of nuggets.jsonl -> "
+               "response/llm_judged/nuggets/{all,vital}_{strict,partial}",
 }
 
 

@@ -5,13 +5,15 @@ Judges come from the one judge registry (answers/judges/registry.py: the built-i
 same as ``ragretrieval answer --judge``. They are per-question scorers of the answer session (`AnswerSession.scorers`:
 the checks first, judges appended); each writes its verdict to ``answered.judges[name]`` as ``{"value", "reasoning",
 "failure", ...}``. In a result row the ``score5`` judge fills ``llm_judge_score`` and ``llm_judge_reasoning``; every
-other judge goes into ``checks`` beside the deterministic checks, as ``{"value", "reasoning", "error"}``.
+other judge goes into ``checks`` beside the deterministic checks, as ``{"value", "reasoning", "error"}`` (the nuggets
+judge adds ``nuggets``: each nugget's text, importance and verdict, listed on the result's card).
 
 A judge asks the evaluation's ``judge_model`` at ``judge_base_url``; either left empty falls back to the generator's
 (``openai:<model>`` and ``base_url``), as ``answer --judge`` falls back to ``--model`` and ``--base-url``. The key is
 the worker's (``--api-key-env``), never the evaluation's. Prompts are the shipped ones, in Chinese for a Chinese
-corpus and in English otherwise; ``options.judge_samples`` and ``options.judge_temperature`` are ``answer``'s
-``--judge-samples`` and ``--judge-temperature``.
+corpus and in English otherwise; the nuggets judge reads ``nuggets.jsonl`` in the corpus's dataset folder (a
+question set's questions are matched to its lines by id); ``options.judge_samples`` and
+``options.judge_temperature`` are ``answer``'s ``--judge-samples`` and ``--judge-temperature``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from ...answers.judges import JudgeError, JudgeOptions, build_judges, judge_clas
 from ...answers.judges import available_judges as registered_judges
 from ...answers.judges.registry import SUMMARY
 from ...answers.report import ANSWER_LEVEL, AnsweredQuestion
+from ...data.nuggets import nuggets_path
 from .engine import EngineError, EvaluationSettings
 
 SCORE_JUDGE = "score5"  # the 1-5 judge whose verdict is the result's llm_judge_score
@@ -46,7 +49,10 @@ def judge_options(evaluation: EvaluationSettings, api_key_env: str, language: st
     this evaluation (see the module's text)."""
     endpoint = judge_endpoint(evaluation.generator, evaluation.judge_model, evaluation.judge_base_url,
                               base_url=evaluation.base_url, api_key_env=api_key_env)
-    return JudgeOptions(**endpoint, **(sampling or {}), language="zh" if language == "zh" else "en", stop=stop)
+    folder = evaluation.dataset_path
+    nuggets = nuggets_path(folder) if folder is not None and nuggets_path(folder).is_file() else None
+    return JudgeOptions(**endpoint, **(sampling or {}), language="zh" if language == "zh" else "en", nuggets=nuggets,
+                        stop=stop)
 
 
 def judge_scorers(evaluation: EvaluationSettings, api_key_env: str, language: str, stop=None,
@@ -77,6 +83,10 @@ def verdict(found: dict) -> dict:
     error = found.get("failure") or found.get("error") or found.get("skipped")
     if error and shown["value"] is None:
         shown["error"] = str(error)
+    nuggets = [{"text": str(d["text"]), "importance": str(d.get("importance", "")), "verdict": d.get("verdict")}
+               for d in found.get("details") or [] if isinstance(d, dict) and "text" in d and "verdict" in d]
+    if nuggets:  # the nuggets judge: each nugget's verdict, for the result's card
+        shown["nuggets"] = nuggets
     return shown
 
 

@@ -1,0 +1,41 @@
+"""docs/answers.md's worked examples of nugget evaluation and calibrated judge scores run as written and print what
+the page shows."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "answers.md"
+
+
+def example(name: str) -> tuple[str, str]:
+    """The Python block after ``<!-- example: name -->`` and the text block after it (its output)."""
+    text = DOCS.read_text(encoding="utf-8")
+    found = re.search(rf"<!-- example: {name} -->\n```python\n(.*?)\n```\n\n```text\n(.*?)\n```", text, re.S)
+    assert found, f"no example {name!r} in {DOCS}"
+    return found.group(1), found.group(2)
+
+
+@pytest.mark.parametrize("name", ["nuggets", "calibration"])
+def test_the_worked_example_prints_what_the_docs_show(name, tmp_path, monkeypatch):
+    code, shown = example(name)
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == shown.strip()
+    if name == "calibration":
+        from click.testing import CliRunner
+
+        from ragretrieval.cli import main
+
+        monkeypatch.chdir(tmp_path)
+        result = CliRunner().invoke(main, ["calibrate", "--predictions", "predictions.jsonl", "--labels",
+                                           "labels.jsonl"])
+        text = DOCS.read_text(encoding="utf-8")
+        expected = re.search(r"```text\n(values of predictions\.jsonl.*?)\n```", text, re.S).group(1)
+        assert result.exit_code == 0 and result.output.strip() == expected.strip()
