@@ -28,7 +28,8 @@ from .trec import DOC_PARTS, RUN_LAYOUT, encoded, parse_blocks, read_qrels, run_
 from .types import THREADS, Qrels, ScoringError
 from .vocabulary import IdColumn, KnownIds
 
-BATCH_BYTES = 1 << 26  # run text per batch (about 1.6 million lines): a few hundred MB of arrays while it is ranked
+BATCH_BYTES = 1 << 25  # run text per batch (about 800,000 lines): smaller batches stay in the caches better (16-32 MB
+# ran 20-30 % faster than 64-128 MB on 10 million lines), larger ones pay less per batch
 INTERLEAVED = ("group", "refuse")
 
 
@@ -102,13 +103,10 @@ def rank_file(qrels: Qrels, path, *, ties: str = "score", duplicates: str = "fir
 
 
 def _interleaved_message(path, again: _SeenAgain) -> str:
-    reader = f"zcat {path} | " if str(path).endswith(".gz") else ""
-    source = "" if reader else f" {path}"
+    command = f"zcat {path} | LC_ALL=C sort -k1,1 -s" if is_gzip(path) else f"LC_ALL=C sort -k1,1 -s {path}"
     return (f"{path}: the lines of query {again.query!r} are not together (seen again at or after line {again.line}), "
-            f"so the run "
-            f"cannot be read one query at a time; group each query's lines first, e.g. "
-            f"{reader}LC_ALL=C sort -k1,1 -s{source} > grouped.txt (or let ragretrieval group it on disk: "
-            f"interleaved='group', --interleaved group)")
+            f"so the run cannot be read one query at a time; group each query's lines first, e.g. {command} > "
+            f"grouped.txt (or let ragretrieval group it on disk: interleaved='group', --interleaved group)")
 
 
 def _preparers() -> list[IdColumn]:
