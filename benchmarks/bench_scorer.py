@@ -11,7 +11,17 @@ scores); 5% of the qrels queries missing from the run and as many run queries th
 rankings shorter than DEPTH; 1% of the rankings repeating one of their lines (same doc, same score) at the end; run
 rows in random order; labels 0-3, 1-5 judged docs per query.
 
-Timings are the best of --repeat runs (the two end-to-end file paths are timed in turns). Our scorer is NumPy that
+``--ids`` gives the messy run's doc ids another shape: ``numeric`` (up to 19 digits, as tweet or database ids),
+``uuid`` (36 characters), ``url`` (web pages, 45-60 characters); ``--tie-share 0.3`` ties 30% of the queries.
+
+From files, three paths are timed: ours reading the run whole (``read_run``, then ``score``), ours streamed
+(``score_files``, what ``ragretrieval score`` runs: batches of whole queries), and pytrec_eval (``parse_run`` or its
+loop, then ``evaluate``); ``--files-only`` times only those, and checks that the two paths of ours agree bit for bit.
+``--scale N`` writes an N x DEPTH messy run (in chunks of --sample queries, sharing one pool of 45 x N doc ids) and
+a --sample one, scores each from its file streamed in a process of its own (peak memory: the process's VmHWM), and
+compares the time per line, and the first --sample queries' values against the in-memory path on those queries alone.
+
+Timings are the best of --repeat runs (the end-to-end file paths are timed in turns). Our scorer is NumPy that
 ranks blocks of queries and computes its two kinds of metric on up to four threads, and our TREC reader parses blocks
 on up to four threads; ranx's kernels use every core (numba prange); pytrec_eval is single-threaded C++ over Python
 dicts. The "cpu s" column shows what each tool spent over all its threads.
@@ -26,6 +36,8 @@ the run counting 0 (our default, ``trec_eval -c``, ranx's ``make_comparable``).
     python benchmarks/bench_scorer.py                  # clean: 100,000 queries x 100 docs (10M run lines)
     python benchmarks/bench_scorer.py --messy          # messy: the same size, ties, ~4M distinct doc ids
     python benchmarks/bench_scorer.py --queries 2000   # a quick smoke run (add --messy for the other mode)
+    python benchmarks/bench_scorer.py --messy --files-only --ids url --repeat 3        # one id shape, from files
+    python benchmarks/bench_scorer.py --scale 1000000 --keep /tmp/scale                # 100 million lines
 """
 
 from __future__ import annotations
@@ -292,6 +304,22 @@ def trec_means(per_query: dict, n_queries: int) -> dict:
     return means
 
 
+def print_rows(rows, at_size: bool, load_before: float, messy: bool) -> None:
+    """The table: each step's best time, its CPU time, the ratio to ours and the target."""
+    print(f"\n{'step':46} {'seconds':>9} {'cpu s':>8}  {'ours is':>13}  {'target' if at_size else ''}")
+    for name, timing, reference, goal in rows:
+        ratio = timing.seconds / reference.seconds if reference else None
+        faster = f"{ratio:6.1f}x faster" if reference else ""
+        met = f"{goal:>5}x {'met' if ratio >= goal else 'NOT met'}" if goal and at_size else ""
+        print(f"{name:46} {timing.seconds:9.3f} {timing.cpu:8.3f}  {faster:>13}  {met}")
+    print("(ranx: evaluate(save_results_in_run=False), numba threads = all cores; pytrec_eval: one thread; our score() "
+          "and TREC reader: up to 4 threads; cpu s: CPU time of the process over all its threads)")
+    print(f"(load average over 1 minute, {os.cpu_count()} cores: {load_before:.1f} at the start, "
+          f"{os.getloadavg()[0]:.1f} at the end)")
+    if messy:
+        print("(pytrec_eval's files: its parse_run loop keeping a repeated doc's best score, as parse_run asserts)")
+
+
 def max_difference(ours: dict, theirs: dict) -> float:
     return max(abs(ours[name] - value) for name, value in theirs.items())
 
@@ -337,11 +365,22 @@ def write_scaled(folder: Path, n_queries: int, depth: int, seed: int, tie_share:
     return lines
 
 
+def peak_memory() -> int:
+    """This process's peak resident memory in bytes: VmHWM, the high-water mark of this program's own memory (on
+    Linux, getrusage's ru_maxrss of a process started by fork and exec also counts the parent's memory at the fork:
+    the bench's parent holds gigabytes after writing the runs), else ru_maxrss."""
+    try:
+        with open("/proc/self/status") as status:
+            return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:")) * 1024
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kB on Linux
+
+
 def child(qrels_path: str, run_path: str, out: str) -> None:
     """In a process of its own: score_files on the files; prints seconds and this process's peak memory (max RSS)
     as JSON, and saves the first SAMPLE queries' values to `out`."""
     timing, result = timed(lambda: score_files(qrels_path, run_path, METRICS))
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kB on Linux
+    peak = peak_memory()
     part = slice(0, SAMPLE)
     np.savez(out, query_ids=result.query_ids[part].astype(str),
              **{m.name: result.per_query[m.name][part] for m in METRICS})
@@ -412,6 +451,8 @@ def main() -> None:
                         help="--messy: the doc ids' shape (see doc_names)")
     parser.add_argument("--scale", type=int, help="write a messy run of this many queries x DEPTH and score it from "
                                                   "the file, streamed, in a process of its own (see scaled())")
+    parser.add_argument("--files-only", action="store_true",
+                        help="time only the paths from files (ours read whole, ours streamed, pytrec_eval)")
     parser.add_argument("--keep", type=Path, help="--scale: write the files here and reuse them if they are there")
     parser.add_argument("--sample", type=int, default=SAMPLE, help="--scale: the smaller run it is compared with")
     parser.add_argument("--child", nargs=4, metavar=("QRELS", "RUN", "OUT", "SAMPLE"), help=argparse.SUPPRESS)
@@ -469,40 +510,34 @@ def main() -> None:
         run_read = None
         gc.collect()
 
+    target = TARGETS["messy" if args.messy else "clean"]
+    file_rows = [("ours: files -> read_qrels + read_run + score", files_time, None, None),
+                 (f"  of which read_run ({size:.0f} MB)", read_time, None, None),
+                 ("  of which read_qrels", qrels_time, None, None),
+                 ("  of which score() on what was read", score_time, None, None),
+                 ("pytrec_eval: files -> parse + evaluate", trec_files_time, files_time,
+                  target.get("pytrec_eval files")),
+                 ("ours: files streamed (score_files, `score`)", stream_time, None, None),
+                 ("pytrec_eval: files, against ours streamed", trec_files_time, stream_time,
+                  target.get("pytrec_eval files"))]
+    at_size = (args.queries, args.depth) == (100_000, 100)  # the size the targets are set for
+    if args.files_only:
+        print_rows(file_rows, at_size, load_before, args.messy)
+        print(f"\nours streamed vs read whole, per query: "
+              f"{'identical' if identical(from_stream, from_files) else 'DIFFERENT'}")
+        return
+
     ours_time, ours = best_of(args.repeat, lambda: score(qrels, run, METRICS))
     rows.append(("ours: score(), in memory", ours_time, None, None))
     qrels_dict, run_dict = as_dicts(qrels, run)
     check_dict = ties_broken(run_dict) if args.messy else None
     kernel_time, evaluate_time, ranx_means, ranx_check = ranx_timings(qrels_dict, run_dict, args.repeat, check_dict)
-    target = TARGETS["messy" if args.messy else "clean"]
     rows.append(("ranx: numba kernels, warmed", kernel_time, ours_time, target.get("ranx kernels")))
     rows.append(("ranx: evaluate()", evaluate_time, ours_time, None))
     evaluator = pytrec_eval.RelevanceEvaluator(qrels_dict, TREC_MEASURES)
     trec_time, trec_result = best_of(args.repeat, lambda: evaluator.evaluate(run_dict))
     rows.append(("pytrec_eval: evaluate()", trec_time, ours_time, target.get("pytrec_eval")))
-    rows.append(("ours: files -> read_qrels + read_run + score", files_time, None, None))
-    rows.append((f"  of which read_run ({size:.0f} MB)", read_time, None, None))
-    rows.append(("  of which read_qrels", qrels_time, None, None))
-    rows.append(("  of which score() on what was read", score_time, None, None))
-    rows.append(("pytrec_eval: files -> parse + evaluate", trec_files_time, files_time,
-                 target.get("pytrec_eval files")))
-    rows.append(("ours: files streamed (score_files, `score`)", stream_time, None, None))
-    rows.append(("pytrec_eval: files, against ours streamed", trec_files_time, stream_time,
-                 target.get("pytrec_eval files")))
-
-    at_size = (args.queries, args.depth) == (100_000, 100)  # the size the targets are set for
-    print(f"\n{'step':46} {'seconds':>9} {'cpu s':>8}  {'ours is':>13}  {'target' if at_size else ''}")
-    for name, timing, reference, goal in rows:
-        ratio = timing.seconds / reference.seconds if reference else None
-        faster = f"{ratio:6.1f}x faster" if reference else ""
-        met = f"{goal:>5}x {'met' if ratio >= goal else 'NOT met'}" if goal and at_size else ""
-        print(f"{name:46} {timing.seconds:9.3f} {timing.cpu:8.3f}  {faster:>13}  {met}")
-    print("(ranx: evaluate(save_results_in_run=False), numba threads = all cores; pytrec_eval: one thread; our score() "
-          "and TREC reader: up to 4 threads; cpu s: CPU time of the process over all its threads)")
-    print(f"(load average over 1 minute, {os.cpu_count()} cores: {load_before:.1f} at the start, "
-          f"{os.getloadavg()[0]:.1f} at the end)")
-    if args.messy:
-        print("(pytrec_eval's files: its parse_run loop keeping a repeated doc's best score, as parse_run asserts)")
+    print_rows(rows + file_rows, at_size, load_before, args.messy)
 
     print("\nsame numbers? max |difference| of means over every qrels query, ours vs")
     trec = trec_means(trec_result, qrels.n_queries)  # pytrec_eval leaves out the queries missing from the run
