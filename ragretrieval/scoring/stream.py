@@ -3,8 +3,9 @@ batch as it comes, against qrels held in memory (docs/metrics.md, "Runs larger t
 
 Why the numbers are the same bits as ``score(read_qrels(q), read_run(r), ...)``: every metric is computed from the
 rank of each judged doc (`ranking.judged_ranks`), and a query's ranks depend on its own lines only. Each batch becomes
-a `Run` of its queries and a `Qrels` of their judgements, ranked by the same `judged_ranks`; the ranks land in one
-array over the whole qrels, and `score.scored` computes the metrics once from it, as `score()` does.
+a `Run` of its queries (its doc codes line by line, `line_codes.py`: no vocabulary) and a `Qrels` of their
+judgements, ranked by the same `judged_ranks`; the ranks land in one array over the whole qrels, and `score.scored`
+computes the metrics once from it, as `score()` does.
 
 A run whose queries' lines are not together (interleaved) would put one query in two batches: the second batch finds
 the query already ranked, and the run is then grouped on disk (`grouping.py`) and read again, or refused.
@@ -21,10 +22,11 @@ import numpy as np
 
 from ..work.progress import Progress, as_progress
 from .grouping import grouped_batches
+from .line_codes import LineIds, code_lines
 from .ranking import judged_ranks
 from .scan import is_gzip
 from .score import ScoreResult, checked_options, scored
-from .trec import DOC_PARTS, RUN_LAYOUT, encoded, parse_blocks, read_qrels, run_from_columns
+from .trec import RUN_LAYOUT, encoded, parse_blocks, read_qrels, run_from_columns
 from .types import THREADS, Qrels, ScoringError
 from .vocabulary import IdColumn, KnownIds
 
@@ -109,9 +111,9 @@ def _interleaved_message(path, again: _SeenAgain) -> str:
             f"grouped.txt (or let ragretrieval group it on disk: interleaved='group', --interleaved group)")
 
 
-def _preparers() -> list[IdColumn]:
-    """Columns whose `prepare` the block parsers call (each batch gathers the prepared ids in columns of its own)."""
-    return [IdColumn(ordered=True), IdColumn(ordered=False, parts=DOC_PARTS)]
+def _preparers() -> list:
+    """What the block parsers call `prepare` on: the query column, the doc column (each batch gathers them)."""
+    return [IdColumn(ordered=True), LineIds()]
 
 
 def _batches(path, pool):
@@ -139,7 +141,7 @@ class _Ranker:
     def __init__(self, qrels: Qrels, ties, duplicates, depth, min_label, lengths: bool, path):
         self.qrels, self.path = qrels, path
         self.options = {"ties": ties, "duplicates": duplicates, "depth": depth}
-        self.known = KnownIds(qrels.doc_ids, DOC_PARTS)
+        self.known = KnownIds(qrels.doc_ids, 1)  # hashed once; each batch takes the docs its queries judge
         self.position = {query: i for i, query in enumerate(qrels.query_ids.tolist())}
         self.located = np.ones(len(qrels.labels), bool) if min_label is None else qrels.labels >= min_label
         self.count = lengths
@@ -176,10 +178,10 @@ class _Ranker:
         counts = qrels.indptr[rows + 1] - qrels.indptr[rows]
         judgements = _ranges(qrels.indptr[rows], counts)
         subset, local = np.unique(qrels.doc_codes[judgements], return_inverse=True)
-        docs = IdColumn(ordered=False, parts=DOC_PARTS, lazy=True, lookup=self.known.subset(subset))
-        for parsed in batch:
-            docs.add(parsed.ids[1])
-        doc_columns = encoded(self.path, lambda: docs.encode(pool))  # every batch: a bad id is refused anywhere
+        known = self.known.subset(subset)
+        query_of_line = np.repeat(heads, lengths)
+        doc_columns = encoded(self.path, lambda: code_lines([parsed.ids[1] for parsed in batch], query_of_line,
+                                                            known))  # every batch: a bad id is refused anywhere
         if len(rows) == 0:
             return
         scores = np.concatenate([parsed.values for parsed in batch])
