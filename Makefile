@@ -4,10 +4,11 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 ADAPTERS := milvus qdrant chroma lancedb
-# System packages the test suite starts for real (PostgreSQL for the runs history, Chromium for the HTML report).
-SYSTEM_PACKAGES := postgresql chromium
+# System packages the test suite starts for real (PostgreSQL for the runs history, Chromium for the HTML report and
+# the web pages), and a CJK font so Chinese text shows in the pages' screenshots.
+SYSTEM_PACKAGES := postgresql chromium fonts-wqy-microhei
 
-.PHONY: demo test mutation system-deps clean
+.PHONY: demo test mutation system-deps clean screenshots
 
 $(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +43,10 @@ demo: $(VENV)/.core
 test: $(VENV)/.test system-deps
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest -q
+
+# The web pages' screenshots in docs/web.md, taken by the browser tests.
+screenshots: $(VENV)/.test system-deps
+	RAGRETRIEVAL_SCREENSHOTS=docs/images $(PY) -m pytest -q tests/server/browser
 
 # Mutation testing (docs/testing.md): not part of `make test`, it takes long. GROUPS="rollup chunking" runs only those;
 # MUTATION_OPTIONS="--keep" reuses the last run's verdicts, "--update-doc" refreshes the table in docs/testing.md.

@@ -139,11 +139,16 @@ def main() -> None:
         requests = [
             ("list page, first of 200", "/evaluations/list"),
             ("list page, page 150", "/evaluations/list?page=150"),
+            ("list page, name search", "/evaluations/list?q=evaluation%20999"),
+            ("list page, failed only", "/evaluations/list?status=failed"),
             ("list API, 50 evaluations", "/api/v1/evaluations?limit=50"),
+            ("new-evaluation form", "/evaluations/new"),
             ("detail page, first 20 cards", f"/evaluations/{big}"),
             ("detail page, summary computed", f"/evaluations/{big}", True),
             ("detail page, last 20 cards", f"/evaluations/{big}?page=50"),
             ("detail page, score 5 only", f"/evaluations/{big}?score=5"),
+            ("detail page, live part", f"/evaluations/{big}/live"),
+            ("live part, summary computed", f"/evaluations/{big}/live", True),
             ("detail API, 50 results", f"/api/v1/evaluations/{big}?limit=50"),
         ]
         print(f"{'request':<30} {'median':>8} {'p95':>8} {'best':>8}   target {TARGET_MS} ms")

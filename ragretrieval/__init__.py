@@ -1,8 +1,19 @@
 """ragretrieval: measure how well RAG retrieval and answers work, with numbers that agree with trec_eval.
 
-The package is laid out in rooms by layer (README, "Layout"). Modules that moved in 0.2 keep their old import path
-for one release: ``import ragretrieval.corpus`` gives the module now at ``ragretrieval.data.corpus`` (the same
-module object, so patching either name patches both) with a `DeprecationWarning`.
+The face, in five lines (docs/python.md)::
+
+    import ragretrieval as rr
+    ds = rr.build_dataset("datasets/demo/dishes", out="demo-dataset")
+    report = rr.evaluate(ds, retriever="bm25", ks=[1, 5])
+    print(report)
+    rr.score({"q1": {"d1": 1}}, {"q1": {"d1": 0.9, "d2": 0.3}}, ["ndcg@10", "recall@5"])
+
+Its names (`__all__`) are imported when first used (the module ``__getattr__`` below), so ``import ragretrieval``
+loads nothing else. The package is laid out in rooms by layer (README, "Layout"); the face's functions live in
+ragretrieval/api/. Modules that moved in 0.2 keep their old import path for one release: ``import
+ragretrieval.corpus`` gives the module now at ``ragretrieval.data.corpus`` (the same module object, so patching
+either name patches both) with a `DeprecationWarning` (``import ragretrieval.compare``, the 0.1 path of
+``ragretrieval.analysis.compare``, binds that module over the face's ``compare`` in the process that does it).
 """
 
 import importlib
@@ -12,6 +23,39 @@ import sys
 import warnings
 
 __version__ = "0.2.0"
+
+FACE = {  # name -> the module that defines it
+    "build_dataset": "ragretrieval.data.build",
+    "load_dataset": "ragretrieval.api.reports",
+    "evaluate": "ragretrieval.api.runs",
+    "answer": "ragretrieval.api.runs",
+    "score": "ragretrieval.api.scoring",
+    "compare": "ragretrieval.api.reports",
+    "load_run": "ragretrieval.api.reports",
+    "EvalConfig": "ragretrieval.evaluation.report",
+    "EvalReport": "ragretrieval.evaluation.report",
+    "AnswerSettings": "ragretrieval.answers.settings",
+    "AnswerReport": "ragretrieval.answers.report",
+    "Comparison": "ragretrieval.analysis.compare",
+    "ScoreResult": "ragretrieval.scoring",
+    "Dataset": "ragretrieval.data.dataset",
+    "SettingsError": "ragretrieval.work.options",
+    "RagretrievalError": "ragretrieval.errors",
+}
+__all__ = list(FACE)
+
+
+def __getattr__(name: str):
+    """A face name, imported on first use (then kept in the package's namespace)."""
+    if name not in FACE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(FACE[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted({*globals(), *FACE})
 
 MOVED_MODULES = {  # old path -> new path; removed in 0.3
     "ragretrieval.atomic": "ragretrieval.io.atomic",

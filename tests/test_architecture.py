@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -88,7 +89,7 @@ def test_the_root_holds_rooms_and_at_most_two_ground_floor_modules():
     assert files == GROUND_FLOOR
     rooms = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
     assert rooms == {"io", "data", "embedders", "stores", "retrieval", "scoring", "evaluation", "analysis", "llm",
-                     "answers", "runs", "server", "work", "testing", "cli"}
+                     "answers", "runs", "server", "work", "testing", "cli", "api"}
 
 
 def test_every_module_is_short():
@@ -152,3 +153,12 @@ def test_the_old_evaluation_names_still_import():
         from ragretrieval.evaluation import evaluate  # noqa: F401  (0.1: ragretrieval.evaluation.evaluate)
     assert importlib.import_module("ragretrieval.evaluation").evaluate is \
         importlib.import_module("ragretrieval.evaluation.pipeline").evaluate
+
+
+def test_no_test_imports_the_tests_folder_as_a_package():
+    """A test-extra package (ppi-python) installs a top-level ``tests`` package, which shadows our folder (it has no
+    ``__init__.py``): ``from tests.conftest import X`` then fails to collect. Fixtures and relative paths instead."""
+    tests = Path(__file__).parent
+    offenders = [str(path.relative_to(tests)) for path in tests.rglob("*.py")
+                 if re.search(r"^\s*(from|import)\s+tests\b", path.read_text(encoding="utf-8"), re.M)]
+    assert offenders == []

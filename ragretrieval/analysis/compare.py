@@ -19,9 +19,11 @@ import numpy as np
 from ..errors import RagretrievalError
 from ..evaluation.report import GRANULARITIES, EvalReport, ReportError
 from ..scoring import MetricError, Qrels, Run, parse_metric, score
+from ..work.options import SettingsError
 from .stats import CORRECTIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, TESTS, PairedStats, adjust, paired_stats
 
 SHOWN_IDS = 5  # question ids quoted in a "different question sets" message
+DEFAULT_METRICS = ("ndcg@10", "recall@5")  # of retrieval runs; answer runs compare their answer metrics
 ANSWER_LEVEL = "answer"  # answer runs' metric level (answers/report.py), beside the retrieval granularities
 LEVELS = (*GRANULARITIES, ANSWER_LEVEL)
 # answer metrics whose run-level mean has a name of its own: score5's per-question llm_judge_score averages to the
@@ -161,8 +163,25 @@ def load_run(spec: str, qrels: Path | None = None, runs_db: str | None = None) -
     if head.startswith(b"{"):
         return from_report(read_report_file(path), path.stem, str(path))
     if qrels is None:
-        raise CompareError(f"{path}: not a JSON report; to compare a TREC run file, pass --qrels FILE")
+        raise SettingsError(f"{path}: not a JSON report; to compare a TREC run file, give qrels, the TREC "
+                            "judgements to score it against", ["qrels"])
     return from_trec(path, qrels)
+
+
+def level_and_metrics(runs: list[ComparedRun], granularity: str | None = None, metrics=()) -> tuple[str, tuple]:
+    """The level and metrics to compare when not named: answer runs compare their answer metrics (score first),
+    others `DEFAULT_METRICS` at document level."""
+    from ..answers.render import ORDER  # answers sits above analysis: imported when answer runs are compared
+
+    all_answers = all(getattr(r.report, "kind", None) == "answer" for r in runs)
+    level = granularity or ("answer" if all_answers else "doc")
+    if metrics or level != "answer":
+        return level, tuple(metrics) or DEFAULT_METRICS
+    means = runs[0].report.means.get("answer", {}) if runs[0].report is not None else {}
+    found = tuple(name for name in ORDER if name in means and not name.startswith("pass_rate_"))
+    if not found:
+        raise CompareError(f"run {runs[0].label} has no answer metrics to compare; name some (metrics)")
+    return level, found
 
 
 def unique_labels(runs: list[ComparedRun]) -> None:
@@ -261,6 +280,9 @@ class Comparison:
         return json.dumps(self.to_json(), ensure_ascii=False, indent=1, allow_nan=False)
 
     def table(self) -> str:
+        return render_table(self)
+
+    def __str__(self) -> str:
         return render_table(self)
 
 

@@ -28,6 +28,7 @@ from ..data.dataset import questions_fingerprint
 from ..llm.journal import Journal
 from ..work.pool import parallel_map
 from ..work.progress import as_progress
+from .failures import ClassRules, classify_all
 from .judges.summary import failure_notes
 from .report import ANSWER_LEVEL, AnsweredQuestion, AnswerReport, answer_config_key
 from .session import AnswerSession
@@ -85,6 +86,16 @@ def usage_status(session: AnswerSession) -> Callable[[], str | None]:
     return status
 
 
+def journaled(session: AnswerSession, journal_path, key: str | None = None) -> dict[str, AnsweredQuestion]:
+    """The questions of this run that its journal holds (a run resumed skips them)."""
+    if not journal_path:
+        return {}
+    key = key or run_key(session)
+    wanted = {q.id for q in session.dataset.questions}
+    return {e.answered.id: e.answered for e in Journal(journal_path, JournalEntry).load()
+            if e.run_key == key and e.answered.id in wanted}
+
+
 def run_answers(session: AnswerSession, threads: int = 4, journal_path=None, progress=None, stop=None,
                 on_answer: Callable[[AnsweredQuestion], None] | None = None) -> AnswerReport:
     """Answer every question of the session (those in the journal are taken from it) and build the report."""
@@ -92,10 +103,7 @@ def run_answers(session: AnswerSession, threads: int = 4, journal_path=None, pro
     questions = session.dataset.questions
     key = run_key(session)
     journal = Journal(journal_path, JournalEntry) if journal_path else None
-    done: dict[str, AnsweredQuestion] = {}
-    if journal is not None:
-        wanted = {q.id for q in questions}
-        done = {e.answered.id: e.answered for e in journal.load() if e.run_key == key and e.answered.id in wanted}
+    done = journaled(session, journal_path, key)
     if done:
         progress.note(f"resuming: {len(done)} of {len(questions)} questions were answered before (journal "
                       f"{journal_path})")
@@ -123,6 +131,8 @@ def build_report(session: AnswerSession, answered: list[AnsweredQuestion], timin
                  ) -> AnswerReport:
     """The report of a session's answered questions (in question order); the web app calls this too."""
     meta = session.meta()
+    config = session.config
+    classes = classify_all(answered, ClassRules.of(config))
     summary = summarize(answered)
     notes = list(meta.pop("notes"))
     if summary["failed"]:
@@ -133,6 +143,6 @@ def build_report(session: AnswerSession, answered: list[AnsweredQuestion], timin
     if session.retrieval is not None and skipped:
         notes.append(f"{skipped} question(s) without relevant documents have no retrieval metrics")
     timings = {**timings, "total": sum(timings.values())}
-    return AnswerReport(config=session.config, dataset=session.dataset_info(),
+    return AnswerReport(config=config, dataset=session.dataset_info(), settings=session.settings.recorded(),
                         answer_labels_fingerprint=session.answer_labels_fingerprint, timings=timings, notes=notes,
-                        questions=answered, **meta, **summary)
+                        questions=answered, failure_classes=classes, **meta, **summary)

@@ -62,7 +62,7 @@ class AnswerPrompt:
         if path is None:
             if language not in LANGUAGES:
                 raise PromptError(f"no default prompt in language {language!r} (have {', '.join(LANGUAGES)}); "
-                                  "give one with --prompt FILE")
+                                  "give one (prompt_file)")
             text = resources.files(__package__).joinpath("prompts", f"answer_{language}.jinja").read_text("utf-8")
             prompt = cls(text, f"default:answer_{language}")
         else:

@@ -20,7 +20,15 @@ from typing import Annotated, Literal, Union
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
 
 from ..errors import RagretrievalError
-from ..evaluation.report import DatasetInfo, EvalConfig, EvalReport, ReportError, RetrievedChunk
+from ..evaluation.report import (
+    STORED,
+    DatasetInfo,
+    EvalConfig,
+    EvalReport,
+    ReportError,
+    RetrievedChunk,
+    metrics_frame,
+)
 from ..io.jsonfiles import load_json, save_json, supported_version
 
 ANSWER_REPORT_VERSION = 1
@@ -91,6 +99,8 @@ class AnsweredQuestion(BaseModel):
     cost: float = 0.0
     cached: bool = False
     error: str | None = None  # the generator failed for this question; its checks are not scored
+    evidence_shown: bool | None = None  # a relevant span (or document) among the contexts; None: unknown
+    failure_class: str | None = None  # answers/failures.py: why it went wrong (or right); None in runs before 0.3
     relevant: list[str] = Field(default_factory=list)
     relevant_grades: dict[str, int] = Field(default_factory=dict)
     retrieved_chunks: list[RetrievedChunk] = Field(default_factory=list)
@@ -140,6 +150,11 @@ class AnswerReport(BaseModel):
     failed: int = 0
     judges: dict[str, JudgeSummary] = Field(default_factory=dict)  # judge name -> its summary over the run
     judged_from: str | None = None  # judge-answers --new-run: the id of the run whose answers were judged
+    failure_classes: dict[str, int] = Field(default_factory=dict)  # class -> questions (answers/failures.py)
+    judge_noise: dict[str, dict] = Field(default_factory=dict)  # judge name -> its audit (answers/judges/audit.py)
+    # the `AnswerSettings` the run was made with (AnswerSettings.recorded: no secret), for `runs show --config`;
+    # not part of the configuration key (`config` is); None before 0.3
+    settings: dict | None = None
     questions: list[AnsweredQuestion]
 
     @field_validator("report_version")
@@ -150,10 +165,21 @@ class AnswerReport(BaseModel):
     def save(self, path) -> None:
         save_json(self, path)
 
+    def __str__(self) -> str:
+        """The table `ragretrieval answer` prints."""
+        from .render import metric_table
+
+        return metric_table(self)
+
+    def to_pandas(self):
+        """A pandas DataFrame with one row per question and metric: question_id, question, level (answer, doc,
+        chunk), metric, value."""
+        return metrics_frame(self)
+
     @classmethod
     def load(cls, path) -> "AnswerReport":
         return load_json(cls, path, AnswerReportError, "not an answer report (--out of `ragretrieval answer`)",
-                         "report")
+                         "report", context={STORED: True})
 
 
 def _kind(value) -> str:
@@ -173,7 +199,7 @@ class _AnyReport(BaseModel):
 
 def parse_report(text: str) -> EvalReport | AnswerReport:
     """A stored report of either kind from its JSON text."""
-    return _AnyReport.model_validate_json('{"report":' + text + "}").report
+    return _AnyReport.model_validate_json('{"report":' + text + "}", context={STORED: True}).report
 
 
 def load_report(path) -> EvalReport | AnswerReport:

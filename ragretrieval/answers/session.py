@@ -21,62 +21,35 @@ from __future__ import annotations
 
 import hashlib
 import random
-import re
 import time
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .. import __version__
 from ..data.dataset import Dataset, QuestionRecord, answer_labels_fingerprint, labels_fingerprint
-from ..evaluation.report import DatasetInfo, EvalConfig
+from ..evaluation.report import DatasetInfo
+from ..llm.budget import Budget
 from ..retrieval.registry import BuildContext
+from ..work.options import build_settings
 from .checks import CheckError, CheckSettings, check_expect, load_unsafe_words
 from .checks.rules import DEFAULT_REFUSAL
 from .citations import cited_positions
+from .failures import ClassRules, classify, evidence_shown
 from .generators import GenerationFailed, GenerationRequest, Generator, GeneratorOptions, build_generator
 from .normalize import Normalizer, get_lemmatizer
 from .prompt import REFUSALS, pick_language
 from .report import ANSWER_LEVEL, AnswerConfig, AnsweredQuestion, CheckConfig, Citation, ContextUsed
 from .retrieved import RetrievedContexts
 from .scorers import CheckScorer, QuestionScorer, expectations
+from .settings import AnswerSettings
 from .usage import add_agent_metrics
 
 
 class AnswerSettingsError(CheckError):
-    """Settings an answer run cannot work with, or questions that do not fit them."""
-
-
-@dataclass
-class AnswerSettings:
-    """Everything `ragretrieval answer` takes besides the dataset (docs/answers.md lists each option)."""
-
-    generator: str = "extractive"
-    contexts: str = "retrieved"  # or "given"
-    context_k: int = 5
-    shuffle_context: bool = False
-    seed: int = 0
-    retrieval: EvalConfig = field(default_factory=lambda: EvalConfig(retriever="bm25"))  # library default: no model
-    language: str = "auto"  # of the default prompt, messages and simplemma
-    lemmatizer: str = "none"
-    match: str = "substring"
-    refusal_message: str | None = None  # default: the language's (Polish: RAG-IFEval's phrase)
-    unsafe_words: Path | None = None
-    citation_pattern: str | None = None
-    cite_relevant: bool = True
-    generator_options: GeneratorOptions = field(default_factory=GeneratorOptions)
+    """Questions that do not fit the settings (a question without the context documents `contexts given` shows)."""
 
 
 def resolve_checks(settings: AnswerSettings, language: str, refusal: str) -> tuple[CheckSettings, CheckConfig]:
     """The checks' working settings (lemmatiser loaded, unsafe words read) and what the run records of them."""
-    if settings.match not in ("substring", "words"):
-        raise AnswerSettingsError(f"match must be substring or words; got {settings.match!r}")
-    if settings.citation_pattern is not None:
-        try:
-            if re.compile(settings.citation_pattern).groups < 1:
-                raise AnswerSettingsError("--citation-pattern needs a group holding the citation, e.g. "
-                                          r"'\(source (\d+)\)'")
-        except re.error as error:
-            raise AnswerSettingsError(f"--citation-pattern is not a regular expression: {error}") from None
     normalizer = Normalizer(get_lemmatizer(settings.lemmatizer, language))
     unsafe, unsafe_id = frozenset(), None
     if settings.unsafe_words is not None:
@@ -91,12 +64,16 @@ def resolve_checks(settings: AnswerSettings, language: str, refusal: str) -> tup
 
 
 class AnswerSession:
-    def __init__(self, dataset: Dataset, settings: AnswerSettings, generator: Generator | None = None,
-                 progress=None, stop=None, context: BuildContext | None = None, retriever=None):
-        if settings.contexts not in ("retrieved", "given"):
-            raise AnswerSettingsError(f"contexts must be retrieved or given; got {settings.contexts!r}")
-        if settings.context_k < 1:
-            raise AnswerSettingsError(f"--context-k must be at least 1; got {settings.context_k}")
+    """`settings` is an `AnswerSettings` (or its fields as a dict); judges it names are built as scorers after
+    the checks (`judge_context` shares one judges' client between sessions). With ``max_cost`` (or a `budget`
+    given: one limit shared with other work) the generator's and the judges' requests stop before passing it."""
+
+    def __init__(self, dataset: Dataset, settings: AnswerSettings | dict, generator: Generator | None = None,
+                 progress=None, stop=None, context: BuildContext | None = None, retriever=None, budget=None):
+        settings = settings if isinstance(settings, AnswerSettings) else build_settings(AnswerSettings, settings)
+        if not dataset.questions:
+            raise AnswerSettingsError(f"{dataset.questions_path or dataset.path}: no question to answer (the question "
+                                      "set is empty); nothing is run or stored")
         self.dataset, self.settings, self.stop = dataset, settings, stop
         self.documents = {d.id: d for d in dataset.documents}
         self.language = (pick_language([q.text for q in dataset.questions] + [d.text for d in dataset.documents[:20]])
@@ -104,8 +81,10 @@ class AnswerSession:
         self.refusal = settings.refusal_message or REFUSALS.get(self.language, DEFAULT_REFUSAL)
         self.check_settings, check_config = resolve_checks(settings, self.language, self.refusal)
         self._check_questions()
-        options = replace(settings.generator_options, language=self.language, refusal_message=self.refusal,
-                          documents=self.documents, questions=dataset.questions, stop=stop)
+        self.budget = budget or (Budget(settings.max_cost) if settings.max_cost is not None else None)
+        options = GeneratorOptions.from_settings(settings, language=self.language, refusal_message=self.refusal,
+                                                 documents=self.documents, questions=dataset.questions, stop=stop,
+                                                 budget=self.budget)
         self.generator = generator or build_generator(settings.generator, options)
         self.mode = settings.contexts
         if self.mode == "retrieved" and not type(self.generator).needs_contexts:
@@ -117,7 +96,15 @@ class AnswerSession:
             self.retrieval = RetrievedContexts(dataset, settings.retrieval, settings.context_k, context, retriever)
             self.timings["indexing"] = time.perf_counter() - started  # chunking, embedding, indexing
         self.scorers: list[QuestionScorer] = [CheckScorer(self.check_settings, settings.cite_relevant)]
+        if settings.judges:
+            from .judges import JudgeOptions, build_judges
+
+            judging = JudgeOptions.from_settings(settings, self.language, stop, settings.nuggets_file(dataset.path),
+                                                 budget=self.budget)
+            self.scorers += build_judges(settings.judges, judging)
         self._check_config = check_config
+        self.class_rules = ClassRules(self.refusal)
+        self.offsets = ({c.chunk_id: (c.start, c.end) for c in self.retrieval.chunks} if self.retrieval else {})
 
     def _check_questions(self) -> None:
         for question in self.dataset.questions:
@@ -126,8 +113,8 @@ class AnswerSession:
             if self.settings.contexts != "given":
                 continue
             if not question.context:
-                raise AnswerSettingsError(f"{where} lists no 'context' documents, which --contexts given shows; "
-                                          "use --contexts retrieved or add them")
+                raise AnswerSettingsError(f"{where} lists no 'context' documents, which contexts given shows; "
+                                          "use contexts retrieved or add them")
             missing = [d for d in question.expect.get("cite", []) if d not in question.context]
             if missing:
                 raise AnswerSettingsError(f"{where}: 'expect.cite' names {missing[0]!r}, which is not in its context")
@@ -151,7 +138,7 @@ class AnswerSession:
                            chunks_fingerprint=self.retrieval.chunks_fingerprint if self.retrieval else "",
                            n_documents=len(ds.documents), n_questions=len(ds.questions), n_chunks=len(chunks),
                            label_sources=sorted({q.provenance.generator for q in ds.questions}),
-                           labels_fingerprint=labels_fingerprint(ds.questions))
+                           labels_fingerprint=labels_fingerprint(ds.questions), questions=ds.other_questions)
 
     @property
     def answer_labels_fingerprint(self) -> str:
@@ -206,6 +193,9 @@ class AnswerSession:
             relevant = {r.doc_id for r in question.relevant if r.grade > 0}
             if relevant:
                 answered.metrics["doc"] = {"document_recall": len(relevant & set(ids)) / len(relevant)}
+        answered.evidence_shown = evidence_shown({r.doc_id: r.spans for r in question.relevant if r.grade > 0},
+                                                 answered.contexts, self.offsets)
+        answered.failure_class = classify(answered, self.class_rules)
         return answered
 
     def notes(self) -> list[str]:
@@ -213,7 +203,7 @@ class AnswerSession:
         if self.settings.cite_relevant and any(
                 "cite" in expectations(q, True) and "cite" not in q.expect for q in self.dataset.questions):
             notes.append("questions without expect.cite are expected to cite their relevant documents "
-                         "(--no-cite-relevant turns this off)")
+                         "(cite_relevant false turns this off)")
         return notes
 
     def meta(self) -> dict:

@@ -1,6 +1,7 @@
 """The `ragretrieval` command: a thin layer over the Python API; each command lives in its own module.
 
-Errors are handled here, once: a `RagretrievalError` (bad input, settings that cannot work, a service that failed)
+Errors are handled here, once: a `RagretrievalError` (bad input, settings that cannot work, a service that failed;
+a `SettingsError` names fields, which cli/fields.py writes as the flags)
 and an operating-system error (a read-only or full disk, a missing file) become one ``Error: ...`` line and a non-zero
 exit status; Ctrl-C exits 130 with what was kept said by the command. Anything else is a bug and keeps its traceback.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 import click
 
 from ..errors import RagretrievalError
+from ..work.options import SettingsError
 
 
 class CommandError(click.ClickException):
@@ -29,6 +31,10 @@ class Commands(click.Group):
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
+        except SettingsError as error:  # the library names fields; the user typed flags
+            from .fields import flag_message
+
+            raise CommandError(flag_message(error), error.exit_code) from None
         except RagretrievalError as error:
             raise CommandError(str(error), error.exit_code) from None
         except OSError as error:
@@ -49,7 +55,9 @@ def _register() -> None:
     from .answer import answer_command
     from .calibrate import calibrate_command
     from .compare import compare_command
+    from .export_dataset import export_dataset_command
     from .import_dataset import import_dataset_command
+    from .import_traces import import_traces_command
     from .judge import judge_command
     from .judge_answers import judge_answers_command
     from .questions import questions_group
@@ -61,8 +69,8 @@ def _register() -> None:
     for command in (build_dataset.build_dataset, evaluate.eval_command, score.score_command, runs.runs_group,
                     sweep.sweep_command, compare_command, report_command, judge_command, stores_command,
                     plugins.plugins_command, questions_io.import_command, questions_io.export_command,
-                    answer_command, judge_answers_command, import_dataset_command, serve_command,
-                    worker_command, questions_group, calibrate_command):
+                    answer_command, judge_answers_command, import_dataset_command, export_dataset_command,
+                    import_traces_command, serve_command, worker_command, questions_group, calibrate_command):
         main.add_command(command)
 
 

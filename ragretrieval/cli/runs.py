@@ -19,8 +19,12 @@ runs_db_option = click.option(
          "./.ragretrieval/runs.sqlite].")
 
 
-def open_history(url: str | None) -> RunHistory:
-    return RunHistory(url)
+def open_history(url: str | None, saving: bool = False) -> RunHistory:
+    """The runs history at `url`; with `saving`, one the command can store its run in (checked before the work)."""
+    history = RunHistory(url)
+    if saving:
+        history.check_writable()
+    return history
 
 
 @contextmanager
@@ -79,11 +83,21 @@ def list_command(runs_db, tag, metrics, as_json) -> None:
 @runs_db_option
 @click.argument("run_id")
 @click.option("-v", "--verbose", is_flag=True, help="One line per question.")
-def show_command(runs_db, run_id, verbose) -> None:
+@click.option("--config", "config_format", is_flag=False, flag_value="toml", default=None,
+              type=click.Choice(["toml", "yaml"]),
+              help="Print only the run's settings file instead, in TOML (--config) or YAML (--config yaml): "
+                   "`eval --config FILE` (or `answer --config FILE`) runs it again with the same configuration "
+                   "key.")
+def show_command(runs_db, run_id, verbose, config_format) -> None:
     """Show a run: labels, data fingerprints, configuration, package versions and the summary table."""
     with history_errors(runs_db) as history:
         run = history.get(run_id)
     report, ds = run.report, run.report.dataset
+    if config_format:
+        from ..runs.settings_file import run_settings, settings_text
+
+        click.echo(settings_text(run_settings(report), config_format), nl=False)
+        return
     click.echo(f"run       {run.id}" + (f"  ({run.name})" if run.name else ""))
     click.echo(f"tags      {', '.join(run.tags) or '-'}")
     click.echo(f"created   {run.created_at.isoformat(timespec='seconds')} (evaluated {report.created_at})")

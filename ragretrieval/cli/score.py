@@ -16,11 +16,10 @@ import click
 
 from ..io.atomic import atomic_writer
 from ..scoring import parse_metric, score_files
+from ..scoring.means import DEFAULT_METRICS, means_table
 from ..scoring.trec_eval import evaluate, parse_measures
 from .progress import no_progress_option, terminal_progress
 
-# A small RAG-retrieval view when no -m is given: ranking quality at the top, coverage at 10 and 100, first hit.
-DEFAULT_METRICS = ("ndcg@10", "recall@10", "recall@100", "mrr@10", "precision@10", "map")
 _OURS = {"rel_level": ("--rel-level", 1), "ties": ("--ties", "score"), "queries": ("--queries", "all"),
          "depth": ("--depth", None), "per_query_path": ("--per-query", None), "as_json": ("--json", False)}
 _TREC = {"query_lines": ("-q", False), "complete": ("-c", False), "no_summary": ("-n", False),
@@ -81,8 +80,7 @@ def score_command(qrels, run, names, rel_level, ties, queries, depth, per_query_
     if as_json:
         click.echo(json.dumps(means))
     else:
-        click.echo(table(means, len(result.query_ids)))
-
+        click.echo(means_table(means, len(result.query_ids)))
 
 def _only_with(given: dict, options: dict, rule: str) -> None:
     """Refuse the options that have no meaning in this mode (set to other than their defaults)."""
@@ -102,14 +100,6 @@ def _print_lines(lines, chunk: int = 65536) -> None:
     if batch:
         click.echo("\n".join(batch))
 
-
-def table(means: dict[str, float], n_queries: int) -> str:
-    """Aligned metric / mean lines, 4 decimals as trec_eval prints them."""
-    width = max(len("metric"), *(len(name) for name in means))
-    lines = [f"{'metric':<{width}}  {'mean':>8}"]
-    lines += [f"{name:<{width}}  {value:>8.4f}" for name, value in means.items()]
-    lines.append(f"({n_queries} quer{'y' if n_queries == 1 else 'ies'} averaged)")
-    return "\n".join(lines)
 
 
 def write_per_query(path: Path, result, metrics: dict) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from .bounds import PORT
 from .runs import runs_db_option
 from .worker import worker_options, worker_settings
 
@@ -18,7 +19,7 @@ TOKEN_HELP = ("Require this token (bearer for the API, a login for pages); neede
 
 @click.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
-@click.option("--port", type=int, default=8000, show_default=True, help="Port to bind.")
+@click.option("--port", type=PORT, default=8000, show_default=True, help="Port to bind (1 to 65535).")
 @runs_db_option
 @click.option("--datasets", type=click.Path(exists=True, file_okay=False, path_type=Path), default=Path("."),
               show_default=True,

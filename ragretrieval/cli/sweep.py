@@ -6,72 +6,65 @@ from pathlib import Path
 
 import click
 
+from ..evaluation.report import EvalConfig
 from ..retrieval.registry import sweepable_retrievers
 from ..runs.sweep import read_grid, run_sweep, sweep_table
-from .evaluate import (
-    embedding_options,
-    fusion_options,
-    given,
-    parse_ks,
-    parse_options,
-    rerank_options,
-    retrieval_settings,
-)
+from .evaluate import embedding_settings, fusion_settings, rerank_settings
+from .fields import Setting, collect, setting_options
 from .progress import no_progress_option, terminal_progress
 from .runs import history_errors, runs_db_option
 
-_RERANK_SETTINGS = ("depth", "format", "model", "api_key_env")  # eval's --rerank-* options, for every reranking cell
-
-
-def embedding_fusion_and_rerank_options(command):
-    """eval's embedding settings (for every model of the grid), fusion options (for its hybrid cells) and reranking
-    settings (for its reranking cells); `--rerank` itself is repeatable here."""
-    for option in reversed([*embedding_options, *fusion_options, *rerank_options[1:]]):
-        command = option(command)
-    return command
+# grid field <- the eval setting whose option is repeatable here (its default is eval's)
+SWEPT = {"models": "model", "retrievers": "retriever", "stores": "store", "chunk_sizes": "chunk_size",
+         "chunk_overlaps": "chunk_overlap"}
+SWEPT_SETTINGS = [
+    Setting("model", EvalConfig, help="Embedding model (repeatable)."),
+    Setting("retriever", EvalConfig, help="Retriever (repeatable); those without a model (bm25) ignore --model and "
+                                          "--store.", extra={"type": click.Choice(sweepable_retrievers())}),
+    Setting("store", EvalConfig, help="Vector store (repeatable)."),
+    Setting("chunk_size", EvalConfig, help="Chunk size (repeatable)."),
+    Setting("chunk_overlap", EvalConfig, help="Chunk overlap (repeatable)."),
+]
+SWEPT_SETTINGS = [Setting(s.path, s.model, s.help, {**s.extra, "multiple": True}) for s in SWEPT_SETTINGS]
+# settings every cell shares: eval's, for the cells they apply to
+SHARED_SETTINGS = [Setting("store_options", EvalConfig, help="key=value for every store."),
+                   Setting("retriever_options", EvalConfig,
+                           help="key=value for every retriever of the grid that takes it, e.g. k1=1.2."),
+                   Setting("ks", EvalConfig), Setting("granularity", EvalConfig),
+                   *embedding_settings(), *fusion_settings(), *rerank_settings()[1:]]
 
 
 @click.command("sweep")
-@click.option("--grid", "grid_file", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--config", "--grid", "grid_file", type=click.Path(dir_okay=False, path_type=Path),
               help="YAML or TOML grid file (docs/runs.md); options given here replace its fields.")
 @click.option("--dataset", "dataset_dir", type=click.Path(path_type=Path), help="Dataset folder.")
 @click.option("--questions", type=click.Path(path_type=Path), help="Another questions.jsonl for the same corpus.")
-@click.option("--model", "models", multiple=True, help="Embedding model (repeatable) [default: m3e-small].")
-@click.option("--retriever", "retrievers", multiple=True, type=click.Choice(sweepable_retrievers()),
-              help="Retriever (repeatable) [default: dense]; those without a model (bm25) ignore --model and "
-                   "--store.")
+@setting_options(SWEPT_SETTINGS)
 @click.option("--rerank", "reranks", multiple=True,
               help="A reranking stage after every retriever (repeatable; 'none': the retriever alone), e.g. "
                    "--rerank none --rerank embed:e5-small-q4 [default: none].")
-@click.option("--store", "stores", multiple=True, help="Vector store (repeatable) [default: faiss].")
-@click.option("--store-option", "store_options", multiple=True, help="key=value for every store.")
-@click.option("--chunk-size", "chunk_sizes", multiple=True, type=int, help="Chunk size (repeatable) [default: 300].")
-@click.option("--chunk-overlap", "chunk_overlaps", multiple=True, type=int,
-              help="Chunk overlap (repeatable) [default: 50].")
-@click.option("--k", "ks", default=None, help="Cutoffs to score, e.g. 1,3,5,10 [default: 1,3,5,10].")
-@click.option("--granularity", type=click.Choice(["doc", "chunk", "both"]), default=None, help="[default: both]")
 @click.option("--primary", default=None, help="Metric that ranks the cells: recall@5 or chunk:ndcg@10 "
                                                "[default: recall@5].")
 @click.option("--sweep-id", default=None, help="Resume (or name) this sweep [default: derived from the cells, so "
                                                 "running the same sweep again resumes it].")
 @runs_db_option
 @no_progress_option
-@embedding_fusion_and_rerank_options
-def sweep_command(grid_file, dataset_dir, questions, models, retrievers, reranks, stores, store_options, chunk_sizes,
-                  chunk_overlaps, ks, granularity, primary, sweep_id, runs_db, no_progress, **settings) -> None:
+@setting_options(SHARED_SETTINGS)
+def sweep_command(grid_file, dataset_dir, questions, reranks, primary, sweep_id, runs_db, no_progress,
+                  **given) -> None:
     """Evaluate every combination of models x retrievers x rerankers x stores x chunkings; each cell is a stored
     run. ``--retriever hybrid`` gives one hybrid (BM25 + dense) per model."""
-    rerank = given(**{key: settings.pop(f"rerank_{key}") for key in _RERANK_SETTINGS})
-    retrieval = retrieval_settings(retriever="hybrid", retriever_options=(), run_file=None, model=None, store=None,
-                                   store_options=(), chunk_size=None, chunk_overlap=None, **settings)
+    swept = collect(SWEPT_SETTINGS, given)
+    shared = collect(SHARED_SETTINGS, given)
+    options = shared.get("retriever_options", {})
+    fusion = {k: options.pop(k) for k in ("fusion", "rrf_k", "alpha") if k in options}
     overrides = dict(dataset=str(dataset_dir) if dataset_dir else None, questions=str(questions) if questions else None,
-                     models=list(models), retrievers=list(retrievers), reranks=list(reranks), stores=list(stores),
-                     store_options=parse_options(store_options) or None, chunk_sizes=list(chunk_sizes),
-                     chunk_overlaps=list(chunk_overlaps), ks=parse_ks(ks) if ks is not None else None,
-                     granularity=granularity, primary=primary, embed=retrieval["embed"],
-                     fusion=retrieval["retriever_options"] or None, rerank=rerank or None)
+                     **{field: swept.get(name) for field, name in SWEPT.items()}, reranks=list(reranks),
+                     store_options=shared.get("store_options"), retriever_options=options or None,
+                     ks=shared.get("ks"), granularity=shared.get("granularity"), primary=primary,
+                     embed=shared.get("embed"), fusion=fusion or None, rerank=shared.get("rerank"))
     if grid_file is None and dataset_dir is None:
-        raise click.UsageError("give --dataset or a --grid file")
+        raise click.UsageError("give --dataset or a --config (grid) file")
 
     def report(event, cell, run_id):
         if event == "start":
@@ -82,6 +75,7 @@ def sweep_command(grid_file, dataset_dir, questions, models, retrievers, reranks
             click.echo(f"cell {cell.label}: finished earlier as {run_id}", err=True)
 
     with history_errors(runs_db) as history:
+        history.check_writable()
         grid = read_grid(grid_file, overrides)
         result = run_sweep(grid, history, sweep_id=sweep_id, progress=terminal_progress(no_progress), on_cell=report)
     click.echo(sweep_table(result, grid.primary))

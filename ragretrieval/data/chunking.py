@@ -27,14 +27,14 @@ class ChunkingError(RagretrievalError, ValueError):
 class ChunkPolicy:
     """`size`: the most characters in a chunk; `overlap`: characters shared by consecutive cuts of one section."""
 
-    size: int = 300
-    overlap: int = 50
+    size: int = 300  # EvalConfig.chunk_size's default
+    overlap: int = 50  # EvalConfig.chunk_overlap's default
 
     def __post_init__(self) -> None:
         if self.size <= 0:
-            raise ChunkingError(f"chunk size must be positive, got {self.size}")
+            raise ChunkingError(f"chunk_size must be positive, got {self.size}")
         if not 0 <= self.overlap < self.size:
-            raise ChunkingError(f"chunk overlap must be >= 0 and smaller than the chunk size ({self.size}), "
+            raise ChunkingError(f"chunk_overlap must be >= 0 and smaller than chunk_size ({self.size}), "
                                 f"got {self.overlap}")
 
     @property

@@ -50,9 +50,19 @@ class Corpus:
 
 def corpus_fingerprint(documents: Iterable[Document]) -> str:
     """sha256 over the sorted (id, sha256(text)) pairs: changes when any id or content changes."""
+    return fingerprint_of_digests((doc.id, text_digest(doc.text)) for doc in documents)
+
+
+def text_digest(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+def fingerprint_of_digests(pairs: Iterable[tuple[str, bytes]], in_id_order: bool = False) -> str:
+    """`corpus_fingerprint` from (id, `text_digest`) pairs, in any order unless `in_id_order` says they are sorted
+    (a streamed corpus keeps only these, and sorts indices rather than pairs)."""
     digest = hashlib.sha256()
-    for doc in sorted(documents, key=lambda d: d.id):
-        digest.update(doc.id.encode("utf-8") + b"\0" + hashlib.sha256(doc.text.encode("utf-8")).digest())
+    for doc_id, text_sha in pairs if in_id_order else sorted(pairs, key=lambda pair: pair[0]):
+        digest.update(doc_id.encode("utf-8") + b"\0" + text_sha)
     return "sha256:" + digest.hexdigest()
 
 

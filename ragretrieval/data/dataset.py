@@ -10,7 +10,7 @@ import hashlib
 import json
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Iterable, TypeVar
+from typing import Callable, Iterable, Iterator, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -26,10 +26,12 @@ from pydantic import (
 from ..errors import RagretrievalError
 from ..io.atomic import atomic_writer
 from ..io.jsonfiles import describe, load_json, save_json, supported_version
+from ..work.options import SettingsError
 from .corpus import Document, corpus_fingerprint
 
 FORMAT_VERSION = 1
 CORPUS_FILE, QUESTIONS_FILE, MANIFEST_FILE = "corpus.jsonl", "questions.jsonl", "manifest.json"
+BOM = b"\xef\xbb\xbf"  # a byte-order mark some editors put before the first line
 
 
 class DatasetError(RagretrievalError):
@@ -71,15 +73,19 @@ class Provenance(_Record):
 
 
 ANSWER_FIELDS = ("ground_truth", "question_type", "context", "expect")  # since 0.2; written only when set
+PRODUCTION = "trace"  # the generator of a production request: it has no labels, reference-free judges score it
 
 
 class QuestionRecord(_Record):
     """A question and everything that judges what is found or answered for it.
 
     `relevant` labels retrieval; it may be empty for a question that is judged on its answer only (retrieval scoring
-    skips it). The answer-side fields (docs/answers.md): `ground_truth`, the reference answer; `question_type`, free
-    text (``FACTUAL``, ``fact_exact``, ...); `context`, document ids given as the question's context, in order
-    (``answer --contexts given``); `expect`, the deterministic checks by condition name (``{"include": [...]}``)."""
+    skips it). A question needs a label of some kind (`relevant`, `expect`, `ground_truth`), except a production
+    request imported from traces (``provenance.generator == "trace"``), which reference-free judges (groundedness,
+    relevance, safety) score. The answer-side fields (docs/answers.md): `ground_truth`, the reference answer;
+    `question_type`, free text (``FACTUAL``, ``fact_exact``, ...); `context`, document ids given as the question's
+    context, in order (``answer --contexts given``); `expect`, the deterministic checks by condition name
+    (``{"include": [...]}``)."""
 
     id: str = Field(min_length=1)
     text: str = Field(min_length=1)
@@ -110,7 +116,7 @@ class QuestionRecord(_Record):
             if rel.doc_id in seen:
                 raise ValueError(f"document {rel.doc_id!r} is listed twice in 'relevant'")
             seen.add(rel.doc_id)
-        if not (self.relevant or self.expect or self.ground_truth):
+        if not (self.relevant or self.expect or self.ground_truth or self.provenance.generator == PRODUCTION):
             raise ValueError("a question needs relevant documents ('relevant'), checks ('expect') or a reference "
                              "answer ('ground_truth'): with none of them nothing can be scored")
         return self
@@ -149,38 +155,55 @@ class Manifest(_Record):
 Model = TypeVar("Model", bound=BaseModel)
 
 
-def read_numbered_jsonl(path, model: type[Model]) -> list[tuple[int, Model]]:
-    """(line number, record) for each non-blank line of a JSON Lines file, validated."""
+def iter_numbered_jsonl(path, model: type[Model], on_bytes: Callable[[int], None] | None = None
+                        ) -> Iterator[tuple[int, Model]]:
+    """(line number, record) for each non-blank line of a JSON Lines file, validated one line at a time (a file
+    larger than memory streams); `on_bytes` hears how many bytes each line took (progress)."""
     path = Path(path)
     if not path.is_file():
         raise DatasetError(f"{path}: file not found")
-    records = []
-    with path.open(encoding="utf-8") as f:
-        for number, line in enumerate(f, start=1):
-            if not line.strip():
+    with path.open("rb") as f:
+        for number, raw in enumerate(f, start=1):
+            if on_bytes is not None:
+                on_bytes(len(raw))
+            if number == 1:
+                raw = raw.removeprefix(BOM)
+            if not raw.strip():
                 continue
             try:
-                records.append((number, model.model_validate_json(line.rstrip("\r\n"))))
+                line = raw.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError as error:
+                raise DatasetError(f"{path}:{number}: not UTF-8 text (bad byte at offset {error.start})") from None
+            try:
+                yield number, model.model_validate_json(line)
             except ValidationError as error:
                 if error.errors()[0]["type"] == "json_invalid":
                     raise DatasetError(f"{path}:{number}: invalid JSON: {error.errors()[0]['ctx']['error']}") from None
                 raise DatasetError(f"{path}:{number}: {describe(error)}") from None
-    return records
+
+
+def read_numbered_jsonl(path, model: type[Model]) -> list[tuple[int, Model]]:
+    """(line number, record) for each non-blank line of a JSON Lines file, validated."""
+    return list(iter_numbered_jsonl(path, model))
 
 
 def read_jsonl(path, model: type[Model]) -> list[Model]:
     """Read and validate a JSON Lines file; blank lines are allowed."""
-    return [record for _, record in read_numbered_jsonl(path, model)]
+    return [record for _, record in iter_numbered_jsonl(path, model)]
 
 
-def unique_documents(numbered: list[tuple[int, DocumentRecord]], path) -> tuple[Document, ...]:
+def unique_documents(numbered: Iterable[tuple[int, DocumentRecord]], path) -> tuple[Document, ...]:
+    """The documents of (line number, record) pairs, each id once; records are consumed one by one, so a streamed
+    corpus is held once, as documents."""
     first_line: dict[str, int] = {}
+    documents = []
     for number, record in numbered:
         if record.id in first_line:
             raise DatasetError(f"{path}:{number}: document id {record.id!r} is used twice (first on line "
                                f"{first_line[record.id]})")
         first_line[record.id] = number
-    return tuple(Document(r.id, r.title, r.text) for _, r in numbered)
+        documents.append(Document(record.id, record.title, record.text))
+    return tuple(documents)
 
 
 def write_jsonl(path, records: Iterable[BaseModel]) -> None:
@@ -202,6 +225,14 @@ class Dataset:
     @property
     def fingerprint(self) -> str:
         return self.manifest.corpus_fingerprint
+
+    @property
+    def other_questions(self) -> str | None:
+        """The questions file, when it is not the dataset's own questions.jsonl (what ``--questions`` named)."""
+        own = Path(self.path) / QUESTIONS_FILE
+        if self.questions_path is None or Path(self.questions_path) == own:
+            return None
+        return str(self.questions_path)
 
 
 def labels_fingerprint(questions: Iterable[QuestionRecord], chunk_labels=None) -> str:
@@ -270,7 +301,7 @@ def load_dataset(path, questions_file=None) -> Dataset:
     if not manifest_path.is_file():
         raise DatasetError(f"{path}: not a dataset folder ({MANIFEST_FILE} not found); build one with build-dataset")
     manifest = load_json(Manifest, manifest_path, DatasetError, "not a dataset manifest", "manifest")
-    documents = unique_documents(read_numbered_jsonl(path / CORPUS_FILE, DocumentRecord), path / CORPUS_FILE)
+    documents = unique_documents(iter_numbered_jsonl(path / CORPUS_FILE, DocumentRecord), path / CORPUS_FILE)
     fingerprint = corpus_fingerprint(documents)
     if fingerprint != manifest.corpus_fingerprint:
         raise DatasetError(
@@ -287,7 +318,8 @@ def check_writable(path, force: bool) -> None:
     """Refuse to replace an existing dataset unless `force`: a user's hand-edited question set is not ours to lose."""
     existing = [name for name in (CORPUS_FILE, QUESTIONS_FILE, MANIFEST_FILE) if (Path(path) / name).exists()]
     if existing and not force:
-        raise DatasetError(f"{path}: already holds a dataset ({', '.join(existing)}); pass --force to replace it")
+        raise SettingsError(f"{path}: already holds a dataset ({', '.join(existing)}); replace it with force",
+                            ["force"])
 
 
 def write_dataset(path, documents, questions, manifest: Manifest, force: bool = False) -> None:

@@ -10,11 +10,13 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+import threading
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
+from ..io.storage import guarded
 from ..work.progress import Progress, as_progress
 from ..work.stop import StopToken
 from .base import Embedder
@@ -42,16 +44,26 @@ def text_key(text: str) -> bytes:
 
 
 class EmbeddingCache:
+    """One connection, usable from any thread (a web worker indexes in one thread and embeds each question in
+    another): every use holds the cache's lock."""
+
+    @guarded("embedding cache")
     def __init__(self, folder=None):
         self.folder = Path(folder) if folder else default_cache_dir()
         self.folder.mkdir(parents=True, exist_ok=True)
         self.path = self.folder / "embeddings.sqlite"
-        self._db = sqlite3.connect(self.path)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute(_SCHEMA)
         self._db.commit()
 
+    @guarded("embedding cache")
     def get(self, model: str, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
+        with self._lock:
+            return self._get(model, keys)
+
+    def _get(self, model: str, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
         found = {}
         for i in range(0, len(keys), _LOOKUP_BATCH):
             part = list(keys[i : i + _LOOKUP_BATCH])
@@ -62,20 +74,25 @@ class EmbeddingCache:
             found.update((bytes(key), np.frombuffer(blob, dtype=np.float32)) for key, blob in rows)
         return found
 
+    @guarded("embedding cache")
     def put(self, model: str, keys: Sequence[bytes], vectors: np.ndarray) -> None:
-        with self._db:  # one transaction per batch
+        with self._lock, self._db:  # one transaction per batch
             self._db.executemany(
                 "INSERT OR REPLACE INTO vectors (model, text_sha256, vector) VALUES (?, ?, ?)",
                 [(model, key, np.asarray(v, dtype=np.float32).tobytes()) for key, v in zip(keys, vectors)],
             )
 
+    @guarded("embedding cache")
     def count(self, model: str | None = None) -> int:
-        if model is None:
-            return self._db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
-        return self._db.execute("SELECT COUNT(*) FROM vectors WHERE model = ?", [model]).fetchone()[0]
+        with self._lock:
+            if model is None:
+                return self._db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
+            return self._db.execute("SELECT COUNT(*) FROM vectors WHERE model = ?", [model]).fetchone()[0]
 
+    @guarded("embedding cache")
     def close(self) -> None:
-        self._db.close()
+        with self._lock:
+            self._db.close()
 
 
 def embed_cached(

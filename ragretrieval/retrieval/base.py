@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..data.chunking import Chunk
 from ..data.dataset import QuestionRecord
 from ..stores.base import SearchResult
+from ..work.options import PluginOptions
 
 
 @dataclass(frozen=True)
@@ -105,12 +106,15 @@ class RetrieverPlugin(Protocol):
     """The class registered under a retriever name (registry.py): it builds retrievers from specs.
 
     `config_fields` are the evaluation settings (``model``, ``store``, ``store_options``) its spec takes from an
-    `EvalConfig`; ``retriever_options`` (``--retriever-option key=value``) are added to them.
+    `EvalConfig`; ``retriever_options`` (``--retriever-option key=value``) are added to them, validated through
+    `Options` (a `PluginOptions` model: name, type, default and help of each option; None: not declared, passed
+    as given).
     """
 
     sweepable: ClassVar[bool]  # may be a sweep cell: needs nothing outside ragretrieval
     config_fields: ClassVar[tuple[str, ...]]
     keeps_index: ClassVar[bool]  # can save its index in --index-dir
+    Options: ClassVar[type[PluginOptions] | None]
 
     @classmethod
     def children(cls, options: dict) -> tuple[RetrieverSpec, ...]: ...
@@ -125,6 +129,7 @@ class SimpleRetriever:
     sweepable: ClassVar[bool] = False
     config_fields: ClassVar[tuple[str, ...]] = ()
     keeps_index: ClassVar[bool] = False
+    Options: ClassVar[type[PluginOptions] | None] = None
 
     @classmethod
     def children(cls, options: dict) -> tuple[RetrieverSpec, ...]:

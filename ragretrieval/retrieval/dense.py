@@ -10,23 +10,33 @@ import time
 from typing import ClassVar, Sequence
 
 import numpy as np
+from pydantic import Field
 
 from ..data.chunking import Chunk
-from ..stores import SearchResult, make_store
+from ..embedders.sentence_transformer import DEFAULT_MODEL
+from ..stores import DEFAULT_STORE, SearchResult, make_store
 from ..stores.persist import index_fingerprint, load_index, save_index
+from ..work.options import PluginOptions, plugin_options
 from ..work.progress import as_progress
 from .base import Ranking, RetrieverInfo, RetrieverSpec, SimpleRetriever, question_texts
 
 
+class DenseOptions(PluginOptions):
+    batch_size: int | None = Field(None, ge=1, le=100_000,
+                                   description="texts per embedding batch [default: the embedder's preferred, 64]")
+
+
 class DenseRetriever(SimpleRetriever):
-    """Options: ``model`` (an embedder name, embedders/registry.py), ``embed`` (its `EmbedSettings` values: API
-    endpoint, prefixes, ...), ``store``, ``store_options``."""
+    """Its spec takes ``model`` (an embedder name, embedders/registry.py), ``embed`` (its `EmbedSettings` values: API
+    endpoint, prefixes, ...), ``store`` and ``store_options`` from the configuration; its own option (`DenseOptions`)
+    is ``batch_size``."""
 
     sweepable: ClassVar[bool] = True
     config_fields: ClassVar[tuple[str, ...]] = ("model", "embed", "store", "store_options")
     keeps_index: ClassVar[bool] = True
+    Options: ClassVar[type[PluginOptions]] = DenseOptions
 
-    def __init__(self, embedder, cache, store: str = "faiss", store_options: dict | None = None,
+    def __init__(self, embedder, cache, store: str = DEFAULT_STORE, store_options: dict | None = None,
                  progress=None, batch_size: int | None = None, index_dir=None, rebuild: bool = False, executor=None,
                  stop=None):
         self.embedder, self.cache = embedder, cache
@@ -46,11 +56,11 @@ class DenseRetriever(SimpleRetriever):
     @classmethod
     def build(cls, spec: RetrieverSpec, context) -> "DenseRetriever":
         options = dict(spec.options)
-        embedder = context.embedder(options.pop("model", None) or "m3e-small", options.pop("embed", None))
-        return cls(embedder, context.embedding_cache(),
-                   options.pop("store", "faiss"), options.pop("store_options", None), progress=context.progress,
+        embedder = context.embedder(options.pop("model", None) or DEFAULT_MODEL, options.pop("embed", None))
+        store, store_options = options.pop("store", DEFAULT_STORE), options.pop("store_options", None)
+        return cls(embedder, context.embedding_cache(), store, store_options, progress=context.progress,
                    index_dir=context.index_dir, rebuild=context.rebuild, executor=context.executor,
-                   stop=context.stop, **options)
+                   stop=context.stop, **plugin_options(cls.Options, options, "retriever dense"))
 
     def _embed(self, embedder, texts: Sequence[str], description: str, executor=None) -> np.ndarray:
         from ..embedders import embed_cached

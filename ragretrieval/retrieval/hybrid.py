@@ -14,23 +14,38 @@ or weighted; ``rrf_k`` (60); ``alpha``, the dense part's weight in a weighted su
 from __future__ import annotations
 
 import time
-from typing import ClassVar, Sequence
+from typing import ClassVar, Literal, Sequence
+
+from pydantic import Field
 
 from ..data.chunking import Chunk
+from ..work.options import PluginOptions, plugin_options
 from .base import Ranking, RetrieverInfo, RetrieverSpec, SimpleRetriever
 from .fusion import DEFAULT_ALPHA, DEFAULT_K, check_fusion, fuse
+from .lexical import BM25Options
 from .registry import RetrieverError, build_retriever
 
 FUSION_OPTIONS = ("fusion", "rrf_k", "alpha", "candidates")
-LEXICAL_OPTIONS = ("k1", "b")
+LEXICAL_OPTIONS = tuple(BM25Options.model_fields)
 DENSE_OPTIONS = ("model", "embed", "store", "store_options")
 DEFAULT_CANDIDATES = 100
+
+
+class HybridOptions(BM25Options):
+    """The BM25 part's ``k1`` and ``b``, and how the parts are fused."""
+
+    fusion: Literal["rrf", "weighted"] = Field("rrf", description="reciprocal rank fusion, or a weighted sum of "
+                                                                  "normalised scores")
+    rrf_k: float = Field(DEFAULT_K, ge=0, description="k of reciprocal rank fusion")
+    alpha: float = Field(DEFAULT_ALPHA, ge=0, le=1, description="weight of the dense part in weighted fusion")
+    candidates: int = Field(DEFAULT_CANDIDATES, ge=1, le=100_000, description="hits each part is searched for")
 
 
 class HybridRetriever(SimpleRetriever):
     sweepable: ClassVar[bool] = True
     config_fields: ClassVar[tuple[str, ...]] = DENSE_OPTIONS
     keeps_index: ClassVar[bool] = True  # its dense part
+    Options: ClassVar[type[PluginOptions]] = HybridOptions
 
     def __init__(self, parts: Sequence, names: Sequence[str], fusion: str = "rrf", rrf_k: float = DEFAULT_K,
                  alpha: float = DEFAULT_ALPHA, candidates: int = DEFAULT_CANDIDATES):
@@ -50,14 +65,12 @@ class HybridRetriever(SimpleRetriever):
     @classmethod
     def build(cls, spec: RetrieverSpec, context) -> "HybridRetriever":
         children = spec.children or cls.children(spec.options)
-        known = {*FUSION_OPTIONS, *LEXICAL_OPTIONS, *DENSE_OPTIONS}
-        unknown = sorted(set(spec.options) - known)
-        if unknown:
-            raise RetrieverError(f"hybrid: unknown option {unknown[0]!r}; it takes {', '.join(sorted(known))}")
+        own = plugin_options(cls.Options, {k: v for k, v in spec.options.items() if k not in DENSE_OPTIONS},
+                             "retriever hybrid")
         if len(children) < 2:
             raise RetrieverError(f"hybrid: fuses two or more retrievers; its spec has {len(children)}")
         parts = [build_retriever(child, context) for child in children]
-        options = {k: spec.options[k] for k in FUSION_OPTIONS if k in spec.options}
+        options = {k: own[k] for k in FUSION_OPTIONS if k in own}
         return cls(parts, [child.label() for child in children], **options)
 
     @property

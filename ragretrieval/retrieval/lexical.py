@@ -6,19 +6,28 @@ import time
 from typing import ClassVar, Sequence
 
 import numpy as np
+from pydantic import Field
 
 from ..data.chunking import Chunk
 from ..stores.base import SearchResult
 from ..text import tokenize
+from ..work.options import PluginOptions, plugin_options
 from .base import Ranking, RetrieverInfo, RetrieverSpec, SimpleRetriever, question_texts
 
 
+class BM25Options(PluginOptions):
+    k1: float = Field(1.5, ge=0, description="term-frequency saturation")
+    b: float = Field(0.75, ge=0, le=1, description="document-length normalisation (0: none, 1: full)")
+
+
 class BM25Retriever(SimpleRetriever):
-    """Options ``k1`` (default 1.5) and ``b`` (0.75), as ``--retriever-option k1=1.2``."""
+    """Options (`BM25Options`): ``k1`` and ``b``, as ``--retriever-option k1=1.2``."""
 
     sweepable: ClassVar[bool] = True
+    Options: ClassVar[type[PluginOptions]] = BM25Options
 
-    def __init__(self, k1: float = 1.5, b: float = 0.75):
+    def __init__(self, k1: float = BM25Options.model_fields["k1"].default,
+                 b: float = BM25Options.model_fields["b"].default):
         self.k1, self.b = float(k1), float(b)
         self._model = None
         self._n = 0
@@ -26,7 +35,7 @@ class BM25Retriever(SimpleRetriever):
 
     @classmethod
     def build(cls, spec: RetrieverSpec, context) -> "BM25Retriever":
-        return cls(**spec.options)
+        return cls(**plugin_options(cls.Options, spec.options, "retriever bm25"))
 
     def index(self, chunks: Sequence[Chunk]) -> None:
         import bm25s

@@ -139,7 +139,7 @@ def roll_up(ranking: Ranking, question_ids, table: HitTable, k: int, chunk_polic
         notes.append("chunk level not scored: the retriever named documents, not chunks")
     elif n_hits and n_unknown_chunks == n_hits:
         notes.append(f"chunk level not scored: no retrieved chunk id is a chunk of this chunking ({chunk_policy}); "
-                     "pass the retriever's --chunk-size and --chunk-overlap to score chunks")
+                     "give the retriever's chunk_size and chunk_overlap to score chunks")
     elif n_hits:
         chunk_run = Run.from_arrays(question_ids, table.chunk_ids, chunk_rows, check_ids=False)
         if n_unknown_chunks:

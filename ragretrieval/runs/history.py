@@ -29,8 +29,9 @@ from ..answers.report import AnswerReport, Report, parse_report
 from ..errors import RagretrievalError
 from ..evaluation.report import EvalReport
 from .identity import package_versions, report_config_key, report_questions_fingerprint
-from .migrations import SchemaError, prepare
-from .schema import run_reports, run_tags, runs
+from .migrations import SchemaError, prepare, stored_version
+from .schema import SCHEMA_VERSION, run_reports, run_tags, runs
+from .sqlite import cannot_write, read_only_engine, sqlite_begin, sqlite_pragmas
 
 DEFAULT_PATH = Path(".ragretrieval") / "runs.sqlite"
 URL_VARIABLE = "RAGRETRIEVAL_RUNS_URL"
@@ -105,21 +106,6 @@ def normalize_url(url) -> str:
     return url
 
 
-def _sqlite_pragmas(connection, _record) -> None:
-    connection.isolation_level = None  # transactions are begun by `_sqlite_begin`, DDL included (pysqlite would not)
-    cursor = connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=30000")
-    cursor.close()
-
-
-def _sqlite_begin(conn) -> None:
-    """A writing transaction takes the write lock at once (so two writers queue instead of one failing halfway);
-    a reading one does not, so readers never wait for a writer (WAL)."""
-    conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("rr_write") else "BEGIN")
-
-
 @contextmanager
 def _savepoint(conn: Connection):
     """A savepoint in `conn`'s transaction: a failed insert is undone without ending the caller's transaction."""
@@ -149,15 +135,21 @@ class RunHistory:
             parsed = make_url(self.url)
         except ArgumentError as error:
             raise RunHistoryError(f"runs history URL {self.url!r} is not a database URL: {error}") from None
-        if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
-            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        database = parsed.database if parsed.get_backend_name() == "sqlite" else None
+        self.read_only = bool(database) and database != ":memory:" and cannot_write(database)
+        if self.read_only:
+            self.engine: Engine = read_only_engine(database)
+            self._check_version()
+            return
+        if database not in (None, "", ":memory:"):
+            Path(database).parent.mkdir(parents=True, exist_ok=True)
         try:
-            self.engine: Engine = create_engine(parsed)
+            self.engine = create_engine(parsed)
         except Exception as error:  # missing driver and the like: name the URL, hide the password
             raise RunHistoryError(f"cannot open runs history {self.display_url}: {error}") from None
-        if parsed.get_backend_name() == "sqlite":
-            event.listen(self.engine, "connect", _sqlite_pragmas)
-            event.listen(self.engine, "begin", _sqlite_begin)
+        if database is not None:
+            event.listen(self.engine, "connect", sqlite_pragmas)
+            event.listen(self.engine, "begin", sqlite_begin)
         self._prepare()
 
     @property
@@ -175,9 +167,31 @@ class RunHistory:
         except Exception as error:
             raise RunHistoryError(f"cannot open runs history {self.display_url}: {error}") from None
 
+    def _check_version(self) -> None:
+        """A store opened read-only is read as it is: it must be at this version (nothing can upgrade it)."""
+        self.upgraded_from = None
+        try:
+            with self.engine.connect() as conn:
+                found = stored_version(conn)
+        except Exception as error:
+            raise RunHistoryError(f"cannot read runs history {self.display_url} (opened read-only): {error}") from None
+        if found != SCHEMA_VERSION:
+            newer = found is not None and found > SCHEMA_VERSION
+            raise RunHistoryError(f"runs history {self.display_url}: schema version {found} " + (
+                "was written by a newer ragretrieval; upgrade ragretrieval" if newer else
+                "needs an upgrade, which a read-only store cannot take: open it once where it can be written"))
+
+    def check_writable(self) -> None:
+        """Refuse a read-only store before work whose result would be stored in it is done."""
+        if self.read_only:
+            raise RunHistoryError(f"runs history {self.display_url} is read-only (its file or folder cannot be "
+                                  "written): its runs can be listed, shown, compared and exported, not changed; "
+                                  "copy it to a writable folder, or point --runs-db elsewhere to store new runs")
+
     @contextmanager
     def _write(self):
         """One writing transaction (committed at the end, rolled back on an error)."""
+        self.check_writable()
         with self.engine.connect().execution_options(rr_write=True) as conn, conn.begin():
             yield conn
 

@@ -48,6 +48,14 @@ def _lock(conn: Connection) -> None:
         conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": ADVISORY_LOCK})
 
 
+def stored_version(conn: Connection) -> int | None:
+    """The schema version a store says it is at (None: no store, or one that says nothing)."""
+    if not inspect(conn).has_table(meta.name):
+        return None
+    found = conn.execute(select(meta.c.value).where(meta.c.key == "schema_version")).scalar()
+    return int(found) if found is not None else None
+
+
 def prepare(conn: Connection) -> tuple[int, int]:
     """Bring the store behind `conn` (inside an exclusive transaction) to `SCHEMA_VERSION`; (found, now)."""
     _lock(conn)

@@ -23,17 +23,23 @@ from ..data.dataset import Dataset, load_dataset
 from ..errors import RagretrievalError
 from ..evaluation.pipeline import check_config, evaluate
 from ..evaluation.report import EvalConfig
-from ..retrieval.registry import DEFAULT_RETRIEVER, BuildContext, retriever_class, sweepable_retrievers
+from ..io.mappings import MappingFileError, read_mapping
+from ..retrieval.registry import BuildContext, retriever_class, sweepable_retrievers
 from ..scoring import parse_metric
 from ..stores import store_class
+from ..work.options import build_settings
 from ..work.progress import as_progress
 from ..work.stop import StopToken
 from .history import RunHistory, RunSummary
 from .identity import config_key, labels_fingerprint, questions_fingerprint
 from .table import format_table, metric_value, number, parse_metric_column, reranked_by, retriever_cell
 
-_DEFAULTS = EvalConfig()
 NO_RERANK = "none"  # in `SweepGrid.reranks`: the first stage alone
+
+
+def _default(name: str):
+    """The default of an `EvalConfig` field: a grid's defaults are eval's."""
+    return EvalConfig.model_fields[name].get_default(call_default_factory=True)
 
 
 class SweepError(RagretrievalError, ValueError):
@@ -53,20 +59,22 @@ class SweepGrid(BaseModel):
     grid_version: Literal[1] = 1
     dataset: str
     questions: str | None = None
-    models: list[str] = Field(default_factory=lambda: [_DEFAULTS.model])
-    retrievers: list[str] = Field(default_factory=lambda: [DEFAULT_RETRIEVER])
+    models: list[str] = Field(default_factory=lambda: [_default("model")])
+    retrievers: list[str] = Field(default_factory=lambda: [_default("retriever")])
     reranks: list[str] = Field(default_factory=lambda: [NO_RERANK])
     rerank: dict = Field(default_factory=dict)  # RerankSettings values but the name, for every reranking cell
-    stores: list[str] = Field(default_factory=lambda: [_DEFAULTS.store])
+    stores: list[str] = Field(default_factory=lambda: [_default("store")])
     store_options: dict = Field(default_factory=dict)
-    chunk_sizes: list[int] = Field(default_factory=lambda: [_DEFAULTS.chunk_size])
-    chunk_overlaps: list[int] = Field(default_factory=lambda: [_DEFAULTS.chunk_overlap])
-    ks: list[int] = Field(default_factory=lambda: list(_DEFAULTS.ks))
-    granularity: str = "both"
-    rel_level: int = 1
+    chunk_sizes: list[int] = Field(default_factory=lambda: [_default("chunk_size")])
+    chunk_overlaps: list[int] = Field(default_factory=lambda: [_default("chunk_overlap")])
+    ks: list[int] = Field(default_factory=lambda: _default("ks"))
+    granularity: str = Field(default_factory=lambda: _default("granularity"))
+    rel_level: int = Field(default_factory=lambda: _default("rel_level"))
     primary: str = "recall@5"
     embed: dict = Field(default_factory=dict)  # EmbedSettings values for every model (API endpoint, prefixes, ...)
     fusion: dict = Field(default_factory=dict)  # options of the hybrid cells: fusion, rrf_k, alpha, candidates
+    # retriever options, each given to every retriever of the grid that takes it (k1 to bm25 and hybrid cells)
+    retriever_options: dict = Field(default_factory=dict)
 
     @field_validator("models", "retrievers", "reranks", "stores", "chunk_sizes", "chunk_overlaps", mode="before")
     @classmethod
@@ -144,28 +152,9 @@ def read_grid(path, overrides: dict | None = None) -> SweepGrid:
     if path is not None:
         path = Path(path)
         try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as error:
-            raise SweepError(f"{path}: cannot read the grid file: {error.strerror}") from None
-        try:
-            if path.suffix in (".yaml", ".yml"):
-                import yaml
-
-                data = yaml.safe_load(text) or {}
-            elif path.suffix == ".toml":
-                try:
-                    import tomllib
-                except ImportError:  # Python 3.10
-                    import tomli as tomllib
-                data = tomllib.loads(text)
-            else:
-                raise SweepError(f"{path}: a grid file ends in .yaml, .yml or .toml")
-        except SweepError:
-            raise
-        except Exception as error:  # the YAML and TOML parsers raise their own kinds, with line numbers
-            raise SweepError(f"{path}: not valid {path.suffix[1:].upper()}: {error}") from None
-        if not isinstance(data, dict):
-            raise SweepError(f"{path}: a grid file holds a mapping of settings, not {type(data).__name__}")
+            data = read_mapping(path, "grid file")
+        except MappingFileError as error:
+            raise SweepError(str(error)) from None
         for key in ("dataset", "questions"):
             if isinstance(data.get(key), str) and not Path(data[key]).is_absolute():
                 data[key] = str(path.parent / data[key])
@@ -180,6 +169,24 @@ def read_grid(path, overrides: dict | None = None) -> SweepGrid:
         raise SweepError(f"{source}field '{where}': {message}" if first["loc"] else f"{source}{message}") from None
 
 
+def cell_options(grid: SweepGrid) -> dict[str, dict]:
+    """Each retriever's options in the grid: the `retriever_options` it declares (every one must be declared by
+    some retriever of the grid), and `fusion` for hybrid."""
+    taken, options = set(), {}
+    for name in grid.retrievers:
+        declared = getattr(retriever_class(name), "Options", None)
+        known = set(declared.model_fields) if declared is not None else set()
+        options[name] = {k: v for k, v in grid.retriever_options.items() if k in known}
+        taken |= set(options[name])
+        if name == "hybrid":
+            options[name] = {**options[name], **grid.fusion}
+    stray = sorted(set(grid.retriever_options) - taken)
+    if stray:
+        raise SweepError(f"field 'retriever_options': no retriever of the grid ({', '.join(grid.retrievers)}) takes "
+                         f"{stray[0]!r}")
+    return options
+
+
 def plan(grid: SweepGrid, dataset: Dataset) -> list[Cell]:
     """The cells, grouped by model (so each model loads once); duplicates (bm25 x models x stores) collapse."""
     uses = {name: retriever_class(name).config_fields for name in grid.retrievers}
@@ -188,17 +195,19 @@ def plan(grid: SweepGrid, dataset: Dataset) -> list[Cell]:
             store_class(store)  # an unknown store fails now, not after the cells before it ran
     questions_fp = questions_fingerprint((q.id, q.text, [r.doc_id for r in q.relevant]) for q in dataset.questions)
     labels_fp = labels_fingerprint(dataset.questions)
+    options = cell_options(grid)
     cells: dict[str, Cell] = {}
     for retriever, rerank, model, store, size, overlap in itertools.product(
             grid.retrievers, grid.reranks, grid.models, grid.stores, grid.chunk_sizes, grid.chunk_overlaps):
         stored = "store" in uses[retriever]
         try:
-            config = EvalConfig(retriever=retriever, model=model, store=store if stored else _DEFAULTS.store,
-                                store_options=grid.store_options if stored else {}, chunk_size=size,
-                                chunk_overlap=overlap, ks=grid.ks, granularity=grid.granularity,
-                                rel_level=grid.rel_level, embed=(grid.embed or None) if "embed" in uses[retriever]
-                                else None, retriever_options=grid.fusion if retriever == "hybrid" else {},
-                                rerank=None if rerank == NO_RERANK else {"name": rerank, **grid.rerank})
+            config = build_settings(EvalConfig, dict(
+                retriever=retriever, model=model, store=store if stored else _default("store"),
+                store_options=grid.store_options if stored else {}, chunk_size=size, chunk_overlap=overlap,
+                ks=grid.ks, granularity=grid.granularity, rel_level=grid.rel_level,
+                embed=(grid.embed or None) if "embed" in uses[retriever] else None,
+                retriever_options=options[retriever],
+                rerank=None if rerank == NO_RERANK else {"name": rerank, **grid.rerank}))
             check_config(config)
         except (ValueError, RagretrievalError) as error:
             stage = reranked_by(None if rerank == NO_RERANK else rerank)

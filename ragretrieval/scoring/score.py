@@ -31,6 +31,12 @@ class ScoreResult:
     def to_dict(self) -> dict[str, float]:
         return dict(self.means)
 
+    def __str__(self) -> str:
+        """The table ``ragretrieval score`` prints."""
+        from .means import means_table
+
+        return means_table(self.means, len(self.query_ids))
+
 
 def _check_option(name: str, value, allowed) -> None:
     if value not in allowed:

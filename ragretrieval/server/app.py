@@ -12,13 +12,16 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
-from jinja2 import Environment, FileSystemLoader
+from jinja2 import Environment, FileSystemLoader, pass_context
 
 from ..errors import RagretrievalError
 from ..llm.client import LLMError
+from ..work.options import SettingsError
 from .db import Database
+from .i18n import LANGUAGES, request_language, script_catalogue, translate
 from .jobs.engine import Engine, load_engine
 from .jobs.worker import Worker
+from .rendering import is_long, markdown_html, public_text
 from .security import Guard
 from .settings import ServeSettings
 from .store import Conflict, Invalid, NotFound
@@ -34,18 +37,39 @@ def when(stamp: str | None) -> str:
     return f"{stamp[:10]} {stamp[11:19]}" if stamp else "–"
 
 
-def short(value) -> str:
+@pass_context
+def short(context, value) -> str:
     """A score or check value without noise: 5, 4.5, 0.667, yes, no."""
     if isinstance(value, bool):
-        return "yes" if value else "no"
+        return gettext(context, "yes" if value else "no")
     if isinstance(value, float):
         return f"{value:.0f}" if value.is_integer() else f"{value:.3g}"
     return "–" if value is None else str(value)
 
 
+@pass_context
+def gettext(context, message: str, **values) -> str:
+    """``{{ _("Question sets") }}``: `message` in the language of the page's request (i18n.py)."""
+    return translate(request_language(context["request"]), message, **values)
+
+
+@pass_context
+def page_language(context) -> str:
+    return request_language(context["request"])
+
+
+@pass_context
+def page_messages(context) -> dict[str, str]:
+    """The translations the page's scripts need (common.js `t`), handed over as JSON."""
+    return script_catalogue(request_language(context["request"]))
+
+
 def templates() -> Jinja2Templates:
-    env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True)  # every value escaped
-    env.filters.update(when=when, short=short)
+    env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True,  # every value escaped
+                      extensions=["jinja2.ext.do"])
+    env.filters.update(when=when, short=short, markdown=markdown_html, public=public_text)
+    env.tests.update(long=is_long)
+    env.globals.update(_=gettext, language=page_language, languages=LANGUAGES, script_messages=page_messages)
     return Jinja2Templates(env=env)
 
 
@@ -88,9 +112,9 @@ def create_app(settings: ServeSettings = ServeSettings(), engine: Engine | None 
         app.mount("/docs-assets", StaticFiles(directory=assets), name="docs-assets")
     except ImportError:  # the docs page then says how to get it; /openapi.json works regardless
         pass
-    from .routes import auth, corpora, docs, evaluations, pages, question_sets
+    from .routes import auth, corpora, docs, evaluations, language, pages, question_sets, set_pages
 
-    for module in (question_sets, evaluations, corpora, auth, docs, pages):
+    for module in (question_sets, evaluations, corpora, auth, docs, language, set_pages, pages):
         app.include_router(module.router)
     _errors(app)
     app.add_middleware(Guard, settings=settings)
@@ -101,11 +125,20 @@ def _errors(app: FastAPI) -> None:
     async def known(request: Request, error: RagretrievalError):
         status = next(code for kind, code in STATUS if isinstance(error, kind))
         if request.url.path.startswith(API_PREFIXES):
-            return JSONResponse({"detail": str(error)}, status_code=status)
+            return JSONResponse({"detail": public_text(str(error))}, status_code=status)
         return request.app.state.templates.TemplateResponse(
-            request, "error.html", {"status": status, "message": str(error)}, status_code=status)
+            request, "error.html", {"status": status, "message": public_text(str(error))}, status_code=status)
 
     app.add_exception_handler(RagretrievalError, known)
+
+    async def settings(request: Request, error: SettingsError):
+        """Settings that cannot work are field errors, shaped as FastAPI's 422: each field's place in the body."""
+        places = error.fields or ("body",)
+        problems = [{"loc": ["body", *field.split(".")], "msg": str(error), "type": "value_error"}
+                    for field in places]
+        return JSONResponse({"detail": problems}, status_code=422)
+
+    app.add_exception_handler(SettingsError, settings)
 
     async def invalid(request: Request, error: RequestValidationError):
         """FastAPI's 422 with each problem's place, without echoing the input (it may be large, or a secret)."""

@@ -38,7 +38,14 @@ class Database:
 
     @contextmanager
     def read(self):
-        with self.engine.connect() as conn:
+        """One reading transaction that sees one snapshot of the database: on SQLite its ``BEGIN`` does (WAL), on
+        PostgreSQL REPEATABLE READ (under the default READ COMMITTED, an evaluation's row and its results read one
+        after the other could come from two moments, and the page would show a count beside another count's
+        figures)."""
+        conn = self.engine.connect()
+        if self.is_postgres:
+            conn = conn.execution_options(isolation_level="REPEATABLE READ")
+        with conn:
             yield conn
 
     @contextmanager

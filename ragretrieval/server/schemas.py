@@ -12,6 +12,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from .jobs.options import EvaluationOptions, default_retriever, web_retrievers
+
 STATUSES = ("PENDING", "RUNNING", "PAUSED", "COMPLETED", "FAILED")
 QUESTION_TYPES = ("FACTUAL", "INFERENTIAL", "USER_DEFINED")  # the design's; any other short label is kept as given
 MAX_QUESTIONS = 20_000  # per request and per set
@@ -21,6 +23,22 @@ _JUDGE = re.compile(r"^[a-z][a-z0-9_]*(,[a-z][a-z0-9_]*)*$")
 
 class _Input(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+def service_generator(value: str) -> str:
+    """A generator spec whose ``http:`` URL, if it has one, is a plain URL (checked like every URL field)."""
+    if value.startswith("http:"):
+        plain_url(value[len("http:"):], "the generator's URL")
+    return value
+
+
+class _Endpoints(_Input):
+    """The URL fields an evaluation's endpoints are given by: plain http(s) URLs, never with credentials."""
+
+    @field_validator("base_url", "judge_base_url", check_fields=False)
+    @classmethod
+    def _urls(cls, value, info):
+        return plain_url(value, info.field_name)
 
 
 def plain_url(value: str | None, field: str) -> str | None:
@@ -119,31 +137,27 @@ class GenerateOut(BaseModel):
 
 
 # ------------------------------------------------------------------------------------------------------ evaluations
-class EvaluationIn(_Input):
+class EvaluationIn(_Endpoints):
     name: str = Field(min_length=1, max_length=255)
     dataset: str = Field(min_length=1, max_length=500)
     question_set_id: str = Field(min_length=1, max_length=24)
     generator: str = Field(min_length=1, max_length=500)
     base_url: str | None = None
-    retriever: str | None = Field(default=None, max_length=100)
+    # null: the default (EvalConfig's), which the evaluation then records
+    retriever: str | None = Field(default=default_retriever(), max_length=100,
+                                  description="How contexts are retrieved: " + ", ".join(web_retrievers()))
     judge: str | None = Field(default=None, max_length=300)
     judge_model: str | None = Field(default=None, max_length=200)
     judge_base_url: str | None = None
-    options: dict = Field(default_factory=dict)  # more answer-session settings (e.g. context_k), no secrets
+    # more answer settings (e.g. context_k, chunk_size), no secrets
+    options: EvaluationOptions = Field(default_factory=EvaluationOptions)
 
     @field_validator("generator")
     @classmethod
     def _generator(cls, value: str) -> str:
         """An http: URL is checked here like every URL field; the name itself against the generators' registry when
         the evaluation is created (routes/evaluations.py)."""
-        if value.startswith("http:"):
-            plain_url(value[len("http:"):], "the generator's URL")
-        return value
-
-    @field_validator("base_url", "judge_base_url")
-    @classmethod
-    def _urls(cls, value, info):
-        return plain_url(value, info.field_name)
+        return service_generator(value)
 
     @field_validator("judge")
     @classmethod
@@ -153,16 +167,62 @@ class EvaluationIn(_Input):
             raise ValueError(f"judge must be judge names separated by commas (e.g. score5,correctness); got {value!r}")
         return names or None
 
-    @field_validator("options")
+    @field_validator("options", mode="before")
     @classmethod
-    def _no_secrets(cls, value: dict) -> dict:
+    def _no_secrets(cls, value):
         """A name with a word such as key, apikey or token (not max_tokens) is refused with this reason; any other
         unknown name is refused by the engine's options (jobs/options.py)."""
-        for name in value:
+        for name in value if isinstance(value, dict) else ():
             if any(word in SECRET_WORDS or word.endswith(SECRET_WORDS) for word in re.split(r"[\W_]+", name.lower())):
                 raise ValueError(f"option {name!r} looks like a secret: API keys stay in the server's environment "
                                  "and are never stored")
         return value
+
+
+class EndpointIn(_Endpoints):
+    """Where a FAILED or PAUSED evaluation's answers and verdicts are asked, corrected before it is resumed: the
+    base URL of its model, its judges', or the URL of its ``http:`` service. A field given as null or "" goes back to
+    its default (OpenAI's URL; for the judges, the model's); a field left out is kept."""
+
+    generator: str | None = Field(default=None, max_length=500)
+    base_url: str | None = None
+    judge_base_url: str | None = None
+
+    @field_validator("generator")
+    @classmethod
+    def _service_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if not value.startswith("http:"):
+            raise ValueError("only an http: service's URL can be corrected (http:<url>); another model or kind of "
+                             "generator would make it another evaluation: run it again with those settings")
+        return service_generator(value)
+
+
+class IdsIn(_Input):
+    """Several evaluations or question sets at once (bulk delete): each id once, up to 500."""
+
+    ids: list[str] = Field(min_length=1, max_length=500)
+
+    @field_validator("ids")
+    @classmethod
+    def _ids(cls, value: list[str]) -> list[str]:
+        for position, item in enumerate(value):
+            if not re.fullmatch(r"[a-z]{1,4}_[0-9a-z_]{1,40}", item):  # not echoed: it may be anything
+                raise ValueError(f"ids[{position}] is not an id (eval_... or qs_...)")
+        return list(dict.fromkeys(value))
+
+
+class Deleted(BaseModel):
+    deleted: list[str]
+
+
+class DecodedOut(BaseModel):
+    """A file's text, decoded on the server when it was not UTF-8 (io/text_encoding.py)."""
+
+    text: str
+    encoding: str
+    converted: bool
 
 
 class ResultOut(BaseModel):
@@ -218,6 +278,9 @@ class EvaluationDetail(EvaluationOut):
 
 
 T = TypeVar("T")
+# the largest offset a list takes: JavaScript's largest exact integer, far below what the databases' 64-bit OFFSET
+# holds (past it, a request is a 422, not an OverflowError in the database driver and a 500)
+MAX_OFFSET = 2**53 - 1
 
 
 class Page(BaseModel, Generic[T]):

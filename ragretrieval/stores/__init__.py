@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from importlib.metadata import entry_points
 
-from .base import Records, SearchResult, StoreError, VectorStore
+from ..work.options import plugin_options
+from .base import DEFAULT_STORE, Records, SearchResult, StoreError, VectorStore
 from .faiss_store import FaissStore
 from .numpy_store import NumpyStore
 
@@ -37,12 +38,15 @@ def store_class(name: str):
                      + ", ".join(f"{store} ({package})" for store, package in ADAPTER_PACKAGES.items()))
 
 
-def make_store(name: str = "faiss", **options) -> VectorStore:
+def make_store(name: str = DEFAULT_STORE, **options) -> VectorStore:
+    """A store by name; its options are checked against the store's `Options` model when it declares one."""
+    cls = store_class(name)
+    options = plugin_options(getattr(cls, "Options", None), options, f"store {name}", "store_options")
     try:
-        return store_class(name)(**options)
+        return cls(**options)
     except TypeError as error:
         raise StoreError(f"bad option for store {name!r}: {error}") from None
 
 
-__all__ = ["ADAPTER_PACKAGES", "BUILT_IN", "ENTRY_POINT_GROUP", "FaissStore", "NumpyStore", "Records", "SearchResult",
-           "StoreError", "VectorStore", "available_stores", "make_store", "store_class"]
+__all__ = ["ADAPTER_PACKAGES", "BUILT_IN", "DEFAULT_STORE", "ENTRY_POINT_GROUP", "FaissStore", "NumpyStore", "Records",
+           "SearchResult", "StoreError", "VectorStore", "available_stores", "make_store", "store_class"]

@@ -19,6 +19,7 @@ from ..io.atomic import write_text_atomic
 from ..io.jsonfiles import describe
 
 META_FILE = "store.json"
+DEFAULT_STORE = "faiss"  # the store of a dense retriever when none is named (EvalConfig.store)
 
 
 class StoreError(RagretrievalError):

@@ -9,17 +9,30 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
+from pydantic import Field
 
-from .base import Records, SearchResult, StoreError, check_queries, check_vectors
+from ..work.options import PluginOptions
+from .base import DEFAULT_STORE, Records, SearchResult, StoreError, check_queries, check_vectors
 
 INDEX_FILE = "index.faiss"
 KINDS = ("flat", "hnsw", "ivf")
 
 
+class FaissOptions(PluginOptions):
+    kind: Literal["flat", "hnsw", "ivf"] = Field("flat", description="exact inner product, or approximate HNSW/IVF")
+    m: int = Field(32, ge=2, le=512, description="hnsw: links per node")
+    ef_construction: int = Field(200, ge=1, description="hnsw: candidates while building")
+    ef_search: int = Field(128, ge=1, description="hnsw: candidates while searching")
+    nlist: int | None = Field(None, ge=1, description="ivf: cells [default: about 4 sqrt(n)]")
+    nprobe: int = Field(16, ge=1, description="ivf: cells searched")
+
+
 class FaissStore:
-    name = "faiss"
+    name = DEFAULT_STORE
+    Options = FaissOptions
     search_modes = "exact (kind=flat), ANN (kind=hnsw, kind=ivf)"
     server_mode = None
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..work.options import NoOptions
 from .base import Records, SearchResult, check_queries, check_vectors
 
 VECTORS_FILE = "vectors.npy"
@@ -28,6 +29,7 @@ def top_k(scores: np.ndarray, k: int) -> SearchResult:
 
 class NumpyStore:
     name = "numpy"
+    Options = NoOptions  # exact search has nothing to tune
     exact = True
     search_modes = "exact"
     server_mode = None

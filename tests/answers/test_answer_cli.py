@@ -98,16 +98,17 @@ def test_a_retrieval_run_and_an_answer_run_compare_on_a_shared_metric(demo_datas
 
 
 def test_bad_settings_fail_with_one_line(demo_dataset, tmp_path):
-    unknown = run("answer", "--dataset", demo_dataset, "--generator", "gpt", "--no-save", code=1)
-    assert "Error: unknown generator 'gpt'; known: extractive, file:..., http:..., openai:..." in unknown.output
+    unknown = run("answer", "--dataset", demo_dataset, "--generator", "gpt", "--no-save", code=2)
+    assert "Error: --generator: unknown generator 'gpt'; known: extractive, file:..., http:..., openai:..." in \
+        unknown.output
     given = run("answer", "--dataset", demo_dataset, "--generator", "extractive", "--contexts", "given",
                 "--no-save", code=1)
-    assert "lists no 'context' documents, which --contexts given shows" in given.output
+    assert "lists no 'context' documents, which contexts given shows" in given.output
     option = run("answer", "--dataset", demo_dataset, "--generator", "extractive", "--generator-option", "x=1",
-                 "--retriever", "bm25", "--no-save", code=1)
-    assert "extractive: unknown option 'x' (known: sentences)" in option.output
+                 "--retriever", "bm25", "--no-save", code=2)
+    assert "generator extractive: --generator-option x: unknown option (known: sentences)" in option.output
     pattern = run("answer", "--dataset", demo_dataset, "--generator", "extractive", "--citation-pattern", "(",
-                  "--retriever", "bm25", "--no-save", code=1)
+                  "--retriever", "bm25", "--no-save", code=2)
     assert "--citation-pattern is not a regular expression" in pattern.output
     missing = run("answer", "--dataset", demo_dataset, "--generator", f"file:{tmp_path / 'none.jsonl'}",
                   "--no-save", code=1)

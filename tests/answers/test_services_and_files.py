@@ -60,8 +60,8 @@ def test_http_mapping_headers_and_failures(small_dataset, rag_service, tmp_path,
     _, down = answer(small_dataset, f"http:{rag_service.url}/down", tmp_path, "--generator-option", "retries=0", code=1)
     assert "HTTP 500" in down.output
     _, bad = answer(small_dataset, f"http:{rag_service.url}/answer", tmp_path, "--generator-option", "request=xml",
-                    code=1)
-    assert "http: request must be one of query, messages, text; got 'xml'" in bad.output
+                    code=2)
+    assert "--generator-option request: Input should be 'query', 'messages' or 'text'" in bad.output
 
 
 def test_agent_evaluation_answers_with_document_recall(demo_dataset, tmp_path):

@@ -113,5 +113,5 @@ def test_given_contexts_are_checked_before_anything_is_asked(dataset):
     broken = type(dataset)(dataset.path, dataset.documents, (bad,), dataset.manifest)
     with pytest.raises(AnswerSettingsError, match="'expect.cite' names 'nowhere.md', which is not in its context"):
         AnswerSession(broken, AnswerSettings(generator="extractive", contexts="given"))
-    with pytest.raises(AnswerSettingsError, match="contexts must be retrieved or given"):
+    with pytest.raises(ValueError, match="contexts\n  Input should be 'retrieved' or 'given'"):
         AnswerSession(dataset, AnswerSettings(generator="extractive", contexts="all"))

@@ -174,7 +174,8 @@ def test_cli_run_file_and_its_errors(demo, demo_dataset, tmp_path):
                                   "--granularity", "chunk", "--no-progress", "--no-save"])
     assert result.exit_code != 0 and "chunk level not scored" in result.output
     result = runner.invoke(main, ["eval", "--dataset", str(demo_dataset), "--retriever", "run-file", "--no-save"])
-    assert result.exit_code != 0 and "--retriever run-file needs the results file: --run FILE" in result.output
+    assert result.exit_code != 0 and "--run, the results file, is missing: retriever run-file scores it" in result.output
     result = runner.invoke(main, ["eval", "--dataset", str(demo_dataset), "--retriever", "run-file", "--run",
                                   str(run), "--retriever-option", "matching=id", "--no-save"])
-    assert result.exit_code != 0 and "unknown run-file option(s) matching; known: run, format, match" in result.output
+    assert result.exit_code == 2 and ("retriever run-file: --retriever-option matching: unknown option (known: run, "
+                                      "format, match)") in result.output

@@ -131,7 +131,7 @@ def test_trec_run_files_with_qrels(reports, tmp_path):
         assert data["metrics"][name]["b"] == pytest.approx(b.means["doc"][name])
     no_qrels = run_cli("compare", tmp_path / "a.run", tmp_path / "b.run")
     assert no_qrels.exit_code == 2
-    assert "a.run: not a JSON report; to compare a TREC run file, pass --qrels FILE" in no_qrels.output
+    assert "a.run: not a JSON report; to compare a TREC run file, give --qrels, the TREC judgements to score it against" in no_qrels.output
 
 
 def test_bad_inputs_exit_2_with_a_message(report_files, tmp_path):

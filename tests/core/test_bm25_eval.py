@@ -111,9 +111,11 @@ def test_granularity_and_k_options(demo_dataset):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--k", "0,5"], "Invalid value for --k: expected comma-separated positive integers, got '0,5'"),
+    (["--k", "0,5"], "Error: --k: every k must be a positive integer; got [0, 5]"),
+    (["--k", "1,x"], "Error: --k: expected comma-separated positive integers, got '1,x'"),
     (["--chunk-size", "100", "--chunk-overlap", "100"],
-     "Error: chunk overlap must be >= 0 and smaller than the chunk size (100), got 100"),
+     "Error: --chunk-overlap must be smaller than --chunk-size (100); got 100"),
+    (["--chunk-size", "0"], "Error: --chunk-size: Input should be greater than or equal to 1"),
 ])
 def test_bad_eval_options_are_clear_errors(demo_dataset, args, message):
     result = CliRunner().invoke(main, ["eval", "--dataset", str(demo_dataset), "--retriever", "bm25", "--no-save",

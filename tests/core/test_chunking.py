@@ -98,10 +98,10 @@ def test_policy_key_names_the_settings():
 
 
 @pytest.mark.parametrize("size, overlap, message", [
-    (0, 0, "chunk size must be positive, got 0"),
-    (-5, 0, "chunk size must be positive, got -5"),
-    (100, 100, "chunk overlap must be >= 0 and smaller than the chunk size (100), got 100"),
-    (100, -1, "chunk overlap must be >= 0 and smaller than the chunk size (100), got -1"),
+    (0, 0, "chunk_size must be positive, got 0"),
+    (-5, 0, "chunk_size must be positive, got -5"),
+    (100, 100, "chunk_overlap must be >= 0 and smaller than chunk_size (100), got 100"),
+    (100, -1, "chunk_overlap must be >= 0 and smaller than chunk_size (100), got -1"),
 ])
 def test_bad_size_or_overlap_is_an_error(size, overlap, message):
     with pytest.raises(ChunkingError) as error:

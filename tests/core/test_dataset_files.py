@@ -186,9 +186,9 @@ def test_build_refuses_to_overwrite_without_force(demo_corpus, dataset):
     before = {p.name: p.read_bytes() for p in dataset.iterdir()}
     runner = CliRunner()
     result = runner.invoke(main, ["build-dataset", str(demo_corpus), "--out", str(dataset)])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert result.stderr.endswith(f"Error: {dataset}: already holds a dataset (corpus.jsonl, questions.jsonl, "
-                                  "manifest.json); pass --force to replace it\n")
+                                  "manifest.json); replace it with --force\n")
     assert {p.name: p.read_bytes() for p in dataset.iterdir()} == before
 
     result = runner.invoke(main, ["build-dataset", str(demo_corpus), "--out", str(dataset), "--force"])

@@ -135,8 +135,8 @@ def test_samples_give_the_majority_and_the_disagreement(demo_dataset, llm_env, t
         invoke(*args(server, demo_dataset, "--judge", "correctness", "--judge-samples", 3, "--no-save"))
         assert judge_requests(server) == 15  # each sample is cached apart
         refused = invoke(*args(server, demo_dataset, "--judge", "correctness", "--judge-samples", 3,
-                               "--judge-temperature", 0, "--no-save"), code=1)
-        assert "needs a temperature above 0" in refused.output
+                               "--judge-temperature", 0, "--no-save"), code=2)
+        assert "--judge-samples above 1 needs --judge-temperature above 0" in refused.output
     report = AnswerReport.load(tmp_path / "r.json")
     for question in report.questions:
         verdict = question.judges["correctness"]
@@ -165,7 +165,7 @@ def test_a_prompt_file_replaces_one_judges_prompt(demo_dataset, llm_env, judge_s
     stray = invoke(*args(judge_server, demo_dataset, "--judge", "score5", "--judge-prompt", f"safety={prompt}",
                          "--no-save"), code=2)
     assert "judge 'safety' is not among --judge score5" in stray.output
-    unknown = invoke(*args(judge_server, demo_dataset, "--judge", "score5,nope", "--no-save"), code=1)
+    unknown = invoke(*args(judge_server, demo_dataset, "--judge", "score5,nope", "--no-save"), code=2)
     assert "unknown judge 'nope'" in unknown.output and "context_sufficiency" in unknown.output
 
 

@@ -129,7 +129,7 @@ def test_judgements_for_other_chunks_are_refused(tmp_path, llm_dataset):
     result = CliRunner().invoke(main, ["eval", "--dataset", str(out), "--retriever", "bm25", "--chunk-size", "200",
                                        "--judgements", str(tmp_path / "j.json"), "--no-save", "--no-progress"])
     assert result.exit_code != 0
-    assert "evaluate with --chunk-size 300 --chunk-overlap 50" in result.output
+    assert "evaluate with --chunk-size 300 and --chunk-overlap 50" in result.output
 
 
 def test_a_bad_judgements_file_is_named_with_its_problem(tmp_path):

@@ -180,7 +180,7 @@ def expected_notes(case: Case, oracle: Oracle, rows) -> tuple[list[str], bool]:
         notes.append("chunk level not scored: the retriever named documents, not chunks")
     elif top and not_ours == len(top):
         notes.append(f"chunk level not scored: no retrieved chunk id is a chunk of this chunking ({policy}); "
-                     "pass the retriever's --chunk-size and --chunk-overlap to score chunks")
+                     "give the retriever's chunk_size and chunk_overlap to score chunks")
     elif not_ours:
         notes.append(f"{not_ours} of {len(top)} retrieved chunks are not chunks of this chunking ({policy}); "
                      "scored as non-relevant")
@@ -190,7 +190,7 @@ def expected_notes(case: Case, oracle: Oracle, rows) -> tuple[list[str], bool]:
         notes.append(f"{empty} of {n_questions} questions got an empty ranking (scored 0)")
     top_grade = max(g for labels in case.labels for _, g, _ in labels)
     if case.rel_level > top_grade:
-        notes.append(f"--rel-level {case.rel_level} is above every grade in the labels (highest {top_grade}): no "
+        notes.append(f"rel_level {case.rel_level} is above every grade in the labels (highest {top_grade}): no "
                      "label counts as relevant, so every binary metric is 0; nDCG uses the raw grades and is not")
     return notes, chunk_scored
 

@@ -5,6 +5,7 @@ built here), the Cohere and TEI HTTP formats against a real server on 127.0.0.1,
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,7 +19,6 @@ from ragretrieval.retrieval import BuildContext, RetrieverSpec, build_retriever
 from ragretrieval.retrieval.rerank import RerankError
 from ragretrieval.testing.chat_server import ChatServer, Reply
 from ragretrieval.testing.retriever_conformance import RetrieverConformance
-from tests.conftest import DEMO_CORPUS
 
 
 @pytest.fixture(scope="session")
@@ -29,7 +29,7 @@ def tiny_cross_encoder(tmp_path_factory):
     from transformers import BertConfig, BertForSequenceClassification, BertTokenizer
 
     folder = tmp_path_factory.mktemp("tiny-cross-encoder")
-    demo_corpus = DEMO_CORPUS
+    demo_corpus = Path(__file__).resolve().parents[2] / "datasets" / "demo" / "dishes"
     characters = sorted({c for path in demo_corpus.rglob("*.md") for c in path.read_text(encoding="utf-8")
                          if not c.isspace()})
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *dict.fromkeys(c.lower() for c in characters)]
@@ -130,6 +130,6 @@ def test_unknown_rerankers_and_orphan_options_are_refused(demo_dataset):
         build_retriever(reranked(RetrieverSpec(name="bm25"), name="nope:x"), context)
     result = CliRunner().invoke(main, ["eval", "--dataset", str(demo_dataset), "--retriever", "bm25",
                                        "--rerank-depth", "5", "--no-save"])
-    assert result.exit_code == 2 and "needs --rerank NAME" in result.output
+    assert result.exit_code == 2 and "--rerank-depth needs --rerank" in result.output
     with pytest.raises(RerankError, match="expected http:<url>"):
         build_retriever(reranked(RetrieverSpec(name="bm25"), name="http:nowhere"), context)

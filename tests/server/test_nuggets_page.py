@@ -8,8 +8,9 @@ import pytest
 from ragretrieval.data.nuggets import Nugget, QuestionNuggets, write_nuggets
 from ragretrieval.server.db import Database
 from ragretrieval.server.jobs import claims
-from ragretrieval.server.jobs.engine import EngineError, EvaluationSettings, QuestionResult
-from ragretrieval.server.jobs.judging import judge_options, judge_scorers
+from ragretrieval.server.jobs.engine import EvaluationSettings, QuestionResult
+from ragretrieval.server.jobs.options import answer_settings
+from ragretrieval.work.options import SettingsError
 
 from .conftest import CORPUS, new_evaluation, new_set
 
@@ -23,12 +24,15 @@ def settings(folder) -> EvaluationSettings:
 
 
 def test_the_judge_reads_the_dataset_folders_nuggets(tmp_path):
-    assert judge_options(settings(tmp_path), "OPENAI_API_KEY", "en").nuggets is None
-    with pytest.raises(EngineError, match="judge: the nuggets judge needs the questions' nuggets"):
-        judge_scorers(settings(tmp_path), "OPENAI_API_KEY", "en")
+    """The web evaluation's settings are `ragretrieval answer`'s: its session reads nuggets.jsonl in the dataset's
+    folder on the worker's machine, and refuses to start without it."""
+    web = answer_settings(settings(tmp_path), "OPENAI_API_KEY")
+    with pytest.raises(SettingsError, match="the nuggets judge needs nuggets: .*nuggets.jsonl does not exist"):
+        web.nuggets_file(tmp_path)
     write_nuggets(tmp_path / "nuggets.jsonl", [QuestionNuggets(question_id="q", nuggets=[])])
-    assert judge_options(settings(tmp_path), "OPENAI_API_KEY", "en").nuggets == tmp_path / "nuggets.jsonl"
-    assert judge_options(settings(None), "OPENAI_API_KEY", "en").nuggets is None
+    assert web.nuggets_file(tmp_path) == tmp_path / "nuggets.jsonl"
+    with pytest.raises(SettingsError, match="the dataset's folder is unknown"):
+        web.nuggets_file(None)
 
 
 def test_the_detail_page_lists_each_nugget_with_its_verdict(api, db_url):

@@ -57,13 +57,13 @@ def test_stores_lists_built_in_and_installed_adapters():
 def test_a_store_not_installed_names_its_package(tiny_dataset, monkeypatch):
     monkeypatch.setitem(stores.ADAPTER_PACKAGES, "weaviate", "ragretrieval-weaviate")
     result = run("eval", "--dataset", tiny_dataset(), "--store", "weaviate", "--no-progress")
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "store 'weaviate' is not installed; pip install ragretrieval-weaviate" in result.output
 
 
 def test_an_unknown_store_lists_what_exists(tiny_dataset):
     result = run("eval", "--dataset", tiny_dataset(), "--store", "no-such-store", "--no-progress")
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "unknown store 'no-such-store'; installed: " in result.output and "numpy" in result.output
     assert "milvus (ragretrieval-milvus)" in result.output
 

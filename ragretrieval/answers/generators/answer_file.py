@@ -2,8 +2,10 @@
 
 Each line is one of two shapes (they may be mixed):
 
-- an agent-evaluation record (``request``, ``response``, ``retrieved_context`` [{doc_uri, content}], ...; the format
-  of data/importers/agent_jsonl.py), matched to a question by ``request_id`` = question id, else by question text;
+- an agent-evaluation record (``request``, ``response``, ``retrieved_context`` [{doc_uri, content}], the token
+  counts ``agent/input_token_count`` and ``agent/output_token_count``, ``agent/latency_seconds``, or a ``trace``
+  that gives whichever of them the record lacks; the format of data/importers/agent_jsonl.py), matched to a question
+  by ``request_id`` = question id, else by question text; a record without a response fails its question;
 - ours, `AnswerRecord`: ``{"question_id", "answer", "contexts": [{"doc_id"?, "content"}]?}`` with optional
   ``input_tokens``, ``output_tokens``, ``latency`` (seconds) and ``cost``.
 
@@ -25,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ...data.importers.agent_jsonl import AgentRecord, DocumentUris
 from ...io.jsonfiles import describe
+from ...work.options import NoOptions, PluginOptions, SettingsError
 from ..report import ContextUsed
 from .base import Generated, GenerationFailed, GenerationRequest, GeneratorError, GeneratorOptions
 
@@ -49,19 +52,17 @@ class AnswerRecord(BaseModel):
     cost: float = Field(default=0.0, ge=0)
 
 
-class AgentAnswer(AgentRecord):
-    response: str
-
-
 @dataclass(frozen=True)
 class FileAnswer:
     line: int
-    generated: Generated
+    generated: Generated | None  # None: the record has no response (its trace has no output); the question fails
+    where: str = ""  # file:line, or a DataFrame's row
 
 
 class FileGenerator:
     needs_contexts: ClassVar[bool] = False
     provides_contexts = True
+    Options: ClassVar[type[PluginOptions]] = NoOptions
 
     def __init__(self, spec: str, path: Path, answers: dict[str, FileAnswer], unmatched: int, sha256: str):
         self.spec, self.path, self.answers, self.unmatched, self.sha256 = spec, path, answers, unmatched, sha256
@@ -69,7 +70,8 @@ class FileGenerator:
     @classmethod
     def build(cls, spec: str, argument: str, options: GeneratorOptions) -> "FileGenerator":
         if options.options:
-            raise GeneratorError(f"{spec}: takes no --generator-option")
+            raise SettingsError(f"{spec}: takes no generator_options (got {sorted(options.options)[0]!r})",
+                                ["generator_options"])
         path = Path(argument)
         try:
             raw = path.read_bytes()
@@ -78,10 +80,23 @@ class FileGenerator:
         answers, unmatched = read_answers(path, raw, options)
         return cls(spec, path, answers, unmatched, hashlib.sha256(raw).hexdigest())
 
+    @classmethod
+    def from_records(cls, name: str, records: list[tuple[str, dict]], options: GeneratorOptions) -> "FileGenerator":
+        """Answers already in memory (a DataFrame's ``response`` column: `agent_records`), as (place, record)
+        pairs; `name` stands for the file in the spec (``file:<name>``) and the run records their sha256."""
+        items = [(i, where, record) for i, (where, record) in enumerate(records, start=1)]
+        answers, unmatched = answers_from_items(items, options)
+        digest = hashlib.sha256(json.dumps([r for _, r in records], sort_keys=True, ensure_ascii=False,
+                                           default=str).encode("utf-8")).hexdigest()
+        return cls(f"file:{name}", Path(name), answers, unmatched, digest)
+
     def generate(self, request: GenerationRequest) -> Generated:
         found = self.answers.get(request.question.id)
         if found is None:
             raise GenerationFailed(f"no answer in {self.path} for this question")
+        if found.generated is None:
+            raise GenerationFailed(f"{self.path}:{found.line}: the record has no response (nor a trace with an "
+                                   "output to take it from)")
         return found.generated
 
     def info(self) -> dict:
@@ -107,6 +122,24 @@ def _contexts(items, uris: DocumentUris, documents: dict) -> list[ContextUsed] |
 
 def read_answers(path: Path, raw: bytes, options: GeneratorOptions) -> tuple[dict[str, FileAnswer], int]:
     """Question id -> its answer; and how many records name no question of the set."""
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise GeneratorError(f"{path}: not UTF-8 text") from None
+    items = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            items.append((number, f"{path}:{number}", json.loads(line)))
+        except json.JSONDecodeError as error:
+            raise GeneratorError(f"{path}:{number}: invalid JSON: {error.msg}") from None
+    return answers_from_items(items, options)
+
+
+def answers_from_items(items, options: GeneratorOptions) -> tuple[dict[str, FileAnswer], int]:
+    """Question id -> its answer, from (number, place, record) items (a file's lines, a DataFrame's rows); and how
+    many records name no question of the set."""
     ids = {q.id for q in options.questions}
     by_text = {}
     for question in options.questions:
@@ -114,26 +147,17 @@ def read_answers(path: Path, raw: bytes, options: GeneratorOptions) -> tuple[dic
     uris = DocumentUris(options.documents)
     answers: dict[str, FileAnswer] = {}
     unmatched = 0
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise GeneratorError(f"{path}: not UTF-8 text") from None
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise GeneratorError(f"{where}: invalid JSON: {error.msg}") from None
-        if not isinstance(data, dict) or not ({"request", "question_id"} & set(data)):
+    for number, where, data in items:
+        if not isinstance(data, dict) or not ({"request", "trace", "question_id"} & set(data)):
             raise GeneratorError(f"{where}: expected an object with question_id and answer, or an agent-evaluation "
-                                 "record with request and response")
+                                 "record with request and response (or a trace)")
         try:
-            if "request" in data:
-                record = AgentAnswer.model_validate(data)
+            if "question_id" not in data:
+                record = AgentRecord.model_validate(data)
                 question_id = record.request_id if record.request_id in ids else by_text.get(record.question.strip())
-                generated = Generated(record.response, _contexts(record.retrieved_context, uris, options.documents))
+                generated = None if record.response is None else Generated(
+                    record.response, _contexts(record.retrieved_context, uris, options.documents),
+                    record.input_tokens or 0, record.output_tokens or 0, record.latency or 0.0)
             else:
                 mine = AnswerRecord.model_validate(data)
                 question_id = mine.question_id if mine.question_id in ids else None
@@ -145,7 +169,8 @@ def read_answers(path: Path, raw: bytes, options: GeneratorOptions) -> tuple[dic
             unmatched += 1
             continue
         if question_id in answers:
-            raise GeneratorError(f"{where}: a second answer for question {question_id!r} (the first is on line "
-                                 f"{answers[question_id].line})")
-        answers[question_id] = FileAnswer(number, generated)
+            first = answers[question_id]
+            place = f"on line {first.line}" if first.where.endswith(f":{first.line}") else f"in {first.where}"
+            raise GeneratorError(f"{where}: a second answer for question {question_id!r} (the first is {place})")
+        answers[question_id] = FileAnswer(number, generated, where)
     return answers, unmatched

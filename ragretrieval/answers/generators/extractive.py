@@ -13,7 +13,10 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
+from pydantic import Field
+
 from ...text import tokenize
+from ...work.options import PluginOptions, plugin_options
 from .base import Generated, GenerationRequest, GeneratorError, GeneratorOptions
 
 _SENTENCE = re.compile(r"(?<=[。！？；!?;])|\n+|(?<=\.)\s+")
@@ -30,11 +33,16 @@ def sentences(text: str) -> list[str]:
     return found
 
 
+class ExtractiveOptions(PluginOptions):
+    sentences: int = Field(2, ge=1, le=1000, description="sentences in each answer")
+
+
 class ExtractiveGenerator:
     needs_contexts: ClassVar[bool] = True
     provides_contexts = False
+    Options: ClassVar[type[PluginOptions]] = ExtractiveOptions
 
-    def __init__(self, n_sentences: int = 2):
+    def __init__(self, n_sentences: int = ExtractiveOptions.model_fields["sentences"].default):
         if n_sentences < 1:
             raise GeneratorError(f"extractive: sentences must be at least 1, got {n_sentences}")
         self.spec = "extractive"
@@ -42,14 +50,9 @@ class ExtractiveGenerator:
 
     @classmethod
     def build(cls, spec: str, argument: str, options: GeneratorOptions) -> "ExtractiveGenerator":
-        unknown = sorted(set(options.options) - {"sentences"})
-        if unknown:
-            raise GeneratorError(f"extractive: unknown option {unknown[0]!r} (known: sentences)")
-        try:
-            return cls(int(options.options.get("sentences", 2)))
-        except ValueError:
-            raise GeneratorError(f"extractive: sentences must be an integer, got "
-                                 f"{options.options['sentences']!r}") from None
+        own = ExtractiveOptions(**plugin_options(cls.Options, options.options, "generator extractive",
+                                                 "generator_options"))
+        return cls(own.sentences)
 
     def generate(self, request: GenerationRequest) -> Generated:
         wanted = set(tokenize(request.question.text))

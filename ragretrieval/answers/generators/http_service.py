@@ -21,7 +21,9 @@ import json
 import time
 import urllib.request
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Literal
+
+from pydantic import ConfigDict, Field, model_validator
 
 from ...data.importers.agent_jsonl import DocumentUris
 from ...io.http import HttpError, request_json
@@ -29,16 +31,52 @@ from ...llm.client import public_url
 from ...retrieval.external import ExternalRetrieverError
 from ...retrieval.external.http import expand_env
 from ...retrieval.external.paths import HitPath, follow, hit_list
+from ...work.limits import Retries, Timeout
+from ...work.options import PluginOptions, SettingsError, plugin_options
 from ..report import ContextUsed
-from .base import Generated, GenerationFailed, GenerationRequest, GeneratorError, GeneratorOptions
+from .base import (
+    Generated,
+    GenerationFailed,
+    GenerationRequest,
+    GeneratorError,
+    GeneratorOptions,
+    conversation_history,
+)
 
 REQUEST_SHAPES = ("query", "messages", "text")
 ANSWER_KEYS = ("response", "answer", "output", "text")
 DEFAULT_SOURCES = ("retrieved_context[].doc_uri", "retrieved_context[].content")
-KNOWN = {"request", "wrap", "answer", "source_id", "source_text", "timeout", "retries", "mapping"}
+HEADER = "header."  # header.NAME=VALUE options: a request header each
+
+
+class HttpGeneratorOptions(PluginOptions):
+    """`http:`'s options, and ``header.NAME`` for each request header."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    request: Literal["query", "messages", "text"] = Field("query", description="the request's shape")
+    wrap: str | None = Field(None, description="send {WRAP: <request>}")
+    answer: str | None = Field(None, description="path of the answer text [default: response, answer, output or "
+                                                 "text]")
+    source_id: str | None = Field(None, description="path of each source's document id, e.g. "
+                                                    "retrieved_context[].doc_uri")
+    source_text: str | None = Field(None, description="path of each source's text")
+    timeout: Timeout = Field(60.0, description="seconds per request")
+    retries: Retries = Field(3, description="retries on errors, timeouts, 429 and 5xx")
+    mapping: str | None = Field(None, description="YAML or JSON file holding these options")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _headers_only(cls, values):
+        if isinstance(values, dict):
+            unknown = sorted(k for k in values if k not in cls.model_fields and not str(k).startswith(HEADER))
+            if unknown:
+                raise SettingsError(f"unknown option {unknown[0]!r} (known: {', '.join(cls.model_fields)}, "
+                                    f"{HEADER}NAME)", [unknown[0]])
+        return values
 
 
 def load_options(options: dict) -> dict:
+    """The options given, over those of a ``mapping=FILE``, validated (`HttpGeneratorOptions`)."""
     options = dict(options)
     if "mapping" in options:
         import yaml
@@ -51,25 +89,23 @@ def load_options(options: dict) -> dict:
         if not isinstance(fields, dict):
             raise GeneratorError(f"{source}: the mapping must be an object of options")
         options = {**fields, **options}
-    unknown = sorted(k for k in options if k not in KNOWN and not k.startswith("header."))
-    if unknown:
-        raise GeneratorError(f"http: unknown option {unknown[0]!r} (known: {', '.join(sorted(KNOWN))}, header.NAME)")
-    if options.get("request", "query") not in REQUEST_SHAPES:
-        raise GeneratorError(f"http: request must be one of {', '.join(REQUEST_SHAPES)}; got {options['request']!r}")
-    return options
+    return plugin_options(HttpGeneratorOptions, options, "generator http:", "generator_options")
 
 
 class HttpGenerator:
     needs_contexts: ClassVar[bool] = False
     provides_contexts = True
+    Options: ClassVar[type[PluginOptions]] = HttpGeneratorOptions
 
     def __init__(self, spec: str, url: str, options: dict, documents: dict, stop=None):
         self.spec, self.url, self.stop = spec, url, stop
         self.shape = options.get("request", "query")
         self.wrap = options.get("wrap")
         self.answer_path = str(options["answer"]).split(".") if options.get("answer") else None
-        self.headers = {k.removeprefix("header."): str(v) for k, v in options.items() if k.startswith("header.")}
-        self.timeout, self.retries = float(options.get("timeout", 60)), int(options.get("retries", 3))
+        self.headers = {k.removeprefix(HEADER): str(v) for k, v in options.items() if k.startswith(HEADER)}
+        defaults = HttpGeneratorOptions()
+        self.timeout = float(options.get("timeout", defaults.timeout))
+        self.retries = int(options.get("retries", defaults.retries))
         explicit = "source_id" in options or "source_text" in options
         paths = (options.get("source_id"), options.get("source_text")) if explicit else DEFAULT_SOURCES
         try:
@@ -79,7 +115,7 @@ class HttpGenerator:
             raise GeneratorError(f"http: {error}") from None
         self.sources_required = explicit
         self.documents, self.uris = documents, DocumentUris(documents)
-        self.options = {k: v for k, v in options.items() if not k.startswith("header.")}
+        self.options = {k: v for k, v in options.items() if not k.startswith(HEADER)}
 
     @classmethod
     def build(cls, spec: str, argument: str, options: GeneratorOptions) -> "HttpGenerator":
@@ -89,7 +125,7 @@ class HttpGenerator:
 
     def body(self, request: GenerationRequest):
         question = request.question
-        history = list(question.metadata.get("history") or [])
+        history = conversation_history(question)
         if self.shape == "text":
             body = question.text
         elif self.shape == "messages":
@@ -124,7 +160,7 @@ class HttpGenerator:
             key = next((k for k in ANSWER_KEYS if isinstance(reply, dict) and k in reply), None)
             if key is None:
                 raise ExternalRetrieverError(f"{where}: no answer in the reply (looked for {', '.join(ANSWER_KEYS)}; "
-                                             "set --generator-option answer=PATH)")
+                                             "set generator_options answer=PATH)")
             value = reply[key]
         if not isinstance(value, str):
             raise ExternalRetrieverError(f"{where}: the answer is a {type(value).__name__}, not a string")

@@ -4,7 +4,8 @@ killed halfway and started again sends no request twice), retries with backoff (
 ``--sleep-time``), and the bill (``--price-in``, ``--price-out``).
 
 The user message is the Jinja prompt (prompt.py) filled with the question and its contexts; ``--system-message``
-comes first when set (the language's default otherwise; ``--system-message ""`` sends none). ``--text-completion``
+comes first when set (the language's default otherwise; ``--system-message ""`` sends none), then the earlier turns
+of a multi-turn question (`conversation_history`), as they were, before the prompt. ``--text-completion``
 sends the messages joined as one prompt to ``/completions`` instead of ``/chat/completions``.
 
 An endpoint that refuses one request (HTTP 400, 413, 422: a context too long, say) fails that question only; any
@@ -17,24 +18,33 @@ from __future__ import annotations
 from typing import ClassVar
 
 from ...llm.client import PER_REQUEST_STATUS, ChatClient, LLMError, LLMSettings, price
+from ...work.options import NoOptions, PluginOptions, SettingsError
 from ..prompt import SYSTEM_MESSAGES, AnswerPrompt
-from .base import Generated, GenerationFailed, GenerationRequest, GeneratorError, GeneratorOptions, context_documents
+from .base import (
+    Generated,
+    GenerationFailed,
+    GenerationRequest,
+    GeneratorOptions,
+    context_documents,
+    conversation_history,
+)
 
 
 class OpenAIGenerator:
     needs_contexts: ClassVar[bool] = True
     provides_contexts = False
+    Options: ClassVar[type[PluginOptions]] = NoOptions  # its settings are the answer run's (base_url, ...)
 
     def __init__(self, spec: str, settings: LLMSettings, prompt: AnswerPrompt, system_message: str | None,
-                 stop=None):
+                 stop=None, budget=None):
         self.spec, self.settings, self.prompt, self.system_message = spec, settings, prompt, system_message
-        self.client = ChatClient(settings, stop=stop)
+        self.client = ChatClient(settings, stop=stop, budget=budget)
 
     @classmethod
     def build(cls, spec: str, argument: str, options: GeneratorOptions) -> "OpenAIGenerator":
         if options.options:
-            raise GeneratorError(f"{spec}: takes no --generator-option (got {sorted(options.options)[0]!r}); its "
-                                 "settings are --base-url, --temperature, --max-tokens, ...")
+            raise SettingsError(f"{spec}: takes no generator_options (got {sorted(options.options)[0]!r}); its "
+                                "settings are base_url, temperature, max_tokens, ...", ["generator_options"])
         settings = LLMSettings(model=argument, base_url=options.base_url, api_key_env=options.api_key_env,
                                timeout=options.timeout, max_retries=options.max_retries, backoff=options.sleep_time,
                                temperature=options.temperature, max_tokens=options.max_tokens,
@@ -44,13 +54,13 @@ class OpenAIGenerator:
         if system is None:
             system = SYSTEM_MESSAGES.get(options.language, SYSTEM_MESSAGES["en"])
         return cls(spec, settings, AnswerPrompt.load(options.language, options.prompt_file), system or None,
-                   options.stop)
+                   options.stop, options.budget)
 
     def messages(self, request: GenerationRequest) -> list[dict]:
         user = self.prompt.render(request.question.text, context_documents(request.contexts),
                                   request.refusal_message)
         system = [{"role": "system", "content": self.system_message}] if self.system_message else []
-        return system + [{"role": "user", "content": user}]
+        return system + conversation_history(request.question) + [{"role": "user", "content": user}]
 
     def generate(self, request: GenerationRequest) -> Generated:
         try:

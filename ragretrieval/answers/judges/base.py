@@ -25,12 +25,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from ...errors import RagretrievalError
 from ...llm.client import DEFAULT_KEY_ENV, DEFAULT_MODEL, ChatClient, LLMSettings
 from ...llm.prompts import Prompt, PromptSpec, load_template
+from ...work.limits import check_bounds
+from ...work.options import SettingsError
 from ..report import ANSWER_LEVEL, AnsweredQuestion
+from ..settings import MAX_NUGGETS_PER_REQUEST, default
 
 SAMPLING_TEMPERATURE = 0.7  # --judge-samples N > 1 without --judge-temperature
 LANGUAGES = ("zh", "en")  # of the shipped prompts; other languages are judged with the English ones
-DEFAULT_NUGGET_BATCH = 10  # as the TREC 2024 RAG track's AutoNuggetizer: ten nuggets per request
-MAX_NUGGET_BATCH = 100
+DEFAULT_NUGGET_BATCH = default("judge_nugget_batch")  # nuggets per request (AnswerSettings declares it)
+MAX_NUGGET_BATCH = MAX_NUGGETS_PER_REQUEST
+REPLY_TOKENS = 80  # a verdict with a sentence or two of reasons: the reply expected before any has come
 
 
 class JudgeError(RagretrievalError, ValueError):
@@ -40,23 +44,45 @@ class JudgeError(RagretrievalError, ValueError):
 @dataclass
 class JudgeOptions:
     """Everything judges take: the endpoint (separate from the generator's), sampling, language and prompt files.
-    The API key stays in the environment variable `api_key_env`."""
+    The API key stays in the environment variable `api_key_env`. Defaults are `AnswerSettings`' ``judge_*``
+    fields' (`from_settings` makes one from them, with the endpoint fallback of `judge_endpoint`)."""
 
     model: str = DEFAULT_MODEL
     base_url: str | None = None
     api_key_env: str = DEFAULT_KEY_ENV
-    temperature: float | None = None  # None: 0 for one sample, SAMPLING_TEMPERATURE for several
-    samples: int = 1  # --judge-samples: ask N times, keep the majority
+    temperature: float | None = default("judge_temperature")  # None: 0 for one sample, 0.7 for several
+    samples: int = default("judge_samples")  # ask N times, keep the majority
     language: str = "en"  # of the default prompts: zh or en
     prompts: dict[str, Path] = field(default_factory=dict)  # judge name -> prompt file replacing the default
-    timeout: float = 120.0
-    max_retries: int = 4
+    timeout: float = default("judge_timeout")
+    max_retries: int = default("judge_max_retries")
     backoff: float = 1.0
-    price_in: float = 0.0
-    price_out: float = 0.0
+    price_in: float = default("judge_price_in")
+    price_out: float = default("judge_price_out")
     nuggets: Path | None = None  # the nuggets judge's nuggets.jsonl (data/nuggets.py)
     nugget_batch: int = DEFAULT_NUGGET_BATCH  # nuggets judged per request by the nuggets judge
     stop: Any = None  # StopToken
+    budget: Any = None  # llm.budget.Budget: --max-cost, shared with the generator
+
+    def __post_init__(self) -> None:
+        check_bounds(self)  # timeout, max_retries, backoff, prices (work/limits.py)
+
+    @classmethod
+    def from_settings(cls, settings, data_language: str, stop=None, nuggets: Path | None = None, budget=None,
+                      **generator) -> "JudgeOptions":
+        """The judges' options of an `AnswerSettings`: its ``judge_*`` fields, the endpoint falling back to the
+        generator's (`generator` replaces the settings' ``generator``, ``base_url``, ``api_key_env``: a stored run's
+        when its answers are judged again), the prompt language to the data's (`data_language`), and the nuggets
+        judge's file (`nuggets`: `AnswerSettings.nuggets_file`)."""
+        endpoint = {"generator": settings.generator, "base_url": settings.base_url,
+                    "api_key_env": settings.api_key_env, **generator}
+        return cls(**judge_endpoint(endpoint.pop("generator"), settings.judge_model, settings.judge_base_url,
+                                    settings.judge_api_key_env, **endpoint),
+                   temperature=settings.judge_temperature, samples=settings.judge_samples,
+                   language=settings.judge_language_for(data_language), prompts=dict(settings.judge_prompts),
+                   timeout=settings.judge_timeout, max_retries=settings.judge_max_retries,
+                   price_in=settings.judge_price_in, price_out=settings.judge_price_out, nuggets=nuggets,
+                   nugget_batch=settings.judge_nugget_batch, stop=stop, budget=budget)
 
     @property
     def sampling_temperature(self) -> float:
@@ -66,12 +92,14 @@ class JudgeOptions:
 
     def check(self) -> None:
         if self.samples < 1:
-            raise JudgeError(f"--judge-samples must be at least 1; got {self.samples}")
+            raise SettingsError(f"judge_samples must be at least 1; got {self.samples}", ["judge_samples"])
         if self.samples > 1 and self.sampling_temperature <= 0:
-            raise JudgeError("--judge-samples above 1 needs a temperature above 0 (identical requests at "
-                             "temperature 0 give identical verdicts); leave --judge-temperature out or raise it")
+            raise SettingsError("judge_samples above 1 needs judge_temperature above 0 (identical requests at "
+                                "temperature 0 give identical verdicts); leave judge_temperature out or raise it",
+                                ["judge_samples", "judge_temperature"])
         if self.language not in LANGUAGES:
-            raise JudgeError(f"judge prompts come in {', '.join(LANGUAGES)}; got language {self.language!r}")
+            raise SettingsError(f"judge prompts come in {', '.join(LANGUAGES)}; got judge_language "
+                                f"{self.language!r}", ["judge_language"])
         batch = self.nugget_batch
         if isinstance(batch, bool) or not isinstance(batch, int) or not 1 <= batch <= MAX_NUGGET_BATCH:
             raise JudgeError(f"nugget_batch must be a whole number from 1 to {MAX_NUGGET_BATCH}; got {batch!r}")
@@ -107,7 +135,8 @@ class JudgeContext:
     def client(self) -> ChatClient:
         with self._lock:
             if self._client is None:
-                self._client = ChatClient(self.options.llm_settings(), stop=self.options.stop)
+                self._client = ChatClient(self.options.llm_settings(), stop=self.options.stop,
+                                          budget=self.options.budget, output_tokens=REPLY_TOKENS)
             return self._client
 
     @property

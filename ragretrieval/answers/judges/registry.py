@@ -9,6 +9,7 @@ The judges of one run share one `JudgeContext`: one LLM client, so one answer ca
 from __future__ import annotations
 
 from ...work.named import available, find
+from ...work.options import SettingsError
 from .base import Judge, JudgeContext, JudgeError, JudgeOptions, JudgePlugin
 
 ENTRY_POINT_GROUP = "ragretrieval.judges"
@@ -50,9 +51,17 @@ def judge_class(name: str) -> JudgePlugin:
 
 
 def judge_names(spec) -> list[str]:
-    """``"score5,correctness"`` (or several such strings) -> the names, in order, each once; unknown names refused."""
+    """``"score5,correctness"`` (or several such strings) -> the names, in order, each once; unknown names refused,
+    and so is a name left empty (``","``, ``"score5,"``, a blank string among several): it would run fewer judges
+    than were asked for. A blank string alone names no judge."""
+    if isinstance(spec, str) and not spec.strip():
+        return []
     parts = [spec] if isinstance(spec, str) else list(spec)
-    names = list(dict.fromkeys(n.strip() for part in parts for n in part.split(",") if n.strip()))
+    pieces = [n.strip() for part in parts for n in str(part).split(",")]
+    if not all(pieces):
+        raise JudgeError(f"an empty judge name in {','.join(map(str, parts))!r}; name each judge: "
+                         f"{', '.join(sorted(available_judges()))}")
+    names = list(dict.fromkeys(pieces))
     known = available_judges()
     for name in names:
         if name not in known:
@@ -67,7 +76,8 @@ def build_judges(names, options: JudgeOptions | JudgeContext) -> list[Judge]:
     names = judge_names(names)
     stray = sorted(set(context.options.prompts) - set(names))
     if stray:
-        raise JudgeError(f"--judge-prompt names judge {stray[0]!r}, which is not among --judge {','.join(names)}")
+        raise SettingsError(f"judge_prompts names judge {stray[0]!r}, which is not among judges {','.join(names)}",
+                            ["judge_prompts", "judges"])
     judges = []
     for name in names:
         try:

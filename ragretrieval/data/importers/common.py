@@ -55,3 +55,13 @@ def read_json_file(path: Path, hint_for_extra_data: str = ""):
     except json.JSONDecodeError as error:
         hint = hint_for_extra_data if "Extra data" in error.msg else ""
         raise DatasetError(f"{path}: invalid JSON at line {error.lineno}: {error.msg}{hint}") from None
+
+
+def numbered_lines(path: Path):
+    """(line number, line) for each non-blank line of a UTF-8 text file (a byte-order mark is dropped); a file that
+    cannot be read is an error naming it."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise DatasetError(f"{path}: cannot read ({error})") from None
+    return [(number, line) for number, line in enumerate(lines, start=1) if line.strip()]

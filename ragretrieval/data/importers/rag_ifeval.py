@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ...io.jsonfiles import describe
 from ..corpus import Document
 from ..dataset import DatasetError, Provenance, QuestionRecord, RelevantDocument
-from .common import ExpectCheck, Imported, Problems, read_json_file, title_of
+from .common import ExpectCheck, Imported, Problems, numbered_lines, read_json_file, title_of
 
 
 class SourceDocument(BaseModel):
@@ -45,13 +45,7 @@ class Sample(BaseModel):
 
 def read_documents(path: Path, problems: Problems) -> list[Document]:
     documents, seen = [], {}
-    try:
-        lines = path.read_text(encoding="utf-8-sig").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise DatasetError(f"{path}: cannot read ({error})") from None
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+    for number, line in numbered_lines(path):
         try:
             record = SourceDocument.model_validate_json(line)
         except ValidationError as error:

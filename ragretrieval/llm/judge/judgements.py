@@ -17,6 +17,7 @@ from ...data.chunking import chunks_fingerprint
 from ...errors import RagretrievalError
 from ...io.jsonfiles import load_json, save_json, supported_version
 from ...scoring import Qrels
+from ...work.options import SettingsError
 
 JUDGEMENTS_VERSION = 1
 
@@ -98,10 +99,10 @@ class Judgements(BaseModel):
         if corpus_fingerprint != self.corpus_fingerprint:
             raise JudgementsError("these judgements were made on another corpus (its fingerprint differs)")
         if chunks_fingerprint(chunks) != self.chunks_fingerprint:
-            raise JudgementsError(
+            raise SettingsError(
                 f"these judgements label other chunks (made with chunk size {self.chunk_size}, overlap "
-                f"{self.chunk_overlap}); evaluate with --chunk-size {self.chunk_size} --chunk-overlap "
-                f"{self.chunk_overlap} on the same corpus, or judge this chunking")
+                f"{self.chunk_overlap}); evaluate with chunk_size {self.chunk_size} and chunk_overlap "
+                f"{self.chunk_overlap} on the same corpus, or judge this chunking", ["chunk_size", "chunk_overlap"])
         return self.as_qrels(question_ids)
 
     def as_qrels(self, question_ids=None) -> Qrels:

@@ -16,11 +16,13 @@ import urllib.request
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator, model_validator
 
 from ...data.dataset import QuestionRecord
 from ...io.http import HttpError, request_json
 from ...io.jsonfiles import describe
+from ...work.limits import Retries, Timeout, Wait
+from ...work.options import PluginOptions, SettingsError, plugin_options
 from ...work.pool import parallel_map
 from ...work.progress import as_progress
 from ..base import Hit, Ranking, RetrieverSpec, SimpleRetriever
@@ -36,21 +38,23 @@ class HttpMapping(BaseModel):
     """How to ask the service and where the hits are in its answer."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    version: Literal[1] = MAPPING_VERSION
-    url: str
-    method: Literal["POST", "GET"] = "POST"
-    headers: dict[str, str] = Field(default_factory=dict)
+    version: Literal[1] = Field(MAPPING_VERSION, description="the mapping format's version")
+    url: str = Field(description="the service's URL")
+    method: Literal["POST", "GET"] = Field("POST", description="POST a JSON body, or GET with query parameters")
+    headers: dict[str, str] = Field(default_factory=dict, description="request headers (JSON); ${VAR} is read from "
+                                                                      "the environment when sent")
     # POST: the JSON body; GET: the query parameters. Strings may hold {question}, {k} and {id}; a string that is
     # exactly "{k}" becomes the number k.
-    body: Any = Field(default_factory=lambda: {"query": "{question}", "k": "{k}"})
-    chunk_id: str | None = None  # e.g. results[].id
-    parent_id: str | None = None  # e.g. results[].metadata.parent_id
-    score: str | None = None
-    text: str | None = None
-    concurrency: int = Field(default=4, ge=1, le=256)
-    timeout: float = Field(default=30.0, gt=0)
-    retries: int = Field(default=3, ge=0)
-    backoff: float = Field(default=0.5, ge=0)
+    body: Any = Field(default_factory=lambda: {"query": "{question}", "k": "{k}"},
+                      description="the request (JSON) with {question}, {k}, {id} filled in")
+    chunk_id: str | None = Field(None, description="path of each hit's chunk id, e.g. results[].id")
+    parent_id: str | None = Field(None, description="path of each hit's document id, e.g. results[].metadata.doc")
+    score: str | None = Field(None, description="path of each hit's score")
+    text: str | None = Field(None, description="path of each hit's text")
+    concurrency: int = Field(default=4, ge=1, le=256, description="requests in flight")
+    timeout: Timeout = Field(default=30.0, description="seconds per request")
+    retries: Retries = Field(default=3, description="retries on errors, timeouts, 429 and 5xx")
+    backoff: Wait = Field(default=0.5, description="seconds before the first retry (doubling)")
 
     @field_validator("url")
     @classmethod
@@ -73,10 +77,25 @@ class HttpMapping(BaseModel):
                 if getattr(self, name) is not None}
 
 
+def _with_default(field) -> str:
+    """A mapping field's help with its default (as an option it is unset unless given: the mapping decides)."""
+    if field.is_required():
+        return f"{field.description} (required, here or in the mapping)"
+    default = field.get_default(call_default_factory=True)
+    return field.description if default is None else f"{field.description} [default: {json.dumps(default)}]"
+
+
+HttpOptions = create_model(  # every mapping field may be given as an option (options win over the mapping file)
+    "HttpOptions", __base__=PluginOptions, __doc__="`http`'s options: a mapping file and/or its fields.",
+    mapping=(str | None, Field(None, description="YAML or JSON file holding the mapping's fields")),
+    **{name: (field.annotation | None, Field(None, description=_with_default(field)))
+       for name, field in HttpMapping.model_fields.items() if name != "version"})
+
+
 def load_mapping(options: dict) -> HttpMapping:
     """From ``mapping=FILE`` (YAML or JSON) and/or single fields given as options; options win over the file."""
     options = dict(options)
-    source, fields = "--retriever-option", {}
+    source, fields = "retriever_options", {}
     if "mapping" in options:
         source = str(options.pop("mapping"))
         try:
@@ -94,7 +113,8 @@ def load_mapping(options: dict) -> HttpMapping:
             try:
                 options[key] = json.loads(options[key])
             except json.JSONDecodeError as error:
-                raise ExternalRetrieverError(f"--retriever-option {key}: not valid JSON: {error}") from None
+                raise SettingsError(f"retriever_options.{key}: not valid JSON: {error}",
+                                    [f"retriever_options.{key}"]) from None
     try:
         return HttpMapping.model_validate({**fields, **options})
     except ValidationError as error:
@@ -130,6 +150,7 @@ class HttpRetriever(SimpleRetriever):
     """Sends each question to the service and reads the hits it names (hits.py maps them to our chunks)."""
 
     config_fields: ClassVar[tuple[str, ...]] = ()
+    Options: ClassVar[type[PluginOptions]] = HttpOptions
 
     def __init__(self, mapping: HttpMapping, progress=None, stop=None):
         self.mapping, self.progress, self.stop = mapping, as_progress(progress), stop
@@ -140,7 +161,8 @@ class HttpRetriever(SimpleRetriever):
 
     @classmethod
     def build(cls, spec: RetrieverSpec, context) -> "HttpRetriever":
-        return cls(load_mapping(spec.options), progress=context.progress, stop=context.stop)
+        options = plugin_options(cls.Options, spec.options, "retriever http", "retriever_options")
+        return cls(load_mapping(options), progress=context.progress, stop=context.stop)
 
     def index(self, chunks) -> None:
         """Nothing to index (the service holds its own index); learn our chunk ids to recognise them in hits."""

@@ -14,12 +14,15 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Sequence
+from typing import ClassVar, Literal, Sequence
+
+from pydantic import Field
 
 from ...data.dataset import DatasetError, QuestionRecord
 from ...data.importers.agent_jsonl import DocumentUris, read_agent_jsonl
 from ...scoring.ranking import ranked_codes
 from ...scoring.trec import TrecFormatError, read_run
+from ...work.options import PluginOptions, SettingsError, plugin_options
 from ..base import Hit, Ranking, RetrieverInfo, RetrieverSpec, SimpleRetriever
 from ..hits import ChunkLookup, ranking_from_hits
 from . import ExternalRetrieverError
@@ -42,18 +45,30 @@ def _first_line_of(path: Path, query_id: str) -> int | str:
         return next((n for n, line in enumerate(f, 1) if line.split()[:1] == [query_id]), "?")
 
 
-class RunFileRetriever(SimpleRetriever):
-    """Serves the ranked hits of a results file (options ``run``, ``format``, ``match``)."""
+class RunFileOptions(PluginOptions):
+    run: str | None = Field(None, description="the results file (eval --run FILE)")
+    format: Literal["trec", "agent-jsonl"] | None = Field(None, description="[default: agent-jsonl for .jsonl/.json "
+                                                                            "or a first line with {, else trec]")
+    match: Literal["auto", "id", "text"] = Field("auto", description="agent records to questions: by request_id, "
+                                                                     "by text, or id then text")
 
-    def __init__(self, path, format: str | None = None, match: str = "auto"):
-        self.path = Path(path)
-        if not self.path.is_file():
+
+class RunFileRetriever(SimpleRetriever):
+    """Serves the ranked hits of a results file (options `RunFileOptions`: ``run``, ``format``, ``match``)."""
+
+    Options: ClassVar[type[PluginOptions]] = RunFileOptions
+
+    def __init__(self, path, format: str | None = None, match: str = "auto", records=None):
+        """`records`: agent records already read, as (place, record) pairs (a DataFrame's rows: `agent_records`);
+        `path` then only names them."""
+        self.path, self.records = Path(path), records
+        if records is None and not self.path.is_file():
             raise ExternalRetrieverError(f"{self.path}: run file not found")
         if format not in (None, *FORMATS):
             raise ExternalRetrieverError(f"run file format must be one of {', '.join(FORMATS)}; got {format!r}")
         if match not in MATCHES:
             raise ExternalRetrieverError(f"match must be one of {', '.join(MATCHES)}; got {match!r}")
-        self.format, self.match = format or sniff_format(self.path), match
+        self.format, self.match = format or ("agent-jsonl" if records is not None else sniff_format(self.path)), match
         self.timings: dict[str, float] = {}
         self.notes: list[str] = []
         self._hits: dict[str, list[Hit]] | None = None
@@ -64,14 +79,12 @@ class RunFileRetriever(SimpleRetriever):
 
     @classmethod
     def from_options(cls, options: dict) -> "RunFileRetriever":
-        options = dict(options)
-        if "run" not in options:
-            raise ExternalRetrieverError("--retriever run-file needs the results file: --run FILE")
-        path, format, match = options.pop("run"), options.pop("format", None), options.pop("match", "auto")
-        if options:
-            raise ExternalRetrieverError(f"unknown run-file option(s) {', '.join(sorted(options))}; "
-                                         "known: run, format, match")
-        return cls(path, format, match)
+        options = RunFileOptions(**plugin_options(RunFileOptions, options, "retriever run-file",
+                                                  "retriever_options"))
+        if options.run is None:
+            raise SettingsError("retriever_options.run, the results file, is missing: retriever run-file scores it",
+                                ["retriever_options.run"])
+        return cls(options.run, options.format, options.match)
 
     def index(self, chunks) -> None:
         """Learn our chunking, to tell our chunk ids (and chunk texts) from documents."""
@@ -136,8 +149,8 @@ class RunFileRetriever(SimpleRetriever):
         for q in questions:
             by_text.setdefault(q.text, []).append(q)
         hits, line_of, matched = {}, {}, Counter()
-        for number, record in read_agent_jsonl(self.path):
-            where = f"{self.path}:{number}"
+        records = self.records or [(f"{self.path}:{n}", r) for n, r in read_agent_jsonl(self.path)]
+        for where, record in records:
             if record.retrieved_context is None:
                 raise ExternalRetrieverError(f"{where}: field 'retrieved_context': missing (the results to score)")
             question, how = None, None
@@ -153,9 +166,9 @@ class RunFileRetriever(SimpleRetriever):
                 raise ExternalRetrieverError(f"{where}: request {record.question!r} (request_id {record.request_id!r}) "
                                              f"matches no question of the dataset {ways}")
             if question.id in line_of:
-                raise ExternalRetrieverError(f"{where}: results for question {question.id!r} were already given on "
-                                             f"line {line_of[question.id]}")
-            line_of[question.id] = number
+                raise ExternalRetrieverError(f"{where}: results for question {question.id!r} were already given at "
+                                             f"{line_of[question.id]}")
+            line_of[question.id] = where
             matched[how] += 1
             hits[question.id] = [self._agent_hit(item.doc_uri, item.content) for item in record.retrieved_context]
         self.notes.append(f"run file {self.path.name} (agent JSONL): {matched['id']} questions matched by "

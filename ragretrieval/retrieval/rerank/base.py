@@ -9,6 +9,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ...errors import RagretrievalError
+from ...work.limits import Timeout
 from ...work.pool import parallel_map
 from ...work.progress import as_progress
 
@@ -23,14 +24,17 @@ class RerankSettings(BaseModel):
     """A reranking stage, recorded in the run's configuration (``EvalConfig.rerank``)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    name: str = Field(min_length=1)  # st-cross:ID, embed:EMBEDDER, http:URL, or a plugin's prefix
-    depth: int = Field(default=DEFAULT_DEPTH, ge=1)  # how many of the first stage's hits are re-scored
-    format: Literal["cohere", "tei"] = "cohere"  # the request/response format of an http: reranker
-    model: str | None = None  # the model an http: reranker names in its request (Cohere, Jina)
-    api_key_env: str | None = None  # variable whose value an http: reranker sends as a Bearer token
-    concurrency: int = Field(default=4, ge=1, le=64)
-    timeout: float = Field(default=60.0, gt=0)
-    embed: dict | None = None  # the run's embedding settings (its API endpoint), for an embed: reranker
+    name: str = Field(min_length=1, description="Rerank the first stage's top hits: st-cross:ID-OR-FOLDER, "
+                                                "embed:MODEL or http:URL (docs/embedders.md)")
+    depth: int = Field(default=DEFAULT_DEPTH, ge=1, description="How many hits to rerank")
+    format: Literal["cohere", "tei"] = Field("cohere", description="Request/response format of an http: reranker")
+    model: str | None = Field(None, description="Model named in an http: reranker's requests (Cohere, Jina)")
+    api_key_env: str | None = Field(None, description="Variable whose value an http: reranker sends as a Bearer "
+                                                      "token")
+    concurrency: int = Field(default=4, ge=1, le=64, description="Questions reranked at once (http:)")
+    timeout: Timeout = Field(default=60.0, description="Seconds per rerank request (http:)")
+    embed: dict | None = Field(None, description="The run's embedding settings (its API endpoint), for an embed: "
+                                                 "reranker (set by the run)")
 
     @classmethod
     def parse(cls, values) -> "RerankSettings":

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from ...io.http import post_json
+from ...work.options import SettingsError
 from .base import PerQuestion, RerankError
 
 
@@ -36,7 +37,8 @@ class HttpReranker(PerQuestion):
         if not variable:
             return {}
         if not os.environ.get(variable):
-            raise RerankError(f"--rerank-api-key-env names {variable}, which is not set in the environment")
+            raise SettingsError(f"rerank.api_key_env names {variable}, which is not set in the environment",
+                                ["rerank.api_key_env"])
         return {"Authorization": f"Bearer {os.environ[variable]}"}
 
     def score(self, question: str, passages: Sequence[str]) -> np.ndarray:

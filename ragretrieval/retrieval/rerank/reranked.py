@@ -23,6 +23,7 @@ from .registry import make_reranker
 
 class RerankedRetriever(SimpleRetriever):
     first_stage: ClassVar[bool] = False  # chosen with --rerank after a --retriever, not as one
+    Options: ClassVar[type] = RerankSettings  # its options are the reranking stage's settings
 
     def __init__(self, first, reranker, depth: int):
         self.first, self.reranker, self.depth = first, reranker, depth
@@ -34,7 +35,7 @@ class RerankedRetriever(SimpleRetriever):
     def build(cls, spec: RetrieverSpec, context) -> "RerankedRetriever":
         if len(spec.children) != 1:
             raise RetrieverError(f"rerank: takes exactly one first stage (its spec has {len(spec.children)}); "
-                                 "choose it with --retriever and add --rerank NAME")
+                                 "choose it as retriever and add rerank.name")
         settings = RerankSettings.parse(spec.options)
         first = build_retriever(spec.children[0], context)
         return cls(first, make_reranker(settings, context), settings.depth)

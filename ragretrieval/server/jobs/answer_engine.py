@@ -1,11 +1,12 @@
 """The built-in engine: `ragretrieval answer`'s answer session (answers/session.py) run one question at a time.
 
 Prepared once per evaluation per worker: the corpus is loaded from the evaluation's dataset folder on this machine,
-the evaluation's questions become the session's questions (records.py), the session is built from the evaluation's
-generator, retriever and options (options.py) with the judges' scorers appended (judging.py), and the retriever
-indexes the corpus. `AnswerRunner.run` is then `AnswerSession.answer_one` on one question, mapped onto the result
-row (records.py); `AnswerRunner.report` makes the answer run stored in the runs history when the evaluation
-completes, from every question's stored record, with the same `build_report` as the command line.
+the evaluation's questions become the session's questions (records.py), the session is built from the
+evaluation's generator, retriever, judges and options (options.py: `AnswerSettings`, as `ragretrieval answer`
+builds them), and the retriever indexes the corpus. `AnswerRunner.run` is then `AnswerSession.answer_one` on one
+question, mapped onto the result row (records.py); `AnswerRunner.report` makes the answer run stored in the runs
+history when the evaluation completes, from every question's stored record, with the same `build_report` as the
+command line.
 
 Failures: a generator that cannot answer one question (a refused request, an HTTP error after its retries) gives a
 result with its ``error``, as `answer` records it; when ``FAILURE_STREAK`` questions in a row fail so, the service
@@ -23,8 +24,7 @@ from ...answers.report import AnsweredQuestion, AnswerReport
 from ...answers.session import AnswerSession
 from ...data.dataset import load_dataset
 from .engine import EngineError, EvaluationSettings, QuestionItem, QuestionResult
-from .judging import judge_scorers
-from .options import answer_settings, judge_sampling
+from .options import answer_settings
 from .records import question_records, question_result
 
 FAILURE_STREAK = 5  # questions in a row without an answer that fail the evaluation
@@ -44,10 +44,8 @@ class AnswerEngine:
         if not items:
             raise EngineError(f"evaluation {evaluation.id!r} has no questions")
         records, notes = question_records(items, dataset.documents)
-        settings = answer_settings(evaluation, self.api_key_env, stop)
+        settings = answer_settings(evaluation, self.api_key_env)  # its judges join the session's scorers
         session = AnswerSession(replace(dataset, questions=tuple(records.values())), settings, stop=stop)
-        session.scorers.extend(judge_scorers(evaluation, self.api_key_env, session.language, stop,
-                                             judge_sampling(evaluation.options)))
         return AnswerRunner(session, records, notes)
 
 

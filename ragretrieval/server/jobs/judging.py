@@ -9,23 +9,23 @@ other judge goes into ``checks`` beside the deterministic checks, as ``{"value",
 judge adds ``nuggets``: each nugget's text, importance and verdict, listed on the result's card).
 
 A judge asks the evaluation's ``judge_model`` at ``judge_base_url``; either left empty falls back to the generator's
-(``openai:<model>`` and ``base_url``), as ``answer --judge`` falls back to ``--model`` and ``--base-url``. The key is
-the worker's (``--api-key-env``), never the evaluation's. Prompts are the shipped ones, in Chinese for a Chinese
-corpus and in English otherwise; the nuggets judge reads ``nuggets.jsonl`` in the corpus's dataset folder (a
-question set's questions are matched to its lines by id); ``options.judge_samples`` and
-``options.judge_temperature`` are ``answer``'s ``--judge-samples`` and ``--judge-temperature``.
+(``openai:<model>`` and ``base_url``), as ``answer --judge`` does (`JudgeOptions.from_settings`: the evaluation's
+judges are `AnswerSettings` fields, options.py). The key is the worker's (``--api-key-env``), never the
+evaluation's. The nuggets judge reads ``nuggets.jsonl`` in the corpus's dataset folder (a question set's questions
+are matched to its lines by id), as ``answer`` does. Prompts are the shipped ones, in Chinese for a Chinese
+corpus and in English otherwise; ``options.judge_samples`` and ``options.judge_temperature`` are ``answer``'s
+``--judge-samples`` and ``--judge-temperature``.
 """
 
 from __future__ import annotations
 
 import math
 
-from ...answers.judges import JudgeError, JudgeOptions, build_judges, judge_class, judge_endpoint, judge_names
+from ...answers.judges import JudgeError, judge_class, judge_names
 from ...answers.judges import available_judges as registered_judges
 from ...answers.judges.registry import SUMMARY
 from ...answers.report import ANSWER_LEVEL, AnsweredQuestion
-from ...data.nuggets import nuggets_path
-from .engine import EngineError, EvaluationSettings
+from .engine import EngineError
 
 SCORE_JUDGE = "score5"  # the 1-5 judge whose verdict is the result's llm_judge_score
 
@@ -43,30 +43,6 @@ def check_judges(judge: str | None) -> list[str]:
         raise EngineError(f"judge: {error}") from None
 
 
-def judge_options(evaluation: EvaluationSettings, api_key_env: str, language: str, stop=None,
-                  sampling: dict | None = None) -> JudgeOptions:
-    """The judges' endpoint, prompt language and `sampling` (samples, temperature: `options.judge_sampling`) for
-    this evaluation (see the module's text)."""
-    endpoint = judge_endpoint(evaluation.generator, evaluation.judge_model, evaluation.judge_base_url,
-                              base_url=evaluation.base_url, api_key_env=api_key_env)
-    folder = evaluation.dataset_path
-    nuggets = nuggets_path(folder) if folder is not None and nuggets_path(folder).is_file() else None
-    return JudgeOptions(**endpoint, **(sampling or {}), language="zh" if language == "zh" else "en", nuggets=nuggets,
-                        stop=stop)
-
-
-def judge_scorers(evaluation: EvaluationSettings, api_key_env: str, language: str, stop=None,
-                  sampling: dict | None = None) -> list:
-    """The scorers to append to the session's ``scorers`` for the evaluation's judges (none when it names none)."""
-    names = check_judges(evaluation.judge)
-    if not names:
-        return []
-    try:
-        return build_judges(names, judge_options(evaluation, api_key_env, language, stop, sampling))
-    except JudgeError as error:
-        raise EngineError(f"judge: {error}") from None
-
-
 def _number(value) -> float | None:
     if isinstance(value, bool):
         return float(value)
@@ -76,13 +52,18 @@ def _number(value) -> float | None:
 
 
 def verdict(found: dict) -> dict:
-    """A judge's verdict as a result row's check: its value (None when the judge failed), reasoning and error."""
+    """A judge's verdict as a result row's check: its value (None without a verdict), reasoning, and why there is
+    none: ``error`` when the judge failed, ``skipped`` when it does not apply to the question (score5 without a
+    reference answer), which the page shows as "not applicable", not as a failure."""
     shown = {"value": _number(found.get("value"))}
     if found.get("reasoning"):
         shown["reasoning"] = str(found["reasoning"])
-    error = found.get("failure") or found.get("error") or found.get("skipped")
-    if error and shown["value"] is None:
-        shown["error"] = str(error)
+    if shown["value"] is None:
+        error = found.get("failure") or found.get("error")
+        if error:
+            shown["error"] = str(error)
+        elif found.get("skipped"):
+            shown["skipped"] = str(found["skipped"])
     nuggets = [{"text": str(d["text"]), "importance": str(d.get("importance", "")), "verdict": d.get("verdict")}
                for d in found.get("details") or [] if isinstance(d, dict) and "text" in d and "verdict" in d]
     if nuggets:  # the nuggets judge: each nugget's verdict, for the result's card

@@ -1,147 +1,139 @@
-"""What an evaluation may ask of the built-in engine, checked when the evaluation is created (a bad name or value is
-a 400 at once, not a FAILED evaluation later), and turned into `ragretrieval answer`'s `AnswerSettings`.
+"""What an evaluation may ask of the built-in engine: its ``options`` are `AnswerSettings` fields, the settings of
+`ragretrieval answer` under the same names (docs/answers.md), with the retrieval settings (``chunk_size``,
+``model``, ``ks``, ``retriever_options``, ...) at the top level, as `ragretrieval.answer`'s keyword arguments are.
+Their defaults and rules are the model's; `EvaluationOptions` is the part that is safe to take from a web page (its
+fields are copied from the models, so the API's OpenAPI description shows the same defaults).
 
-The evaluation's ``generator``, ``retriever`` and ``judge`` are checked against ragretrieval's registries (plug-ins
-included); its ``options`` against `EngineOptions`, the subset of `answer`'s options that is safe to take from a web
-page. Left out on purpose: anything that reads a file on the server (``--prompt``, ``--unsafe-words``,
-``--lemmatizer fst:``, an http mapping file), anything that names an environment variable (``--api-key-env``, http
-``header.*`` values with ``${VAR}``: a page could have the server send any of its variables to a URL of its choosing),
-and ``file:`` answers. Those stay with the command line.
+Left out on purpose: anything that reads a file on the server (``prompt_file``, ``unsafe_words``, ``judge_prompts``,
+``--lemmatizer fst:``, an http mapping file), anything that names an environment variable (``api_key_env``,
+``embed.api_key_env``, http ``header.*`` values with ``${VAR}``: a page could have the server send any of its
+variables to a URL of its choosing), ``file:`` answers, and retrievers that call or read something outside
+ragretrieval (``http``, ``run-file``). Those stay with the command line.
+
+Checked when the evaluation is created (`check_evaluation`: a bad value is refused at once, naming its field, not a
+FAILED evaluation later) and turned into `AnswerSettings` by `answer_settings` when a worker prepares it.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+import copy
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ConfigDict, create_model, field_validator
 
-from ...answers.generators import GeneratorError, GeneratorOptions, generator_class
-from ...answers.judges import JudgeError, JudgeOptions
-from ...answers.session import AnswerSettings
+from ...answers.generators import generator_class
+from ...answers.settings import AnswerSettings
 from ...evaluation.report import EvalConfig
-from ...retrieval.registry import available_retrievers
+from ...retrieval.registry import available_retrievers, retriever_class
+from ...work.options import SettingsError, build_settings
 from .engine import EngineError, EvaluationSettings
 from .judging import check_judges
 
-DEFAULT_RETRIEVER = "bm25"  # no model to load: an evaluation starts at once and runs offline
-DEFAULT_KS = (1, 3, 5, 10)
+# evaluations created before 0.3 left `retriever` empty, which meant bm25 then (the default is EvalConfig's now);
+# new evaluations store the retriever they run with
+RETRIEVER_BEFORE_0_3 = "bm25"
+ANSWER_OPTIONS = ("contexts", "context_k", "shuffle_context", "seed", "language", "lemmatizer", "match",
+                  "refusal_message", "system_message", "citation_pattern", "cite_relevant", "temperature",
+                  "max_tokens", "max_retries", "sleep_time", "timeout", "text_completion", "price_in", "price_out",
+                  "judge_samples", "judge_temperature", "judge_language", "judge_price_in", "judge_price_out",
+                  "judge_timeout", "judge_max_retries", "judge_nugget_batch", "generator_options")
+RETRIEVAL_OPTIONS = ("model", "store", "store_options", "retriever_options", "embed", "chunk_size", "chunk_overlap",
+                     "ks", "rel_level")
 HTTP_OPTIONS = {"request", "wrap", "answer", "source_id", "source_text", "timeout", "retries"}
 
 
-class EngineOptions(BaseModel):
-    """An evaluation's ``options``: `ragretrieval answer`'s options of the same names (docs/answers.md)."""
-
-    model_config = ConfigDict(extra="forbid")
-    contexts: Literal["retrieved", "given"] = "retrieved"
-    context_k: int = Field(default=5, ge=1, le=100)
-    shuffle_context: bool = False
-    seed: int = 0
-    model: str | None = Field(default=None, max_length=500)  # a dense retriever's embedding model
-    chunk_size: int = Field(default=300, ge=20, le=100_000)
-    chunk_overlap: int = Field(default=50, ge=0, le=100_000)
-    ks: list[int] = Field(default_factory=lambda: list(DEFAULT_KS), min_length=1, max_length=20)
-    rel_level: int = Field(default=1, ge=1)
-    language: Literal["auto", "zh", "en", "pl"] = "auto"
-    lemmatizer: str = Field(default="none", max_length=40)
-    match: Literal["substring", "words"] = "substring"
-    refusal_message: str | None = Field(default=None, max_length=1000)
-    system_message: str | None = Field(default=None, max_length=20_000)
-    citation_pattern: str | None = Field(default=None, max_length=500)
-    cite_relevant: bool = True
-    temperature: float = Field(default=0.0, ge=0, le=2)
-    max_tokens: int | None = Field(default=None, ge=1)
-    max_retries: int = Field(default=5, ge=0, le=20)
-    timeout: float = Field(default=120.0, gt=0, le=3600)
-    text_completion: bool = False
-    price_in: float = Field(default=0.0, ge=0)  # per million tokens, as `answer --price-in`
-    price_out: float = Field(default=0.0, ge=0)
-    judge_samples: int = Field(default=1, ge=1, le=9)  # ask each judge request N times, keep the majority
-    judge_temperature: float | None = Field(default=None, ge=0, le=2)  # None: 0, or 0.7 with several samples
-    generator_options: dict[str, str | int | float | bool] = Field(default_factory=dict)  # http: request, answer, ...
-
-    @field_validator("lemmatizer")
-    @classmethod
-    def _no_files(cls, value: str) -> str:
-        if value != "none" and value.partition(":")[0] != "simplemma":
-            raise ValueError("must be none or simplemma[:LANG] (fst: reads files on the server: use "
-                             "`ragretrieval answer` for it)")
-        return value
-
-    @field_validator("ks")
-    @classmethod
-    def _positive(cls, value: list[int]) -> list[int]:
-        if any(k < 1 for k in value):
-            raise ValueError("cutoffs must be at least 1")
-        return sorted(set(value))
-
-    @field_validator("generator_options")
-    @classmethod
-    def _http_mapping_only(cls, value: dict) -> dict:
-        for name in value:
-            if name not in HTTP_OPTIONS:
-                raise ValueError(f"{name!r} is not allowed here (allowed: {', '.join(sorted(HTTP_OPTIONS))}; "
-                                 "headers and mapping files stay with `ragretrieval answer`)")
-        return value
+def _copied(model, names) -> dict:
+    """The fields as `model` declares them: type, default, limits and help."""
+    return {name: (model.model_fields[name].annotation, copy.copy(model.model_fields[name])) for name in names}
 
 
-def _problems(error: ValidationError) -> str:
-    return "; ".join(f"options.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors())
+def _no_files(cls, value: str) -> str:
+    if value != "none" and value.partition(":")[0] != "simplemma":
+        raise ValueError("must be none or simplemma[:LANG] (fst: reads files on the server: use "
+                         "`ragretrieval answer` for it)")
+    return value
 
 
-def engine_options(options: dict) -> EngineOptions:
+def _http_mapping_only(cls, value: dict) -> dict:
+    for name in value:
+        if name not in HTTP_OPTIONS:
+            raise ValueError(f"{name!r} is not allowed here (allowed: {', '.join(sorted(HTTP_OPTIONS))}; "
+                             "headers and mapping files stay with `ragretrieval answer`)")
+    return value
+
+
+def _no_key_variable(cls, value: dict | None) -> dict | None:
+    if value and "api_key_env" in value:
+        raise ValueError("api_key_env names a variable of the server's environment: keys are the worker's")
+    return value
+
+
+EvaluationOptions = create_model(
+    "EvaluationOptions", __config__=ConfigDict(extra="forbid"),
+    __doc__="An evaluation's `options`: `ragretrieval answer`'s settings of the same names (docs/answers.md).",
+    __validators__={"lemmatizer_on_the_web": field_validator("lemmatizer")(classmethod(_no_files)),
+                    "generator_options_on_the_web": field_validator("generator_options")(
+                        classmethod(_http_mapping_only)),
+                    "embed_on_the_web": field_validator("embed")(classmethod(_no_key_variable))},
+    **_copied(AnswerSettings, ANSWER_OPTIONS), **_copied(EvalConfig, RETRIEVAL_OPTIONS))
+
+
+def web_retrievers() -> list[str]:
+    """The retrievers an evaluation may name: those that need nothing outside ragretrieval."""
+    return sorted(name for name in available_retrievers() if retriever_class(name).sweepable)
+
+
+def default_retriever() -> str:
+    return EvalConfig.model_fields["retriever"].default
+
+
+def answer_settings(evaluation: EvaluationSettings, api_key_env: str) -> AnswerSettings:
+    """`ragretrieval answer`'s settings for the evaluation: its generator, retriever, judges and options, and the
+    API key's variable of the worker (never one the evaluation names). A bad value is a `SettingsError` whose fields
+    are the request's (``options.chunk_size``, ``retriever``)."""
+    values = {**evaluation.options, "generator": evaluation.generator, "base_url": evaluation.base_url,
+              "api_key_env": api_key_env, "retriever": evaluation.retriever or RETRIEVER_BEFORE_0_3,
+              "judges": evaluation.judge or [], "judge_model": evaluation.judge_model,
+              "judge_base_url": evaluation.judge_base_url}
     try:
-        return EngineOptions.model_validate(options)
-    except ValidationError as error:
-        raise EngineError(_problems(error)) from None
+        return build_settings(AnswerSettings, values)
+    except SettingsError as error:
+        raise SettingsError(str(error), [request_field(f) for f in error.fields]) from None
+
+
+BODY_FIELDS = {"generator": "generator", "base_url": "base_url", "retrieval.retriever": "retriever",
+               "judges": "judge", "judge_model": "judge_model", "judge_base_url": "judge_base_url"}
+
+
+def request_field(path: str) -> str:
+    """Where a settings field sits in an evaluation request: a body field, or one of its ``options``."""
+    if path in BODY_FIELDS:
+        return BODY_FIELDS[path]
+    return "options." + path.removeprefix("retrieval.")
 
 
 def check_evaluation(generator: str, retriever: str | None, judge: str | None, options: dict) -> None:
     """Everything about a new evaluation that can be checked before a worker prepares it; `EngineError` names the
-    field."""
+    body field, a `SettingsError` the settings' fields as the request names them."""
     if generator.startswith("file:"):
         raise EngineError("generator file: reads answers from a file on the server; use `ragretrieval answer "
                           "--generator file:PATH` for answers already produced")
     try:
         generator_class(generator)
-    except GeneratorError as error:
+    except ValueError as error:
         raise EngineError(f"generator: {error}") from None
-    if retriever and retriever not in available_retrievers():
-        raise EngineError(f"unknown retriever {retriever!r}; known: {', '.join(sorted(available_retrievers()))}")
+    if retriever and retriever not in web_retrievers():
+        known = available_retrievers()
+        if retriever in known:
+            raise EngineError(f"retriever {retriever!r} calls or reads something outside ragretrieval; use "
+                              f"`ragretrieval answer` for it (here: {', '.join(web_retrievers())})")
+        raise EngineError(f"unknown retriever {retriever!r}; known: {', '.join(web_retrievers())}")
     check_judges(judge)
-    parsed = engine_options(options)
-    if parsed.generator_options and not generator.startswith("http:"):
-        raise EngineError("options.generator_options: only an http: generator takes them")
-    sampling = judge_sampling(parsed)
+    if options.get("generator_options") and not generator.startswith("http:"):
+        raise SettingsError("options.generator_options: only an http: generator takes them",
+                            ["options.generator_options"])
     if not judge and {"judge_samples", "judge_temperature"} & set(options):
-        raise EngineError("options.judge_samples, options.judge_temperature: they need a judge")
-    try:
-        JudgeOptions(**sampling).check()
-    except JudgeError as error:
-        raise EngineError(f"options.judge_samples: {error}") from None
-
-
-def judge_sampling(options: EngineOptions | dict) -> dict:
-    """`JudgeOptions` fields samples and temperature of an evaluation's ``options`` (``answer --judge-samples``,
-    ``--judge-temperature``)."""
-    o = options if isinstance(options, EngineOptions) else engine_options(options)
-    return dict(samples=o.judge_samples, temperature=o.judge_temperature)
-
-
-def answer_settings(evaluation: EvaluationSettings, api_key_env: str, stop=None) -> AnswerSettings:
-    """`ragretrieval answer`'s settings for the evaluation: its generator, retriever and options, and the API key's
-    variable of the worker (never one the evaluation names)."""
-    o = engine_options(evaluation.options)
-    retrieval = EvalConfig(retriever=evaluation.retriever or DEFAULT_RETRIEVER,
-                           **({"model": o.model} if o.model else {}), chunk_size=o.chunk_size,
-                           chunk_overlap=o.chunk_overlap, ks=sorted({*o.ks, o.context_k}), top_k=o.context_k,
-                           rel_level=o.rel_level)
-    generator = GeneratorOptions(
-        base_url=evaluation.base_url, api_key_env=api_key_env, system_message=o.system_message,
-        temperature=o.temperature, max_tokens=o.max_tokens, max_retries=o.max_retries, timeout=o.timeout,
-        text_completion=o.text_completion, price_in=o.price_in, price_out=o.price_out,
-        options=dict(o.generator_options), stop=stop)
-    return AnswerSettings(generator=evaluation.generator, contexts=o.contexts, context_k=o.context_k,
-                          shuffle_context=o.shuffle_context, seed=o.seed, retrieval=retrieval, language=o.language,
-                          lemmatizer=o.lemmatizer, match=o.match, refusal_message=o.refusal_message,
-                          citation_pattern=o.citation_pattern, cite_relevant=o.cite_relevant,
-                          generator_options=generator)
+        raise SettingsError("options.judge_samples, options.judge_temperature: they need a judge",
+                            ["options.judge_samples", "options.judge_temperature"])
+    answer_settings(EvaluationSettings(id="new", name="new", dataset="", dataset_path=None, question_set_id="",
+                                       generator=generator, retriever=retriever or default_retriever(),
+                                       judge=judge, options=options), "OPENAI_API_KEY")

@@ -6,21 +6,46 @@ from fastapi import APIRouter, Query, Request
 
 from ..jobs.engine import EngineError
 from ..jobs.options import check_evaluation
-from ..schemas import STATUSES, EvaluationDetail, EvaluationIn, EvaluationOut, Page
+from ..schemas import (
+    MAX_OFFSET,
+    STATUSES,
+    Deleted,
+    EndpointIn,
+    EvaluationDetail,
+    EvaluationIn,
+    EvaluationOut,
+    IdsIn,
+    Page,
+)
 from ..store import Invalid
 from . import deps
 
 router = APIRouter(prefix="/api/v1/evaluations", tags=["evaluations"])
 
 
+def status_filter(status: str | None) -> str | None:
+    """``?status=`` in any case (``paused``, ``Paused``); an unknown one is refused."""
+    if status is None or status == "":
+        return None
+    if status.upper() not in STATUSES:
+        raise Invalid(f"status must be one of {', '.join(STATUSES)} (any case); got {status[:40]!r}")
+    return status.upper()
+
+
 @router.get("", response_model=Page[EvaluationOut])
-def list_evaluations(request: Request, offset: int = Query(0, ge=0), limit: int = Query(50, ge=1, le=500),
-                     status: str | None = Query(None, description="only evaluations with this status")):
+def list_evaluations(request: Request, offset: int = Query(0, ge=0, le=MAX_OFFSET),
+                     limit: int = Query(50, ge=1, le=500),
+                     status: str | None = Query(None, description="only evaluations with this status (any case)"),
+                     q: str | None = Query(None, max_length=255, description="only those whose name holds this")):
     """Evaluations, newest first, without their results."""
-    if status is not None and status not in STATUSES:
-        raise Invalid(f"status must be one of {', '.join(STATUSES)}; got {status!r}")
-    items, total = deps.evaluations(request).list(offset, limit, status)
+    items, total = deps.evaluations(request).list(offset, limit, status_filter(status), q)
     return Page(items=items, total=total, offset=offset, limit=limit)
+
+
+@router.post("/delete", response_model=Deleted)
+def delete_evaluations(request: Request, body: IdsIn):
+    """Several evaluations and their results at once, in one transaction: all, or none when one is unknown."""
+    return Deleted(deleted=deps.evaluations(request).delete_many(body.ids))
 
 
 @router.post("", status_code=201, response_model=EvaluationOut)
@@ -29,14 +54,14 @@ def create_evaluation(request: Request, body: EvaluationIn):
     generator, retriever and judges are checked against ragretrieval's registries, `options` against the engine's."""
     deps.corpus(request, body.dataset)
     try:
-        check_evaluation(body.generator, body.retriever, body.judge, body.options)
+        check_evaluation(body.generator, body.retriever, body.judge, body.options.model_dump(exclude_unset=True))
     except EngineError as error:
         raise Invalid(str(error)) from None
     return deps.evaluations(request).create(body)
 
 
 @router.get("/{eval_id}", response_model=EvaluationDetail)
-def get_evaluation(request: Request, eval_id: str, offset: int = Query(0, ge=0),
+def get_evaluation(request: Request, eval_id: str, offset: int = Query(0, ge=0, le=MAX_OFFSET),
                    limit: int = Query(50, ge=0, le=500),
                    score: str | None = Query(None, description="scores to show: 5, 1,2 or none (no score)")):
     """The evaluation, its summary, and `limit` finished results from `offset`, in question order."""
@@ -46,6 +71,14 @@ def get_evaluation(request: Request, eval_id: str, offset: int = Query(0, ge=0),
 @router.delete("/{eval_id}", status_code=204)
 def delete_evaluation(request: Request, eval_id: str):
     deps.evaluations(request).delete(eval_id)
+
+
+@router.patch("/{eval_id}", response_model=EvaluationOut)
+def correct_endpoint(request: Request, eval_id: str, body: EndpointIn):
+    """Correct where a FAILED or PAUSED evaluation asks its model, judges or service (then resume it); 409 while it
+    runs or once it is COMPLETED."""
+    changes = {name: getattr(body, name) for name in body.model_fields_set}
+    return deps.evaluations(request).correct_endpoint(eval_id, changes)
 
 
 @router.post("/{eval_id}/pause", response_model=EvaluationOut)

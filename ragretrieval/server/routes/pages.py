@@ -1,5 +1,7 @@
-"""The pages, rendered on the server (templates/, every value escaped by Jinja2) and brought to life by the small
-scripts in static/: the evaluation list, the new-evaluation form, an evaluation's detail, and the question sets."""
+"""The evaluation pages, rendered on the server (templates/, every value escaped by Jinja2, every message in the
+request's language: i18n.py) and brought to life by the small scripts in static/: the list, the new-evaluation
+form, and an evaluation's detail with its live part (``/evaluations/{id}/live``: the summary of one snapshot, which
+the detail page's script fetches again while the evaluation is not over)."""
 
 from __future__ import annotations
 
@@ -9,14 +11,25 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import RedirectResponse
 
 from ..corpora import find_corpora
-from ..generate import default_prompt
-from ..jobs.judging import available_judges
-from ..jobs.options import DEFAULT_RETRIEVER
-from ..schemas import QUESTION_TYPES, STATUSES
+from ..jobs.options import web_retrievers
+from ..schemas import MAX_OFFSET, STATUSES
+from ..store import NotFound
+from ..views import (
+    again_settings,
+    card_checks,
+    form_defaults,
+    judge_choices,
+    judge_list,
+    judges_line,
+    metric_grids,
+    summary_means,
+)
 from . import deps
 
 router = APIRouter(include_in_schema=False)
 LIST_PAGE, RESULTS_PAGE = 50, 20
+ACTIVE = ("PENDING", "RUNNING", "PAUSED")  # the live part is fetched again while the evaluation is one of these
+MAX_PAGE = MAX_OFFSET // LIST_PAGE  # so that (page - 1) x page size stays a valid offset
 
 
 def render(request: Request, name: str, **context):
@@ -42,71 +55,54 @@ def home():
 
 
 @router.get("/evaluations/list")
-def evaluation_list(request: Request, page: int = Query(1, ge=1), status: str | None = None):
-    status = status if status in STATUSES else None
+def evaluation_list(request: Request, page: int = Query(1, ge=1, le=MAX_PAGE), status: str | None = None,
+                    q: str | None = Query(None, max_length=255)):
+    status = status.upper() if status and status.upper() in STATUSES else None  # ?status=paused works too
+    q = (q or "").strip() or None
     store = deps.evaluations(request)
-    items, where = paged(lambda offset: store.list(offset, LIST_PAGE, status), page, LIST_PAGE)
-    return render(request, "evaluations_list.html", evaluations=items, status=status, statuses=STATUSES, **where)
+    items, where = paged(lambda offset: store.list(offset, LIST_PAGE, status, q), page, LIST_PAGE)
+    names = deps.question_sets(request).names(sorted({e.question_set_id for e in items}))
+    return render(request, "evaluations_list.html", evaluations=items, status=status, statuses=STATUSES, q=q or "",
+                  set_names=names, **where)
 
 
 @router.get("/evaluations/new")
-def evaluation_new(request: Request, question_set: str | None = None):
-    from ...retrieval.registry import available_retrievers
-
-    sets, _ = deps.question_sets(request).list(0, 500)
-    return render(request, "evaluation_new.html", corpora=find_corpora(deps.settings(request).datasets),
-                  sets=sets, chosen_set=question_set, retrievers=sorted(available_retrievers()),
-                  judges=available_judges(), default_retriever=DEFAULT_RETRIEVER)
-
-
-@router.get("/evaluations/question-sets")
-def question_set_list(request: Request, page: int = Query(1, ge=1)):
-    store = deps.question_sets(request)
-    items, where = paged(lambda offset: store.list(offset, LIST_PAGE), page, LIST_PAGE)
-    return render(request, "question_sets.html", sets=items, corpora=find_corpora(deps.settings(request).datasets),
-                  **where)
-
-
-def _editor(request: Request, question_set):
-    settings = deps.settings(request)
-    questions = [q.model_dump(mode="json") for q in question_set.questions] if question_set else []
-    return render(request, "question_set_edit.html", question_set=question_set, questions=questions,
-                  corpora=find_corpora(settings.datasets), types=QUESTION_TYPES,
-                  prompts={language: default_prompt(language) for language in ("zh", "en")},
-                  max_upload=settings.max_body_bytes // 2)
+def evaluation_new(request: Request, question_set: str | None = None, again: str | None = None):
+    sets_store = deps.question_sets(request)
+    sets, _ = sets_store.list(0, 500)
+    corpora = find_corpora(deps.settings(request).datasets)
+    defaults = form_defaults()
+    copied = None
+    if again:
+        evaluation = deps.evaluations(request).get(again, limit=0)
+        copied = again_settings(evaluation, defaults)
+        question_set = evaluation.question_set_id
+    chosen = next((s for s in sets if s.id == question_set), sets[0] if sets else None)
+    names = {c.name for c in corpora}
+    if copied:
+        corpus = evaluation.dataset
+    else:
+        corpus = chosen.dataset if chosen and chosen.dataset in names else (corpora[0].name if corpora else None)
+    return render(request, "evaluation_new.html", corpora=corpora, sets=sets, chosen_set=chosen.id if chosen else None,
+                  chosen_corpus=corpus, without_reference=sets_store.without_reference([s.id for s in sets]),
+                  retrievers=web_retrievers(), judges=judge_choices(), defaults=defaults, again=copied)
 
 
-@router.get("/evaluations/question-sets/new")
-def question_set_new(request: Request):
-    return _editor(request, None)
-
-
-@router.get("/evaluations/question-sets/{set_id}")
-def question_set_edit(request: Request, set_id: str):
-    return _editor(request, deps.question_sets(request).get(set_id))
-
-
-def metric_grids(metrics: dict[str, float]) -> tuple[dict, dict]:
-    """Retrieval means named ``level/family@k`` as one grid per level (families by cutoffs), and any others."""
-    grids: dict[str, dict] = {}
-    others = {}
-    for name, value in metrics.items():
-        level, _, rest = name.partition("/")
-        family, _, k = rest.partition("@")
-        if not (level and family and k.isdigit()):
-            others[name] = value
-            continue
-        grid = grids.setdefault(level, {"ks": set(), "rows": {}})
-        grid["ks"].add(int(k))
-        grid["rows"].setdefault(family, {})[int(k)] = value
-    for grid in grids.values():
-        grid["ks"] = sorted(grid["ks"])
-    order = {"doc": 0, "chunk": 1}  # documents first, as `eval` prints them
-    return dict(sorted(grids.items(), key=lambda item: (order.get(item[0], 2), item[0]))), others
+def _detail_context(request: Request, evaluation) -> dict:
+    """What the live part of the detail page shows, all from one read of the evaluation (one snapshot)."""
+    summary = evaluation.summary
+    grids, other_metrics = metric_grids(summary["metrics"])
+    set_name, set_corpus = deps.question_sets(request).names([evaluation.question_set_id]).get(
+        evaluation.question_set_id, (None, None))
+    return dict(evaluation=evaluation, grids=grids, other_metrics=other_metrics,
+                means=summary_means(summary["checks"], evaluation.judge), judge_rows=judges_line(summary),
+                judges=judge_list(evaluation.judge), set_name=set_name, set_corpus=set_corpus,
+                live=evaluation.status in ACTIVE)
 
 
 @router.get("/evaluations/{eval_id}")
-def evaluation_detail(request: Request, eval_id: str, page: int = Query(1, ge=1), score: str | None = None):
+def evaluation_detail(request: Request, eval_id: str, page: int = Query(1, ge=1, le=MAX_PAGE),
+                      score: str | None = None):
     store = deps.evaluations(request)
 
     def fetch(offset):
@@ -114,6 +110,16 @@ def evaluation_detail(request: Request, eval_id: str, page: int = Query(1, ge=1)
         return found, found.results_total
 
     evaluation, where = paged(fetch, page, RESULTS_PAGE)
-    grids, other_metrics = metric_grids(evaluation.summary["metrics"])
-    return render(request, "evaluation_detail.html", evaluation=evaluation, score=score or "", grids=grids,
-                  other_metrics=other_metrics, **where)
+    cards = [(result, card_checks(result.checks)) for result in evaluation.results]
+    return render(request, "evaluation_detail.html", score=score or "", cards=cards,
+                  **_detail_context(request, evaluation), **where)
+
+
+@router.get("/evaluations/{eval_id}/live")
+def evaluation_live(request: Request, eval_id: str, score: str | None = None):
+    """The detail page's live part alone (its summary, the score filter), for its script to put in place."""
+    try:
+        evaluation = deps.evaluations(request).get(eval_id, 0, 0)
+    except NotFound:
+        return render(request, "_gone.html")
+    return render(request, "_live.html", score=score or "", **_detail_context(request, evaluation))

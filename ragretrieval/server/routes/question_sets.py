@@ -5,12 +5,17 @@ from __future__ import annotations
 from fastapi import APIRouter, Query, Request, Response
 
 from ...data.dataset import labels_fingerprint
+from ...io.text_encoding import EncodingError, decode_text
 from ..corpora import corpus_questions, question_fields
 from ..generate import generate_questions
 from ..schemas import (
+    MAX_OFFSET,
+    DecodedOut,
+    Deleted,
     FromDatasetIn,
     GenerateIn,
     GenerateOut,
+    IdsIn,
     Page,
     QuestionIn,
     QuestionOut,
@@ -21,16 +26,41 @@ from ..schemas import (
     QuestionsIn,
     QuestionUpdate,
 )
+from ..store import Invalid
 from . import deps
 
 router = APIRouter(prefix="/api/v1/question-sets", tags=["question sets"])
 
 
 @router.get("", response_model=Page[QuestionSetSummary])
-def list_sets(request: Request, offset: int = Query(0, ge=0), limit: int = Query(100, ge=1, le=500)):
+def list_sets(request: Request, offset: int = Query(0, ge=0, le=MAX_OFFSET),
+              limit: int = Query(100, ge=1, le=500),
+              q: str | None = Query(None, max_length=255, description="only the sets whose name holds this")):
     """Question sets, newest first, without their questions."""
-    items, total = deps.question_sets(request).list(offset, limit)
+    items, total = deps.question_sets(request).list(offset, limit, q)
     return Page(items=items, total=total, offset=offset, limit=limit)
+
+
+@router.post("/delete", response_model=Deleted)
+def delete_sets(request: Request, body: IdsIn):
+    """Several sets at once, in one transaction: all, or none when one is unknown or used by an evaluation."""
+    return Deleted(deleted=deps.question_sets(request).delete_many(body.ids))
+
+
+@router.post("/decode", response_model=DecodedOut, openapi_extra={"requestBody": {
+    "required": True, "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}}})
+async def decode_file(request: Request, name: str = Query("the file", max_length=255)):
+    """The text of a file a page imports that is not UTF-8 (a CSV saved as GBK by Excel on a Chinese Windows,
+    UTF-16): its bytes as the body, its encoding detected and converted, or 400 asking for "CSV UTF-8" when the
+    detection is not sure. Nothing is stored."""
+    data = await request.body()
+    if not data:
+        raise Invalid(f"{name} is empty")
+    try:
+        decoded = decode_text(data, name)
+    except EncodingError as error:
+        raise Invalid(str(error)) from None
+    return DecodedOut(text=decoded.text, encoding=decoded.encoding, converted=decoded.converted)
 
 
 @router.post("", status_code=201, response_model=QuestionSetOut)

@@ -1,23 +1,30 @@
 // The question-set editor: an editable table of question_type / question_text / ground_truth rows, a file import
-// parsed here in the browser, the "Generate" dialog, and one save (a new set is created with all its questions in one
-// request; an existing one sends its whole list back, applied in one transaction).
-import { api, el, flash, onDelete } from "./common.js";
+// parsed here in the browser (a file that is not UTF-8 is decoded by the server first), the "Generate" dialog
+// (generate_dialog.js), and one save (a new set is created with all its questions in one request; an existing one
+// sends its whole list back, applied in one transaction, to the same set).
+import { api, el, flash, onDelete, t } from "./common.js";
 import { questionsFromFile } from "./csv.js";
+import { installGenerate } from "./generate_dialog.js";
 
 const TYPES = ["FACTUAL", "INFERENTIAL", "USER_DEFINED"];
+// Not form.dataset: the form has a control named "dataset", which hides the element's own dataset property.
+const state = JSON.parse(document.getElementById("editor-state").textContent);
 const form = document.getElementById("question-set");
 const body = document.getElementById("rows");
-const setId = form.dataset.id;
 let rows = JSON.parse(document.getElementById("initial-questions").textContent);
 let dirty = false;
 
+function count() {
+  document.getElementById("row-count").textContent = t("{n} questions", { n: rows.length });
+}
+
 function changed() {
   dirty = true;
-  document.getElementById("row-count").textContent = String(rows.length);
+  count();
 }
 
 function typeSelect(row) {
-  const select = el("select", { className: "type", "aria-label": "question type" });
+  const select = el("select", { className: "type", "aria-label": t("question type") });
   for (const kind of TYPES.includes(row.question_type) ? TYPES : [...TYPES, row.question_type]) {
     select.append(el("option", { value: kind, selected: kind === row.question_type }, kind));
   }
@@ -34,24 +41,25 @@ function textArea(row, field, label) {
 
 function render() {
   body.replaceChildren(...rows.map((row, index) => {
-    const remove = el("button", { type: "button", className: "remove", title: "delete this question" }, "Delete");
+    const remove = el("button", { type: "button", className: "remove", title: t("delete this question") },
+      t("Delete"));
     remove.addEventListener("click", () => { rows.splice(index, 1); changed(); render(); });
     return el("tr", { className: "question-row" },
       el("td", { className: "number" }, String(index + 1)),
       el("td", {}, typeSelect(row)),
-      el("td", {}, textArea(row, "question_text", `question ${index + 1}`)),
-      el("td", {}, textArea(row, "ground_truth", `ground truth ${index + 1}`)),
+      el("td", {}, textArea(row, "question_text", t("question {n}", { n: index + 1 }))),
+      el("td", {}, textArea(row, "ground_truth", t("ground truth {n}", { n: index + 1 }))),
       el("td", {}, remove));
   }));
   document.getElementById("no-rows").hidden = rows.length > 0;
-  document.getElementById("row-count").textContent = String(rows.length);
+  count();
 }
 
-function append(questions, from) {
+function append(questions, message) {
   rows.push(...questions);
   changed();
   render();
-  flash(`Added ${questions.length} question${questions.length === 1 ? "" : "s"} from ${from}.`);
+  flash(message);
 }
 
 document.getElementById("add-row").addEventListener("click", () => {
@@ -61,27 +69,52 @@ document.getElementById("add-row").addEventListener("click", () => {
   body.lastElementChild.querySelector("textarea.question_text").focus();
 });
 
+// ------------------------------------------------------------------------------------------------------ the import
+// The file's text: UTF-8 is read here; other bytes go to the server, whose charset detector converts them (with a
+// notice) or says to save the file as "CSV UTF-8".
+async function fileText(file) {
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  try {
+    return { text: new TextDecoder("utf-8", { fatal: true }).decode(bytes), notice: "" };
+  } catch (error) {
+    const decoded = await api("POST", `/api/v1/question-sets/decode?name=${encodeURIComponent(file.name)}`, bytes);
+    return { text: decoded.text,
+             notice: t("{name} is not UTF-8: it was read as {encoding} and converted.",
+                       { name: file.name, encoding: decoded.encoding.toUpperCase().replace("_", "-") }) };
+  }
+}
+
 document.getElementById("import-file").addEventListener("change", async (event) => {
   const file = event.target.files[0];
   event.target.value = "";
   if (!file) return;
-  const limit = Number(form.dataset.maxUpload);
+  const limit = state.max_upload;
   if (file.size > limit) {
-    flash(`${file.name} is ${(file.size / 1048576).toFixed(1)} MiB; files up to ${(limit / 1048576).toFixed(1)} MiB can be imported.`, "error");
+    flash(t("{name} is {size} MiB; files up to {limit} MiB can be imported.", {
+      name: file.name, size: (file.size / 1048576).toFixed(1), limit: (limit / 1048576).toFixed(1) }), "error");
     return;
   }
   try {
-    append(questionsFromFile(file.name, await file.text()), file.name);
+    const { text, notice } = await fileText(file);
+    const { questions, blank } = questionsFromFile(file.name, text);
+    const parts = [t("Added {n} question(s) from {name}.", { n: questions.length, name: file.name })];
+    if (blank.length) parts.push(t("Blank lines skipped: {lines}.", { lines: blank.join(", ") }));
+    if (notice) parts.push(notice);
+    append(questions, parts.join(" "));
   } catch (error) {
     flash(`${file.name}: ${error.message}`, "error");
   }
 });
 
+// -------------------------------------------------------------------------------------------------------- saving
 function questionsToSave() {
-  const kept = rows.filter((r) => (r.question_text || "").trim() || (r.ground_truth || "").trim());
-  const empty = kept.findIndex((r) => !(r.question_text || "").trim());
-  if (empty >= 0) throw new Error(`question ${rows.indexOf(kept[empty]) + 1} has a ground truth but no question`);
-  return kept.map((r) => {
+  const blank = rows.flatMap((r, i) => ((r.question_text || "").trim() || (r.ground_truth || "").trim() ? [] : [i + 1]));
+  if (blank.length) {
+    throw new Error(t("Rows {rows} are empty: write their question or delete them.", { rows: blank.join(", ") }));
+  }
+  const untold = rows.findIndex((r) => !(r.question_text || "").trim());
+  if (untold >= 0) throw new Error(t("Row {n} has a ground truth but no question.", { n: untold + 1 }));
+  return rows.map((r) => {
     const item = { question_type: r.question_type || "USER_DEFINED", question_text: r.question_text.trim(),
                    ground_truth: r.ground_truth || "" };
     if (r.id) item.id = r.id;
@@ -104,19 +137,19 @@ form.addEventListener("submit", async (event) => {
   }
   save.disabled = true;
   try {
-    if (setId) {
-      const saved = await api("PUT", `/api/v1/question-sets/${encodeURIComponent(setId)}`, payload);
+    if (state.set_id) {
+      const saved = await api("PUT", `/api/v1/question-sets/${encodeURIComponent(state.set_id)}`, payload);
       rows = saved.questions;
       dirty = false;
       render();
-      flash(`Saved: ${saved.question_count} questions.`);
+      flash(t("Saved: {n} questions.", { n: saved.question_count }));
     } else {
       const created = await api("POST", "/api/v1/question-sets", payload);
       dirty = false;
       window.location.assign(`/evaluations/question-sets/${encodeURIComponent(created.id)}?created=1`);
     }
   } catch (error) {
-    flash(`Not saved: ${error.message}`, "error");
+    flash(t("Not saved: {reason}", { reason: error.message }), "error");
   } finally {
     save.disabled = false;
   }
@@ -131,67 +164,11 @@ onDelete("delete-set", (id) => `/api/v1/question-sets/${encodeURIComponent(id)}`
   window.location.assign("/evaluations/question-sets");
 });
 
-// ------------------------------------------------------------------------------------------------ the Generate dialog
-const dialog = document.getElementById("generate-dialog");
-const generateForm = document.getElementById("generate-form");
-const prompts = JSON.parse(document.getElementById("default-prompts").textContent);
-const promptBox = generateForm.elements.prompt;
-const preview = document.getElementById("generate-preview");
-const status = document.getElementById("generate-status");
-let generated = [];
-
-function defaultPrompt() {
-  return prompts[generateForm.elements.language.value];
-}
-
-generateForm.elements.language.addEventListener("change", () => {
-  if (Object.values(prompts).includes(promptBox.value)) promptBox.value = defaultPrompt();
-});
-
-document.getElementById("open-generate").addEventListener("click", () => {
-  if (!promptBox.value) promptBox.value = defaultPrompt();
-  dialog.showModal();
-});
-document.getElementById("generate-close").addEventListener("click", () => dialog.close());
-
-document.getElementById("generate-run").addEventListener("click", async () => {
-  if (!generateForm.reportValidity()) return;
-  const f = generateForm.elements;
-  const types = [...generateForm.querySelectorAll('input[name="type"]:checked')].map((box) => box.value);
-  if (!types.length) { status.textContent = "Check at least one question type."; return; }
-  const request = { dataset: f.dataset.value, model: f.model.value.trim(), base_url: f.base_url.value.trim() || null,
-                    count: Number(f.count.value), per_doc: Number(f.per_doc.value), question_types: types,
-                    language: f.language.value, prompt: promptBox.value === defaultPrompt() ? null : promptBox.value };
-  const run = document.getElementById("generate-run");
-  run.disabled = true;
-  status.textContent = "Asking the model… (one request per document; this can take a minute)";
-  preview.replaceChildren();
-  try {
-    const answer = await api("POST", "/api/v1/question-sets/generate", request);
-    generated = answer.questions;
-    preview.replaceChildren(...generated.map((q, index) => el("li", { className: "generated" },
-      el("label", {}, el("input", { type: "checkbox", checked: true, dataset: { index: String(index) } }),
-        el("span", { className: "type" }, q.question_type), " ",
-        el("span", { className: "question" }, q.question_text)),
-      el("div", { className: "sub" }, q.ground_truth))));
-    const failed = answer.failed_documents.length ? `, ${answer.failed_documents.length} document(s) failed` : "";
-    status.textContent = `${generated.length} question(s) from ${answer.counts.documents ?? "?"} document(s)${failed}.`;
-    document.getElementById("generate-append").disabled = generated.length === 0;
-  } catch (error) {
-    status.textContent = `Failed: ${error.message}`;
-  } finally {
-    run.disabled = false;
-  }
-});
-
-document.getElementById("generate-append").addEventListener("click", () => {
-  const chosen = [...preview.querySelectorAll("input[type=checkbox]:checked")]
-    .map((box) => generated[Number(box.dataset.index)]);
-  dialog.close();
-  append(chosen, "the model");
-  if (!form.elements.dataset.value) form.elements.dataset.value = generateForm.elements.dataset.value;
+installGenerate((questions) => {
+  append(questions, t("Added {n} question(s) from the model.", { n: questions.length }));
+  if (!form.elements.dataset.value) form.elements.dataset.value = document.getElementById("generate-form").elements.dataset.value;
 });
 
 render();
 dirty = false;
-if (new URLSearchParams(window.location.search).has("created")) flash("Question set created.");
+if (new URLSearchParams(window.location.search).has("created")) flash(t("Question set created."));

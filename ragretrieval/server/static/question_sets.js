@@ -1,11 +1,13 @@
-// The question-set list: delete a set (refused with the server's message while an evaluation uses it), and open a
-// corpus's own questions as a set.
-import { api, flash, onDelete } from "./common.js";
+// The question-set list: delete a set (refused with the server's message while an evaluation uses it), delete the
+// selected sets at once, and open a corpus's own questions as a set.
+import { api, flash, installBulkDelete, onDelete, t } from "./common.js";
 
 onDelete("delete-set", (id) => `/api/v1/question-sets/${encodeURIComponent(id)}`, (button) => {
   button.closest("tr").remove();
-  flash(`Deleted “${button.dataset.name}”.`);
+  flash(t("Deleted “{name}”.", { name: button.dataset.name }));
 });
+const table = document.getElementById("question-sets");
+if (table) installBulkDelete(table, "/api/v1/question-sets/delete");
 
 document.addEventListener("click", async (event) => {
   const button = event.target.closest('button[data-action="open-dataset"]');

@@ -9,6 +9,8 @@ from sqlalchemy import and_, delete, func, insert, or_, select, update
 
 from ...runs.schema import evaluation_results, evaluations
 from ..db import Database, new_id, utc_now
+from ..jobs.options import default_retriever
+from ..rendering import public_text
 from ..schemas import EvaluationDetail, EvaluationIn, EvaluationOut, ResultOut
 from . import Conflict, Invalid, NotFound
 from .question_sets import QuestionSets
@@ -16,6 +18,7 @@ from .summary import recount, summaries
 
 E, R = evaluations.c, evaluation_results.c
 DONE = "DONE"
+EDITABLE = ("FAILED", "PAUSED")  # whose endpoint may be corrected before a resume
 RESULT_FIELDS = ("rag_answer", "rag_answer_sources", "llm_judge_score", "llm_judge_reasoning", "checks", "metrics",
                  "input_tokens", "output_tokens", "latency", "cost", "error")
 # what a result shows: not the engine's whole record (answer_record, kilobytes a row), which the page never reads
@@ -26,6 +29,7 @@ SHOWN = [R.question_id, R.position, R.question_type, R.question_text, R.ground_t
 def evaluation_out(row, **detail) -> EvaluationOut:
     data = dict(row._mapping)
     data["options"] = json.loads(data.get("options") or "{}")
+    data["error"] = public_text(data.get("error"))
     return EvaluationDetail(**data, **detail) if detail else EvaluationOut(**data)
 
 
@@ -36,7 +40,7 @@ def result_out(row) -> ResultOut:
         rag_answer_sources=json.loads(row.rag_answer_sources or "[]"), llm_judge_score=row.llm_judge_score,
         llm_judge_reasoning=row.llm_judge_reasoning, checks=json.loads(row.checks or "{}"),
         metrics=json.loads(row.metrics or "{}"), input_tokens=row.input_tokens, output_tokens=row.output_tokens,
-        latency=row.latency, cost=row.cost, error=row.error)
+        latency=row.latency, cost=row.cost, error=public_text(row.error))
 
 
 def score_filter(spec: str | None):
@@ -70,9 +74,11 @@ class Evaluations:
                 raise Invalid(f"question set {request.question_set_id!r} has no questions")
             conn.execute(insert(evaluations).values(
                 id=eval_id, name=request.name, dataset=request.dataset, question_set_id=request.question_set_id,
-                generator=request.generator, base_url=request.base_url, retriever=request.retriever,
+                generator=request.generator, base_url=request.base_url,
+                retriever=request.retriever or default_retriever(),
                 judge=request.judge, judge_model=request.judge_model, judge_base_url=request.judge_base_url,
-                options=json.dumps(request.options, ensure_ascii=False), status="PENDING", progress=0,
+                options=json.dumps(request.options.model_dump(mode="json", exclude_unset=True),
+                                   ensure_ascii=False), status="PENDING", progress=0,
                 total_questions=len(rows), completed_questions=0, gmt_created=now, gmt_updated=now))
             conn.execute(insert(evaluation_results), [dict(
                 id=new_id("res"), evaluation_id=eval_id, question_id=q.id, position=position,
@@ -81,10 +87,15 @@ class Evaluations:
                 for position, q in enumerate(rows)])
             return evaluation_out(conn.execute(select(evaluations).where(E.id == eval_id)).one())
 
-    def list(self, offset: int = 0, limit: int = 50, status: str | None = None) -> tuple[list[EvaluationOut], int]:
+    def list(self, offset: int = 0, limit: int = 50, status: str | None = None,
+             name: str | None = None) -> tuple[list[EvaluationOut], int]:
+        """Newest first; only those with `status`, and those whose name holds `name` (any case; ``%`` and ``_``
+        are plain characters)."""
         query, count = select(evaluations), select(func.count()).select_from(evaluations)
-        if status:
-            query, count = query.where(E.status == status), count.where(E.status == status)
+        conditions = ([E.status == status] if status else []) + \
+            ([E.name.icontains(name, autoescape=True)] if name else [])
+        if conditions:
+            query, count = query.where(*conditions), count.where(*conditions)
         with self.db.read() as conn:
             rows = conn.execute(query.order_by(E.gmt_created.desc(), E.id.desc()).offset(offset).limit(limit)).all()
             total = conn.execute(count).scalar_one()
@@ -110,10 +121,34 @@ class Evaluations:
 
     def delete(self, eval_id: str) -> None:
         """Delete an evaluation and its results; a worker busy with one of its questions drops its answer."""
+        self.delete_many([eval_id])
+
+    def delete_many(self, eval_ids: list[str]) -> list[str]:
+        """Delete evaluations and their results in one transaction: all of them, or none when one is unknown."""
+        eval_ids = list(dict.fromkeys(eval_ids))
         with self.db.write() as conn:
-            self._lock(conn, eval_id)
-            conn.execute(delete(evaluation_results).where(R.evaluation_id == eval_id))
-            conn.execute(delete(evaluations).where(E.id == eval_id))
+            for eval_id in eval_ids:
+                self._lock(conn, eval_id)
+            conn.execute(delete(evaluation_results).where(R.evaluation_id.in_(eval_ids)))
+            conn.execute(delete(evaluations).where(E.id.in_(eval_ids)))
+        return eval_ids
+
+    def correct_endpoint(self, eval_id: str, changes: dict) -> EvaluationOut:
+        """Change where a FAILED or PAUSED evaluation's answers and verdicts are asked (`changes`: generator,
+        base_url, judge_base_url, already checked), before it is resumed; refused while it runs or once it is
+        COMPLETED."""
+        with self.db.write() as conn:
+            status, _ = self._lock(conn, eval_id)
+            if status not in EDITABLE:
+                raise Conflict(f"evaluation {eval_id!r} is {status}; only a FAILED or PAUSED evaluation's endpoint "
+                               "can be changed (pause it first)")
+            generator = conn.execute(select(E.generator).where(E.id == eval_id)).scalar_one()
+            if "generator" in changes and not generator.startswith("http:"):
+                raise Invalid(f"generator: evaluation {eval_id!r} is answered by {generator!r}, not an http: "
+                              "service; its base_url is its endpoint")
+            if changes:
+                conn.execute(update(evaluations).where(E.id == eval_id).values(gmt_updated=utc_now(), **changes))
+            return evaluation_out(conn.execute(select(evaluations).where(E.id == eval_id)).one())
 
     def pause(self, eval_id: str) -> EvaluationOut:
         """PENDING or RUNNING -> PAUSED: workers take no more of its questions; one being answered is finished and

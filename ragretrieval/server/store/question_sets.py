@@ -34,16 +34,30 @@ class QuestionSets:
         self.db = db
 
     # ------------------------------------------------------------------------------------------------------ reading
-    def list(self, offset: int = 0, limit: int = 100) -> tuple[list[QuestionSetSummary], int]:
+    def list(self, offset: int = 0, limit: int = 100, name: str | None = None) -> tuple[list[QuestionSetSummary], int]:
+        """Newest first; with `name`, only the sets whose name holds it (any case, ``%`` and ``_`` plain)."""
         in_use = (select(evaluations.c.question_set_id, func.count().label("n"))
                   .group_by(evaluations.c.question_set_id).subquery())
+        conditions = [QS.name.icontains(name, autoescape=True)] if name else []
         query = (select(question_sets, func.coalesce(in_use.c.n, 0).label("evaluations"))
-                 .outerjoin(in_use, in_use.c.question_set_id == QS.id)
+                 .outerjoin(in_use, in_use.c.question_set_id == QS.id).where(*conditions)
                  .order_by(QS.gmt_created.desc(), QS.id).offset(offset).limit(limit))
         with self.db.read() as conn:
             rows = conn.execute(query).all()
-            total = conn.execute(select(func.count()).select_from(question_sets)).scalar_one()
+            total = conn.execute(select(func.count()).select_from(question_sets).where(*conditions)).scalar_one()
         return [QuestionSetSummary(**row._mapping) for row in rows], total
+
+    def names(self, set_ids: list[str]) -> dict[str, tuple[str, str | None]]:
+        """Set id -> (name, corpus), for the ids that exist (pages name a set, they do not show its id)."""
+        with self.db.read() as conn:
+            rows = conn.execute(select(QS.id, QS.name, QS.dataset).where(QS.id.in_(set_ids))).all()
+        return {row.id: (row.name, row.dataset) for row in rows}
+
+    def without_reference(self, set_ids: list[str]) -> dict[str, int]:
+        """Set id -> how many of its questions have no reference answer (judges such as score5 need one)."""
+        with self.db.read() as conn:
+            return dict(conn.execute(select(Q.question_set_id, func.count()).where(
+                Q.question_set_id.in_(set_ids), Q.ground_truth == "").group_by(Q.question_set_id)).all())
 
     def get(self, set_id: str) -> QuestionSetOut:
         with self.db.read() as conn:
@@ -148,17 +162,24 @@ class QuestionSets:
 
     def delete(self, set_id: str) -> None:
         """Delete a set and its questions; refused while an evaluation uses it (its results point at the set)."""
+        self.delete_many([set_id])
+
+    def delete_many(self, set_ids: list[str]) -> list[str]:
+        """Delete sets and their questions in one transaction: all of them, or none when one is unknown or in use."""
+        set_ids = list(dict.fromkeys(set_ids))
         with self.db.write() as conn:
-            self.lock(conn, set_id)
-            users = conn.execute(select(evaluations.c.name).where(evaluations.c.question_set_id == set_id)
-                                 .order_by(evaluations.c.gmt_created).limit(4)).scalars().all()
-            if users:
-                total = conn.execute(select(func.count()).where(evaluations.c.question_set_id == set_id)).scalar()
-                shown = ", ".join(repr(name) for name in users[:3]) + (", ..." if total > 3 else "")
-                raise Conflict(f"question set {set_id!r} is used by {total} evaluation(s) ({shown}); delete those "
-                               "evaluations first")
-            conn.execute(delete(questions).where(Q.question_set_id == set_id))
-            conn.execute(delete(question_sets).where(QS.id == set_id))
+            for set_id in set_ids:
+                self.lock(conn, set_id)
+                users = conn.execute(select(evaluations.c.name).where(evaluations.c.question_set_id == set_id)
+                                     .order_by(evaluations.c.gmt_created).limit(4)).scalars().all()
+                if users:
+                    total = conn.execute(select(func.count()).where(evaluations.c.question_set_id == set_id)).scalar()
+                    shown = ", ".join(repr(name) for name in users[:3]) + (", ..." if total > 3 else "")
+                    raise Conflict(f"question set {set_id!r} is used by {total} evaluation(s) ({shown}); delete "
+                                   "those evaluations first")
+            conn.execute(delete(questions).where(Q.question_set_id.in_(set_ids)))
+            conn.execute(delete(question_sets).where(QS.id.in_(set_ids)))
+        return set_ids
 
     # ------------------------------------------------------------------------------------------------------ helpers
     def lock(self, conn: Connection, set_id: str) -> int:

@@ -18,7 +18,7 @@ import threading
 from collections import OrderedDict
 
 import numpy as np
-from sqlalchemy import func, select
+from sqlalchemy import cast, func, select
 from sqlalchemy.engine import Connection
 
 from ...runs.schema import evaluation_results
@@ -73,6 +73,22 @@ def recount(conn: Connection, eval_id: str, total: int) -> dict:
     return {"completed_questions": done, "progress": done * 100 // total, "average_score": average}
 
 
+def failure_classes(conn: Connection, eval_id: str) -> dict[str, int]:
+    """Finished questions per failure class (answers/failures.py), read inside the database from each stored
+    ``answer_record`` (kilobytes a row: only the one field leaves the database)."""
+    from ...answers.failures import CLASSES
+
+    if conn.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import JSONB
+
+        kind = cast(R.answer_record, JSONB)["failure_class"].astext
+    else:
+        kind = func.json_extract(R.answer_record, "$.failure_class")
+    found = dict(conn.execute(select(kind, func.count()).where(
+        R.evaluation_id == eval_id, R.state == "DONE", R.answer_record.is_not(None)).group_by(kind)).all())
+    return {name: found[name] for name in CLASSES if found.get(name)}
+
+
 def summarize(conn: Connection, eval_id: str) -> dict:
     states = dict(conn.execute(select(R.state, func.count()).where(R.evaluation_id == eval_id)
                                .group_by(R.state)).all())
@@ -96,6 +112,7 @@ def summarize(conn: Connection, eval_id: str) -> dict:
         "cost": sum(r.cost or 0.0 for r in rows),
         "latency_mean": sum(latencies) / len(latencies) if latencies else None,
         "latency_p50": percentile(latencies, 0.5), "latency_p95": percentile(latencies, 0.95),
+        "failure_classes": failure_classes(conn, eval_id),
     }
 
 

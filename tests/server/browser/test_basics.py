@@ -3,109 +3,17 @@ running as a process with its built-in engine: type a question set, import a CSV
 baseline (no model, no network) and watch it reach 100 %, open every card; open a corpus's questions as a set and
 evaluate it with a model (the OpenAI-compatible test server); generate questions with that model; pause and resume
 an evaluation answered by a RAG service from the list; and `<script>` in a question and in an answer stays text.
-
-With ``RAGRETRIEVAL_SCREENSHOTS=DIR`` the tests also save the screenshots docs/web.md shows.
+More flows: test_flows.py (editing a set, the form, the live page), test_layout.py (widths, long texts, Markdown,
+lists, imports, languages).
 """
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import shutil
-from pathlib import Path
 
-import httpx
-import pytest
-from llm.conftest import good_reply
-
-from ragretrieval.testing.chat_server import DOCUMENT, ChatServer, Reply
-
-from .conftest import Api, new_evaluation, new_set, wait_for
-from .processes import Server, environment
-from .rag_service import RagService, default_respond
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-SHOTS = os.environ.get("RAGRETRIEVAL_SCREENSHOTS")
-EVIL = '<script>window.__xss = 1</script><img src=x onerror="window.__xss = 2">'
-CSV = ("\ufeffquestion_type,question_text,ground_truth\r\n"
-       'FACTUAL,红烧肉要炖多久？,"小火炖 40 分钟, 再大火收汁"\r\n'
-       'INFERENTIAL,"Why brown the sugar first, before the meat?","It gives the colour\r\nand the ""caramel"" taste"\r\n'
-       ",没有类型的问题,\r\n")
-
-pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists() or shutil.which("chromium") is None,
-                                reason="Debian's chromium package is not installed (make test installs it)")
-
-
-def respond(request: dict) -> dict:
-    """The default answer, with the question echoed into its source too (the XSS test needs it)."""
-    answer = default_respond(request)
-    answer["retrieved_context"].append({"doc_uri": request["query"], "content": request["query"]})
-    return answer
-
-
-def model_reply(request: dict) -> Reply:
-    """Questions about a document (the Generate dialog), a score5 verdict for ``judge-model``, else an answer citing
-    the first two contexts."""
-    if request["model"] == "judge-model":
-        return Reply(json.dumps({"score": 4, "reasoning": "做法对，<b>火候</b>没说"}, ensure_ascii=False))
-    if DOCUMENT.search(request["messages"][-1]["content"]):
-        return good_reply(request)
-    return Reply("根据文档 [0]，做法见上 [1]。")
-
-
-@pytest.fixture(scope="module")
-def services():
-    with RagService(respond) as rag, ChatServer(model_reply) as model:
-        yield rag, model
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory, datasets, services):
-    folder = tmp_path_factory.mktemp("browser")
-    env = environment(OPENAI_API_KEY="sk-browser-test", RAGRETRIEVAL_CACHE_DIR=str(folder / "cache"))
-    process = Server(f"sqlite:///{folder / 'runs.sqlite'}", datasets, folder / "serve.log", env=env)
-    yield process
-    process.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture
-def page(browser, server):
-    context = browser.new_context(base_url=server.url, viewport={"width": 1280, "height": 900})
-    tab = context.new_page()
-    tab.errors = []
-    tab.on("console", lambda message: tab.errors.append(message.text) if message.type == "error" else None)
-    tab.on("pageerror", lambda error: tab.errors.append(str(error)))
-    tab.on("dialog", lambda dialog: dialog.accept())  # "Delete ...?" confirmations
-    yield tab
-    context.close()
-
-
-@pytest.fixture
-def api(server):
-    client = Api(httpx.Client(base_url=server.url, timeout=30))
-    yield client
-    client.client.close()
-
-
-def shot(page, name: str, height: int | None = None) -> None:
-    """The page (its first `height` pixels when given) as docs/images/NAME.png, when screenshots are asked for."""
-    if SHOTS:
-        Path(SHOTS).mkdir(parents=True, exist_ok=True)
-        clip = {"x": 0, "y": 0, "width": page.viewport_size["width"], "height": height} if height else None
-        page.screenshot(path=str(Path(SHOTS) / f"{name}.png"), full_page=True, clip=clip)
+from ..conftest import new_evaluation, new_set, wait_for
+from .conftest import CSV_TEXT as CSV
+from .conftest import EVIL, shot
 
 
 def test_a_set_typed_and_imported_is_evaluated_by_the_extractive_baseline(page):
@@ -122,7 +30,7 @@ def test_a_set_typed_and_imported_is_evaluated_by_the_extractive_baseline(page):
     rows.nth(1).locator("textarea.question_text").fill("为什么要先腌肉？")
     page.set_input_files("#import-file", files=[{"name": "questions.csv", "mimeType": "text/csv",
                                                  "buffer": CSV.encode("utf-8")}])
-    expect(page.locator("#flash")).to_have_text("Added 3 questions from questions.csv.")
+    expect(page.locator("#flash")).to_have_text("Added 3 question(s) from questions.csv.")
     expect(rows).to_have_count(5)
     assert rows.nth(3).locator("textarea.ground_truth").input_value() == 'It gives the colour\nand the "caramel" taste'
     assert rows.nth(4).locator("select.type").input_value() == "USER_DEFINED"
@@ -137,7 +45,8 @@ def test_a_set_typed_and_imported_is_evaluated_by_the_extractive_baseline(page):
     page.click("text=Evaluate this set")
     page.fill('input[name="name"]', "extractive baseline")
     expect(page.locator('input[name="system"][value="extractive"]')).to_be_checked()  # the default: no model
-    expect(page.locator("#judge-names option[value=score5]")).to_have_count(1)  # the registry's judges offered
+    expect(page.locator('#judges input[name="judge"][value="score5"]')).to_have_count(1)  # the registry's judges
+    expect(page.locator('#judges input[name="judge"]:checked')).to_have_count(0)  # none unless chosen
     page.click('button[type="submit"]')
     page.wait_for_url(re.compile(r"/evaluations/eval_[0-9a-f]{16}$"))
     expect(page.locator("#summary .percent")).to_have_text("100 %", timeout=120_000)
@@ -168,6 +77,14 @@ def test_a_set_typed_and_imported_is_evaluated_by_the_extractive_baseline(page):
     assert page.errors == []
 
 
+def answered_by_the_model(page, url: str) -> None:
+    """The form's choice of the test model at `url`, with bm25."""
+    page.check('input[name="system"][value="openai"]')
+    page.fill('input[name="openai_model"]', "test-model")
+    page.fill('input[name="base_url"]', url)
+    page.select_option('select[name="retriever"]', "bm25")
+
+
 def test_a_corpus_s_questions_answered_by_a_model(page, services):
     from playwright.sync_api import expect
 
@@ -177,10 +94,7 @@ def test_a_corpus_s_questions_answered_by_a_model(page, services):
     page.wait_for_url(re.compile(r"/evaluations/question-sets/qs_[0-9a-f]{16}"))
     page.click("text=Evaluate this set")
     page.fill('input[name="name"]', "model with bm25")
-    page.check('input[name="system"][value="openai"]')
-    page.fill('input[name="openai_model"]', "test-model")
-    page.fill('input[name="base_url"]', model.url)
-    page.select_option('select[name="retriever"]', "bm25")
+    answered_by_the_model(page, model.url)
     page.click('button[type="submit"]')
     page.wait_for_url(re.compile(r"/evaluations/eval_[0-9a-f]{16}$"))
     expect(page.locator("#summary .status")).to_have_text("COMPLETED", timeout=120_000)
@@ -204,11 +118,8 @@ def test_a_judge_scores_each_answer_on_the_page(page, api, services):
     question_set = new_set(api, 3, name="judged set")
     page.goto(f"/evaluations/new?question_set={question_set['id']}")
     page.fill('input[name="name"]', "judged by score5")
-    page.check('input[name="system"][value="openai"]')
-    page.fill('input[name="openai_model"]', "test-model")
-    page.fill('input[name="base_url"]', model.url)
-    page.select_option('select[name="retriever"]', "bm25")
-    page.fill('input[name="judge"]', "score5")
+    answered_by_the_model(page, model.url)
+    page.check('input[name="judge"][value="score5"]')
     page.fill('input[name="judge_model"]', "judge-model")  # at the model's base URL: the judge field is empty
     page.fill('input[name="judge_samples"]', "3")  # each verdict the majority of 3 requests
     page.click('button[type="submit"]')
@@ -219,7 +130,7 @@ def test_a_judge_scores_each_answer_on_the_page(page, api, services):
     expect(page.locator("#summary .average")).to_have_text("4")
     cards = page.locator("article.card")
     expect(cards).to_have_count(3)
-    expect(cards.locator(".score")).to_have_text(["4", "4", "4"])
+    expect(cards.locator(".judge-score .score")).to_have_text(["4", "4", "4"])
     expect(cards.first.locator(".reasoning .text")).to_have_text("做法对，<b>火候</b>没说")  # text, not markup
     expect(page.locator("#score-filter")).to_be_visible()
     assert page.errors == []

@@ -1,0 +1,64 @@
+"""`load_dataset`, `load_run` and `compare`: datasets, stored runs and their paired comparison from Python."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..analysis.compare import ComparedRun, CompareError, Comparison, from_report, level_and_metrics
+from ..analysis.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
+from ..data.dataset import Dataset
+from .inputs import as_dataset
+
+
+def load_dataset(path, questions=None) -> Dataset:
+    """A dataset folder (built by `build_dataset`); `questions` replaces its questions: another questions.jsonl, or
+    a DataFrame (list of dicts) in the agent-evaluation shape (docs/python.md)."""
+    return as_dataset(path, questions)[0]
+
+
+def load_run(run, runs_db=None):
+    """A run's report (`EvalReport` or `AnswerReport`): a report file (``eval --out``, ``answer --out``), else a
+    run of the runs history by id, unique id prefix or name (`runs_db`: its URL or SQLite file)."""
+    path = Path(run)
+    if path.suffix == ".json" and path.is_file():
+        from ..answers.report import load_report
+
+        return load_report(path)
+    from ..runs import RunHistory
+
+    with RunHistory(runs_db) as history:
+        return history.get(str(run)).report
+
+
+def _compared(run, index: int, qrels, runs_db) -> ComparedRun:
+    if isinstance(run, ComparedRun):
+        return run
+    if hasattr(run, "questions") and hasattr(run, "means"):  # a report
+        return from_report(run, f"run {index + 1}", "a report")
+    if isinstance(run, (str, Path)):
+        from ..analysis.compare import load_run as load_compared
+
+        return load_compared(str(run), Path(qrels) if qrels else None, runs_db)
+    raise CompareError(f"run {index + 1}: expected a report, a report file, a TREC run file or a run id; got "
+                       f"{type(run).__name__}")
+
+
+def compare(*runs, metrics=(), test: str = "t", correction: str = "holm", alpha: float = 0.05,
+            granularity: str | None = None, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+            qrels=None, runs_db=None, names=None) -> Comparison:
+    """Compare the second run (and any further ones) with the first, question by question: what
+    ``ragretrieval compare`` does. A run is a report (what `evaluate` and `answer` return), a report file, a run id
+    or name of the runs history, or a TREC run file (with `qrels`). `names` labels them (default: their files'
+    names, run names, or ``run 1``, ``run 2``...). The result prints as the command's table; ``.to_json()`` and
+    ``.regressions()`` as the command's ``--json`` and ``--fail-on-regression``."""
+    from ..analysis.compare import compare as paired
+    from ..analysis.compare import unique_labels
+
+    if len(runs) < 2:
+        raise CompareError("compare needs at least two runs")
+    loaded = [_compared(run, i, qrels, runs_db) for i, run in enumerate(runs)]
+    for run, label in zip(loaded, names or ()):
+        run.label = str(label)
+    unique_labels(loaded)
+    level, chosen = level_and_metrics(loaded, granularity, [metrics] if isinstance(metrics, str) else metrics)
+    return paired(loaded, chosen, test, correction, alpha, level, n_resamples, seed)
