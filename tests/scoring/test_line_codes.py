@@ -107,3 +107,11 @@ def test_an_id_that_is_not_utf8_is_refused():
     with pytest.raises(UnicodeDecodeError):
         line_codes.code_lines([line_codes.LineIds().prepare(matrix)], np.array([0]),
                               KnownIds(np.zeros(0, object), 1))
+
+
+def test_codes_follow_the_rule_when_query_numbers_leave_no_room_for_a_hash_prefix():
+    """Query numbers of 57 bits leave fewer than 8 bits of the packed sort key for the hash: lines are then sorted
+    by query and whole hash (the path of a batch of some 2**28 lines), with the same codes."""
+    big = 1 << 56
+    check(["a", "b", "a", "a", "c", "b"], [0, 0, 0, big, big, big], ["c"])
+    check(["x" * 17, "x" * 16, "x" * 17, "é"], [big, big, big + 1, big + 1], [])

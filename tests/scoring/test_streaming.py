@@ -368,3 +368,26 @@ except ScoringError as error:
     assert "(File too large); set TMPDIR to a folder with room" in message
     assert message.endswith(f"LC_ALL=C sort -k1,1 -s {paths['interleaved']} > grouped.txt")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_rr_score_reads_a_run_file_streamed(files, monkeypatch):
+    """`ragretrieval.score` on two paths takes the streamed path: gzip read as it is, an interleaved run grouped or
+    refused (a run read whole could not tell), progress reported by batch."""
+    import ragretrieval as rr
+
+    qrels_path, paths = files
+    monkeypatch.setattr(scan, "BLOCK_BYTES", 1024)
+    monkeypatch.setattr(stream, "BATCH_BYTES", 2048)
+    qrels = read_qrels(qrels_path)
+    expected = score(qrels, read_run(paths["grouped"], doc_ids=qrels.doc_ids), METRICS)
+    for name in ("grouped", "grouped.gz", "interleaved", "interleaved.gz"):
+        assert same(rr.score(qrels_path, paths[name], METRICS), expected), name
+        assert same(rr.score(str(qrels_path), str(paths[name]), METRICS), expected), name
+    with pytest.raises(InterleavedRunError, match="LC_ALL=C sort -k1,1 -s"):
+        rr.score(qrels_path, paths["interleaved.gz"], METRICS, interleaved="refuse")
+    with pytest.raises(ScoringError, match="interleaved must be one of group, refuse; got 'never'"):
+        rr.score(qrels_path, paths["grouped"], METRICS, interleaved="never")
+    recorded = RecordingProgress()
+    rr.score(qrels_path, paths["grouped"], METRICS, progress=recorded)
+    size = paths["grouped"].stat().st_size
+    assert recorded.stages == [["scoring grouped.txt", size, size]]
