@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..scoring import Qrels, Run, ScoreResult, ScoringError
+from ..scoring import Qrels, Run, ScoreResult, ScoringError, score_files
 from ..scoring import score as score_arrays
-from ..scoring import score_files
 from ..scoring.means import DEFAULT_METRICS
 
 QUERY_COLUMNS = ("query_id", "q_id", "qid", "query")
