@@ -46,13 +46,16 @@ def _take_known(codes, hashes, rows, known: KnownIds) -> None:
     known_hashes, known_rows, known_index = known.parts[0]
     if len(known_hashes) == 0 or len(hashes) == 0:
         return
+    maybe = _maybe_known(hashes, known_hashes)
+    maybe_hashes = hashes[maybe]
     order = np.argsort(known_hashes, kind="stable")
     sorted_hashes = known_hashes[order]
-    at = np.minimum(np.searchsorted(sorted_hashes, hashes), len(order) - 1)
-    lines = np.flatnonzero(sorted_hashes[at] == hashes)
+    at = np.minimum(np.searchsorted(sorted_hashes, maybe_hashes), len(order) - 1)
+    found = np.flatnonzero(sorted_hashes[at] == maybe_hashes)
+    lines = maybe[found]
     if not len(lines):
         return
-    first = at[lines]
+    first = at[found]
     same = rows[lines] == known_rows[order[first]]  # S rows: compared as bytes (zero padding is not part of an id)
     codes[lines[same]] = known_index[order[first[same]]]
     shared = np.flatnonzero(sorted_hashes[1:] == sorted_hashes[:-1])  # known ids sharing a hash: rare
@@ -63,6 +66,18 @@ def _take_known(codes, hashes, rows, known: KnownIds) -> None:
                 for j in np.flatnonzero(sorted_hashes == hashes[line]).tolist():
                     if rows[line] == known_rows[order[j]]:
                         codes[line] = known_index[order[j]]
+
+
+def _maybe_known(hashes: np.ndarray, known_hashes: np.ndarray) -> np.ndarray:
+    """The lines whose hash may be a known one: a table of 16 slots per known id marks the slots of the known hashes'
+    top bits, and a line goes on only if its slot is marked. Most lines of a run name docs nobody judged, so the
+    binary search that follows sees the judged ones and about 1 in 16 of the others (on 700,000 lines against 20,000
+    judged docs, the search over every line was a fifth of a batch's time)."""
+    bits = max(8, (16 * len(known_hashes) - 1).bit_length())
+    shift = np.uint64(64 - bits)
+    table = np.zeros(1 << bits, bool)
+    table[(known_hashes >> shift).astype(np.intp)] = True
+    return np.flatnonzero(table[(hashes >> shift).astype(np.intp)])
 
 
 def _share_within_queries(codes, hashes, rows, query_of_line) -> None:

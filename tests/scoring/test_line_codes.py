@@ -115,3 +115,15 @@ def test_codes_follow_the_rule_when_query_numbers_leave_no_room_for_a_hash_prefi
     big = 1 << 56
     check(["a", "b", "a", "a", "c", "b"], [0, 0, 0, big, big, big], ["c"])
     check(["x" * 17, "x" * 16, "x" * 17, "é"], [big, big, big + 1, big + 1], [])
+
+
+def test_every_known_id_is_found_among_many_lines_and_unknown_ids():
+    """Thousands of known ids (the prefilter's table then has 2**17 slots): every line naming one takes its code,
+    every other line keeps a code of its own."""
+    rng = np.random.default_rng(7)
+    known = [f"doc-{i}" for i in rng.choice(10**6, 5000, replace=False)]
+    ids = [known[i] if rng.random() < 0.3 else f"doc-x{i}" for i in rng.integers(0, len(known), 20000)]
+    codes, _ = line_codes.code_lines(prepared(ids, block=4096), np.arange(len(ids)),
+                                     KnownIds(np.array(known, dtype=object), 1))
+    position = {doc: i for i, doc in enumerate(known)}
+    assert codes.tolist() == [position.get(doc, len(known) + i) for i, doc in enumerate(ids)]
