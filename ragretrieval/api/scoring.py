@@ -7,6 +7,7 @@ from pathlib import Path
 from ..scoring import Qrels, Run, ScoreResult, ScoringError, score_files
 from ..scoring import score as score_arrays
 from ..scoring.means import DEFAULT_METRICS
+from ..scoring.stream import check_interleaved
 
 QUERY_COLUMNS = ("query_id", "q_id", "qid", "query")
 DOC_COLUMNS = ("doc_id", "docid", "doc")
@@ -74,6 +75,7 @@ def score(qrels, run, metrics=DEFAULT_METRICS, *, rel_level: int = 1, ties: str 
     A run given as a file (gzip too) is read as the command reads it, in batches of whole queries (`score_files`):
     memory never holds the whole run. `interleaved` says what to do when a query's lines are not together: "group"
     them on disk or "refuse" the run; `progress` (a `work.progress.Progress`) follows the reading."""
+    check_interleaved(interleaved)  # whatever the run is, so a typo is never ignored
     judged = as_qrels(qrels)
     if isinstance(run, (str, Path)):
         return score_files(judged, run, metrics, rel_level=rel_level, ties=ties, duplicates=duplicates,

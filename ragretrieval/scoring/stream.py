@@ -79,8 +79,7 @@ def rank_file(qrels: Qrels, path, *, ties: str = "score", duplicates: str = "fir
               progress: Progress | None = None) -> RankedFile:
     """The ranks of the judgements of `qrels` with a label >= `min_label` (None: all) in the run file `path`, read in
     batches of whole queries (see `score_files`); with `lengths`, also the length of every ranking."""
-    if interleaved not in INTERLEAVED:
-        raise ScoringError(f"interleaved must be one of {', '.join(INTERLEAVED)}; got {interleaved!r}")
+    check_interleaved(interleaved)
     progress = as_progress(progress)
     ranker = _Ranker(qrels, ties, duplicates, depth, min_label, lengths, path)
     total = None if is_gzip(path) else os.path.getsize(path)  # in bytes of text
@@ -102,6 +101,12 @@ def rank_file(qrels: Qrels, path, *, ties: str = "score", duplicates: str = "fir
                 ranker.add(batch, pool, tag)
                 progress.advance(sum(parsed.size for parsed in batch))
     return ranker.result()
+
+
+def check_interleaved(interleaved) -> None:
+    """A `ScoringError` unless `interleaved` is one of `INTERLEAVED`."""
+    if interleaved not in INTERLEAVED:
+        raise ScoringError(f"interleaved must be one of {', '.join(INTERLEAVED)}; got {interleaved!r}")
 
 
 def _interleaved_message(path, again: _SeenAgain) -> str:

@@ -385,8 +385,12 @@ def test_rr_score_reads_a_run_file_streamed(files, monkeypatch):
         assert same(rr.score(str(qrels_path), str(paths[name]), METRICS), expected), name
     with pytest.raises(InterleavedRunError, match="LC_ALL=C sort -k1,1 -s"):
         rr.score(qrels_path, paths["interleaved.gz"], METRICS, interleaved="refuse")
-    with pytest.raises(ScoringError, match="interleaved must be one of group, refuse; got 'never'"):
-        rr.score(qrels_path, paths["grouped"], METRICS, interleaved="never")
+    for run in (paths["grouped"], {"q1": {"d": 1.0}}):  # a bad value is refused for a run in memory too
+        for bad in ("never", None, 1, ""):
+            with pytest.raises(ScoringError, match=f"interleaved must be one of group, refuse; got {bad!r}"):
+                rr.score(qrels_path, run, METRICS, interleaved=bad)
+    with pytest.raises(TypeError, match="progress must follow the Progress protocol"):
+        rr.score(qrels_path, paths["grouped"], METRICS, progress="yes")
     recorded = RecordingProgress()
     rr.score(qrels_path, paths["grouped"], METRICS, progress=recorded)
     size = paths["grouped"].stat().st_size
