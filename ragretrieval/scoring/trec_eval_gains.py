@@ -10,9 +10,14 @@ defaults: a doc's gain is its label, 0 below 1 (ndcg's gain parameters are not t
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from .trec_eval_measures import Judged, _by_row_and_rank
+from .row_order import by_row_and_rank as _by_row_and_rank
+
+if TYPE_CHECKING:  # trec_eval_measures.Judged builds its gains with this module
+    from .trec_eval_measures import Judged
 
 _CELLS = 1 << 22  # matrix cells per chunk of `_running_sums`
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from .kernels import compute_all
 from .metrics import Metric
+from .row_order import by_row_and_rank as _by_row_and_rank
 from .types import Qrels
 
 MIN_GEO_MEAN = 0.00001  # trec_eval's floor for geometric means (gm_map, gm_bpref)
@@ -72,12 +73,6 @@ def _above(rows: np.ndarray, ranks: np.ndarray, other_rows: np.ndarray, other_ra
     scale = int(max(ranks.max(initial=0), other_ranks.max(initial=0))) + 1
     keys = other_rows * scale + other_ranks
     return np.searchsorted(keys, rows * scale + ranks) - np.searchsorted(keys, rows * scale)
-
-
-def _by_row_and_rank(rows, ranks, chosen):
-    index = np.flatnonzero(chosen)
-    order = np.lexsort((ranks[index], rows[index]))
-    return rows[index][order], ranks[index][order]
 
 
 def _position_in_row(sorted_rows: np.ndarray) -> np.ndarray:
