@@ -9,6 +9,13 @@ with a BOM, CRLF rows, quoted cells holding commas, doubled quotes, line breaks 
 byte through import and export. Questions that were not imported from CSV (an LLM-built set, say) are written in the
 spreadsheet dialect: UTF-8 with a BOM, CRLF, quotes only where needed, the three columns.
 
+Spreadsheets run a cell that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return as a formula
+(``=HYPERLINK(...)``, ``@cmd``), so a CSV we write neutralises such cells as OWASP advises: a leading ``'``, which
+import takes off again. A cell that itself starts with quotes before one of those characters (``'=x``) gets one
+more on export (``''=x``), so that import, which takes off exactly one, gives back every cell as it was: writing
+is one-to-one and import undoes it. A file written elsewhere with a live formula cell imports as it is, and
+export writes that cell neutralised (a warning says the file will not come back byte for byte).
+
 A question's id is an ``id`` column when there is one, else derived from its text (the same text gives the same id
 on every import). ApeRAG questions name no source document: they are judged on their answers and left out of
 retrieval scoring (with a count).
@@ -19,6 +26,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -33,6 +41,21 @@ COLUMNS = ("question_type", "question_text", "ground_truth")
 QUESTION_TYPES = ("FACTUAL", "INFERENTIAL", "USER_DEFINED")
 OWN = (*COLUMNS, "id")  # columns that are fields of the question; any other is kept in metadata
 BOM = "\ufeff"
+# a cell starting with = + - @ tab or CR is run as a formula by spreadsheets (OWASP, "CSV Injection"); with quotes
+# before that character, it looks like a cell we neutralised
+_LIVE = re.compile(r"'*[=+\-@\t\r]")
+_NEUTRALISED = re.compile(r"'+[=+\-@\t\r]")
+
+
+def neutralise(cell: str) -> str:
+    """The cell as a CSV we write holds it: with one more leading ``'`` when it starts with a formula character,
+    possibly after quotes of its own (so `restore` can take exactly one off)."""
+    return "'" + cell if _LIVE.match(cell) else cell
+
+
+def restore(cell: str) -> str:
+    """The cell `neutralise` wrote: its first ``'`` taken off when a formula character follows its quotes."""
+    return cell[1:] if _NEUTRALISED.match(cell) else cell
 
 
 class CsvDialect(BaseModel):
@@ -139,13 +162,16 @@ def read_aperag_csv(path) -> tuple[list[QuestionRecord], list[str]]:
         raise DatasetError(f"{path}:{reader.line_num}: not valid CSV ({error})") from None
     if not rows:
         raise DatasetError(f"{path}: empty; expected a header row with {', '.join(COLUMNS)}")
+    live = sum(neutralise(restore(cell)) != cell for row in rows for cell in row)
+    dialect, exact = _dialect(text, bom, rows)
+    rows = [[restore(cell) for cell in row] for row in rows]
+    dialect = dialect.model_copy(update={"columns": rows[0]})
     header = rows[0]
     if "question_text" not in header:
         raise DatasetError(f"{path}:1: the header has no 'question_text' column (it has: {', '.join(header)})")
     repeated = next((c for c in header if header.count(c) > 1), None)
     if repeated is not None:
         raise DatasetError(f"{path}:1: column {repeated!r} appears twice in the header")
-    dialect, exact = _dialect(text, bom, rows)
     questions, warnings, taken = [], [], set()
     for row, line in zip(rows[1:], starts[1:]):
         if not any(cell.strip() for cell in row):
@@ -161,6 +187,10 @@ def read_aperag_csv(path) -> tuple[list[QuestionRecord], list[str]]:
     if not exact or len(questions) < len(rows) - 1:
         warnings.append(f"{path}: written in a dialect export cannot reproduce exactly (quoting neither minimal nor "
                         "all, mixed line endings or blank rows): export-questions writes it with minimal quoting")
+    if live:
+        warnings.append(f"{path}: {live} cells start with =, +, -, @, a tab or a carriage return, which spreadsheets "
+                        "run as formulas: export-questions writes them with a leading ' (so the file will not come "
+                        "back byte for byte)")
     return questions, warnings
 
 
@@ -184,6 +214,7 @@ def write_aperag_csv(questions) -> bytes:
     columns = list(dict.fromkeys(c for d in [dialect, *dialects[1:]] for c in d.columns))
     columns += [c for c in dict.fromkeys(c for k in kept for c in k.get("extra", {})) if c not in columns]
     rows = [columns] + [[_cell(q, c, "aperag" in q.metadata) for c in columns] for q in questions]
+    rows = [[neutralise(cell) for cell in row] for row in rows]
     return ((BOM if dialect.bom else "") + render_csv(rows, dialect)).encode("utf-8")
 
 
