@@ -20,7 +20,8 @@ from ..errors import RagretrievalError
 from ..evaluation.report import GRANULARITIES, EvalReport, ReportError
 from ..scoring import MetricError, Qrels, Run, parse_metric, score
 from ..work.options import SettingsError
-from .stats import CORRECTIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, TESTS, PairedStats, adjust, paired_stats
+from .paired_batch import paired_stats_many
+from .stats import CORRECTIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, TESTS, PairedStats, adjust
 
 SHOWN_IDS = 5  # question ids quoted in a "different question sets" message
 DEFAULT_METRICS = ("ndcg@10", "recall@5")  # of retrieval runs; answer runs compare their answer metrics
@@ -334,7 +335,8 @@ def compare(runs: list[ComparedRun], metrics, test: str = "t", correction: str =
                              f"{base.label}; the others lack it in a run: no such check, no relevant documents, or "
                              "no answer)")
                 a, b = a[both], b[both]
-            raw.append(paired_stats(a, b, test, n_resamples, seed))
+            raw.append((a, b))
+    raw = paired_stats_many(raw, test, n_resamples, seed)  # every metric at once: paired_stats' numbers, faster
     corrected = adjust([s.p for s in raw], correction)
     pairs = []
     for i, other in enumerate(runs[1:]):

@@ -36,7 +36,16 @@ def _v3_web_app(conn: Connection) -> None:
     the steps; the step exists so that the version says what a store holds."""
 
 
-STEPS: dict[int, Callable[[Connection], None]] = {2: _v2_kind_and_labels, 3: _v3_web_app}
+def _v4_kinds_and_annotations(conn: Connection) -> None:
+    """Schema 4: an evaluation's ``kind`` (answer, or retrieval), every existing one an answer evaluation; the
+    reviewers' annotations are a new table. (A store of schema 2 has no evaluations yet: `prepare` creates the table
+    with the column.)"""
+    if inspect(conn).has_table("rr_evaluations") and "kind" not in {c["name"] for c in inspect(conn).get_columns("rr_evaluations")}:
+        conn.execute(text("ALTER TABLE rr_evaluations ADD COLUMN kind VARCHAR(20) NOT NULL DEFAULT 'answer'"))
+
+
+STEPS: dict[int, Callable[[Connection], None]] = {2: _v2_kind_and_labels, 3: _v3_web_app,
+                                                  4: _v4_kinds_and_annotations}
 
 
 class SchemaError(Exception):
