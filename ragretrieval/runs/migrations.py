@@ -40,7 +40,8 @@ def _v4_kinds_and_annotations(conn: Connection) -> None:
     """Schema 4: an evaluation's ``kind`` (answer, or retrieval), every existing one an answer evaluation; the
     reviewers' annotations are a new table. (A store of schema 2 has no evaluations yet: `prepare` creates the table
     with the column.)"""
-    if inspect(conn).has_table("rr_evaluations") and "kind" not in {c["name"] for c in inspect(conn).get_columns("rr_evaluations")}:
+    found = inspect(conn)
+    if found.has_table("rr_evaluations") and "kind" not in {c["name"] for c in found.get_columns("rr_evaluations")}:
         conn.execute(text("ALTER TABLE rr_evaluations ADD COLUMN kind VARCHAR(20) NOT NULL DEFAULT 'answer'"))
 
 

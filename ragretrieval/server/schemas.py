@@ -10,11 +10,13 @@ import re
 from typing import Generic, Literal, TypeVar
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .jobs.options import EvaluationOptions, default_retriever, web_retrievers
 
 STATUSES = ("PENDING", "RUNNING", "PAUSED", "COMPLETED", "FAILED")
+KINDS = ("answer", "retrieval")  # what an evaluation measures: answers (and their retrieval), or retrieval alone
+ANSWER_ONLY = ("generator", "base_url", "judge", "judge_model", "judge_base_url")  # fields a retrieval one refuses
 QUESTION_TYPES = ("FACTUAL", "INFERENTIAL", "USER_DEFINED")  # the design's; any other short label is kept as given
 MAX_QUESTIONS = 20_000  # per request and per set
 SECRET_WORDS = ("key", "secret", "token", "password", "authorization")
@@ -139,9 +141,12 @@ class GenerateOut(BaseModel):
 # ------------------------------------------------------------------------------------------------------ evaluations
 class EvaluationIn(_Endpoints):
     name: str = Field(min_length=1, max_length=255)
+    kind: Literal["answer", "retrieval"] = Field(
+        default="answer", description="answer: answers, checks, judges and their retrieval; retrieval: the "
+                                      "document- and chunk-level grid of `eval` alone, stored as a retrieval run")
     dataset: str = Field(min_length=1, max_length=500)
     question_set_id: str = Field(min_length=1, max_length=24)
-    generator: str = Field(min_length=1, max_length=500)
+    generator: str | None = Field(default=None, min_length=1, max_length=500)
     base_url: str | None = None
     # null: the default (EvalConfig's), which the evaluation then records
     retriever: str | None = Field(default=default_retriever(), max_length=100,
@@ -154,10 +159,22 @@ class EvaluationIn(_Endpoints):
 
     @field_validator("generator")
     @classmethod
-    def _generator(cls, value: str) -> str:
+    def _generator(cls, value: str | None) -> str | None:
         """An http: URL is checked here like every URL field; the name itself against the generators' registry when
         the evaluation is created (routes/evaluations.py)."""
-        return service_generator(value)
+        return None if value is None else service_generator(value)
+
+    @model_validator(mode="after")
+    def _fields_of_its_kind(self):
+        """An answer evaluation names what answers; a retrieval evaluation asks no generator and no judge."""
+        if self.kind == "answer" and not self.generator:
+            raise ValueError("generator: an answer evaluation needs a generator (extractive, openai:<model>, "
+                             "http:<url>)")
+        if self.kind == "retrieval":
+            given = [name for name in ANSWER_ONLY if getattr(self, name)]
+            if given:
+                raise ValueError(f"{', '.join(given)}: a retrieval evaluation asks no generator and no judge")
+        return self
 
     @field_validator("judge")
     @classmethod
@@ -247,6 +264,7 @@ class ResultOut(BaseModel):
 class EvaluationOut(BaseModel):
     id: str
     name: str
+    kind: Literal["answer", "retrieval"] = "answer"
     status: Literal["PENDING", "RUNNING", "PAUSED", "COMPLETED", "FAILED"]
     progress: int
     total_questions: int
@@ -255,7 +273,7 @@ class EvaluationOut(BaseModel):
     error: str | None
     dataset: str
     question_set_id: str
-    generator: str
+    generator: str | None  # None for a retrieval evaluation
     base_url: str | None
     retriever: str | None
     judge: str | None

@@ -10,6 +10,12 @@ Left out on purpose: anything that reads a file on the server (``prompt_file``, 
 variables to a URL of its choosing), ``file:`` answers, and retrievers that call or read something outside
 ragretrieval (``http``, ``run-file``). Those stay with the command line.
 
+Models. A model name that no family of the embedders' registry claims is a sentence-transformers id or folder, which
+the server would read from its disk (and whose errors would tell a client whether a path exists), and ``openai:``
+would spend the server's key at an endpoint of the client's choosing; so ``options.model`` must be one of the
+registry's fixed names (`web_models`: ``m3e-small``, ``e5-small-q4``, ``hashing[-DIM]``, and installed plug-ins'
+exact names), refused otherwise with a message that never depends on the disk.
+
 Checked when the evaluation is created (`check_evaluation`: a bad value is refused at once, naming its field, not a
 FAILED evaluation later) and turned into `AnswerSettings` by `answer_settings` when a worker prepares it.
 """
@@ -17,11 +23,13 @@ FAILED evaluation later) and turned into `AnswerSettings` by `answer_settings` w
 from __future__ import annotations
 
 import copy
+import re
 
 from pydantic import ConfigDict, create_model, field_validator
 
 from ...answers.generators import generator_class
 from ...answers.settings import AnswerSettings
+from ...embedders.registry import VARIANTS, families
 from ...evaluation.report import EvalConfig
 from ...retrieval.registry import available_retrievers, retriever_class
 from ...work.options import SettingsError, build_settings
@@ -61,6 +69,24 @@ def _http_mapping_only(cls, value: dict) -> dict:
     return value
 
 
+FIXED_MODELS = ("m3e-small", "e5-small-q4", "hashing")  # built-in names that stand for a model, never a file
+HASHING = re.compile(r"hashing-[0-9]{1,5}")  # hashing-DIM: no model at all
+
+
+def web_models() -> list[str]:
+    """The embedding models a web evaluation may name: the registry's fixed names (with the @int8 variant of
+    m3e-small) and the exact names installed plug-ins publish; never a folder, a hub id or an API."""
+    plugins = [f.shown_as for f in families() if f.source != "built in" and not f.shown_as.endswith("NAME")]
+    return [*FIXED_MODELS, *(f"m3e-small@{variant}" for variant in VARIANTS), *plugins]
+
+
+def _offered_model(cls, value: str | None) -> str | None:
+    if value is None or value in web_models() or HASHING.fullmatch(value) or value == "default":
+        return value
+    raise ValueError(f"not a model this server offers (it offers {', '.join(web_models())}, hashing-DIM); other "
+                     "models, folders and APIs stay with the command line")
+
+
 def _no_key_variable(cls, value: dict | None) -> dict | None:
     if value and "api_key_env" in value:
         raise ValueError("api_key_env names a variable of the server's environment: keys are the worker's")
@@ -70,7 +96,8 @@ def _no_key_variable(cls, value: dict | None) -> dict | None:
 EvaluationOptions = create_model(
     "EvaluationOptions", __config__=ConfigDict(extra="forbid"),
     __doc__="An evaluation's `options`: `ragretrieval answer`'s settings of the same names (docs/answers.md).",
-    __validators__={"lemmatizer_on_the_web": field_validator("lemmatizer")(classmethod(_no_files)),
+    __validators__={"model_on_the_web": field_validator("model")(classmethod(_offered_model)),
+                    "lemmatizer_on_the_web": field_validator("lemmatizer")(classmethod(_no_files)),
                     "generator_options_on_the_web": field_validator("generator_options")(
                         classmethod(_http_mapping_only)),
                     "embed_on_the_web": field_validator("embed")(classmethod(_no_key_variable))},
@@ -109,6 +136,30 @@ def request_field(path: str) -> str:
     if path in BODY_FIELDS:
         return BODY_FIELDS[path]
     return "options." + path.removeprefix("retrieval.")
+
+
+def retrieval_config(retriever: str | None, options: dict) -> EvalConfig:
+    """The evaluation's `EvalConfig`; a setting that cannot work is a `SettingsError` naming the request's field
+    (``retriever``, ``options.ks``), and an option that is not a retrieval setting is refused by name."""
+    other = sorted(set(options) - set(RETRIEVAL_OPTIONS))
+    if other:
+        raise SettingsError(f"{', '.join('options.' + name for name in other)}: a retrieval evaluation takes only "
+                            f"the retrieval settings ({', '.join(RETRIEVAL_OPTIONS)})",
+                            [f"options.{name}" for name in other])
+    values = dict(options)
+    if retriever:
+        values["retriever"] = retriever
+    try:
+        return build_settings(EvalConfig, values)
+    except SettingsError as error:
+        raise SettingsError(str(error), [request_field(f) for f in error.fields]) from None
+
+
+def check_retrieval(retriever: str | None, options: dict) -> None:
+    """A new retrieval evaluation: a retriever the web may run, and `EvalConfig` settings that work."""
+    if retriever and retriever not in web_retrievers():
+        raise EngineError(f"unknown retriever {retriever!r}; known: {', '.join(web_retrievers())}")
+    retrieval_config(retriever or default_retriever(), options)
 
 
 def check_evaluation(generator: str, retriever: str | None, judge: str | None, options: dict) -> None:

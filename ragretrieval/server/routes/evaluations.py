@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Query, Request
 
 from ..jobs.engine import EngineError
-from ..jobs.options import check_evaluation
+from ..jobs.options import check_evaluation, check_retrieval
 from ..schemas import (
     STATUSES,
     Deleted,
@@ -52,8 +52,12 @@ def create_evaluation(request: Request, body: EvaluationIn):
     """A new evaluation, PENDING, with one work item per question of the set; a worker starts on it at once. The
     generator, retriever and judges are checked against ragretrieval's registries, `options` against the engine's."""
     deps.corpus(request, body.dataset)
+    options = body.options.model_dump(exclude_unset=True)
     try:
-        check_evaluation(body.generator, body.retriever, body.judge, body.options.model_dump(exclude_unset=True))
+        if body.kind == "retrieval":
+            check_retrieval(body.retriever, options)
+        else:
+            check_evaluation(body.generator, body.retriever, body.judge, options)
     except EngineError as error:
         raise Invalid(str(error)) from None
     return deps.evaluations(request).create(body)

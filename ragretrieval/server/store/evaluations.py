@@ -29,6 +29,7 @@ SHOWN = [R.question_id, R.position, R.question_type, R.question_text, R.ground_t
 def evaluation_out(row, **detail) -> EvaluationOut:
     data = dict(row._mapping)
     data["options"] = json.loads(data.get("options") or "{}")
+    data["generator"] = data.get("generator") or None  # a retrieval evaluation's is stored empty
     data["error"] = public_text(data.get("error"))
     return EvaluationDetail(**data, **detail) if detail else EvaluationOut(**data)
 
@@ -41,6 +42,11 @@ def result_out(row) -> ResultOut:
         llm_judge_reasoning=row.llm_judge_reasoning, checks=json.loads(row.checks or "{}"),
         metrics=json.loads(row.metrics or "{}"), input_tokens=row.input_tokens, output_tokens=row.output_tokens,
         latency=row.latency, cost=row.cost, error=public_text(row.error))
+
+
+def labelled(source_record: str | None) -> bool:
+    """Whether a question (its stored record) has relevant documents, so its retrieval can be scored."""
+    return bool(source_record) and bool(json.loads(source_record).get("relevant"))
 
 
 def score_filter(spec: str | None):
@@ -72,9 +78,13 @@ class Evaluations:
             rows = sets.question_rows(conn, request.question_set_id)
             if not rows:
                 raise Invalid(f"question set {request.question_set_id!r} has no questions")
+            if request.kind == "retrieval" and not any(labelled(q.source_record) for q in rows):
+                raise Invalid(f"none of the {len(rows)} questions of question set {request.question_set_id!r} has "
+                              "relevant documents, so retrieval cannot be scored: open a corpus's questions as a set, "
+                              "or evaluate the answers")
             conn.execute(insert(evaluations).values(
-                id=eval_id, name=request.name, dataset=request.dataset, question_set_id=request.question_set_id,
-                generator=request.generator, base_url=request.base_url,
+                id=eval_id, name=request.name, kind=request.kind, dataset=request.dataset,
+                question_set_id=request.question_set_id, generator=request.generator or "", base_url=request.base_url,
                 retriever=request.retriever or default_retriever(),
                 judge=request.judge, judge_model=request.judge_model, judge_base_url=request.judge_base_url,
                 options=json.dumps(request.options.model_dump(mode="json", exclude_unset=True),
