@@ -242,6 +242,25 @@ class DecodedOut(BaseModel):
     converted: bool
 
 
+# ------------------------------------------------------------------------------------------------------ annotations
+class AnnotationIn(_Input):
+    """A reviewer's verdict on one answer. `version`: the annotation's version the reviewer saw (0: none yet); when
+    given and another reviewer has changed it since, the request is refused (409) instead of overwriting theirs."""
+
+    verdict: Literal["correct", "partly_correct", "incorrect"]
+    note: str = Field(default="", max_length=10_000)
+    version: int | None = Field(default=None, ge=0, le=2**31)
+
+
+class AnnotationOut(BaseModel):
+    question_id: str
+    verdict: Literal["correct", "partly_correct", "incorrect"]
+    note: str
+    version: int
+    gmt_created: str
+    gmt_updated: str
+
+
 class ResultOut(BaseModel):
     question_id: str
     position: int
@@ -259,6 +278,11 @@ class ResultOut(BaseModel):
     latency: float | None
     cost: float | None
     error: str | None
+    # expected next to retrieved (store/relevance.py): the question's relevant documents, each source marked
+    # "relevant", and {"recall", "mrr", "found", "missing"} over the sources (null without relevant documents)
+    relevant_documents: list[str] = Field(default_factory=list)
+    retrieval: dict | None = None
+    annotation: AnnotationOut | None = None  # a reviewer's verdict (PUT .../results/{question_id}/annotation)
 
 
 class EvaluationOut(BaseModel):
