@@ -60,16 +60,34 @@ def configuration(runs: list[ComparedRun]) -> str:
 
 def summary(runs: list[ComparedRun]) -> str:
     names = [n for n in SUMMARY if any(n in r.report.means.get("answer", {}) for r in runs)]
-    head = "".join(f"<th>{esc(n)}</th>" for n in names)
+    head = "<th>answered</th>" + "".join(f"<th>{esc(n)}</th>" for n in names)
     body = ""
     for run in runs:
         means, ci = run.report.means.get("answer", {}), run.report.intervals.get("answer", {})
+        answered = f'<td class="num">{esc(run.report.answered)}</td>'
         cells = "".join(f'<td class="num">{fmt(means.get(n))}'
                         + (f'<br><span class="note">[{fmt(ci[n][0])}, {fmt(ci[n][1])}]</span>' if n in ci else "")
                         + "</td>" for n in names)
-        body += f'<tr class="run-row"><th>{esc(run.label)}</th>{cells}</tr>'
-    return (f'<h2 id="summary">Summary (answer metrics, mean and bootstrap 95% CI)</h2>'
+        body += f'<tr class="run-row"><th>{esc(run.label)}</th>{answered}{cells}</tr>'
+    return (f'<h2 id="summary">Summary (answer metrics, mean over the answered questions and bootstrap 95% CI)</h2>'
             f'<div style="overflow-x:auto"><table class="summary"><tr><th>run</th>{head}</tr>{body}</table></div>')
+
+
+def failure_classes(runs: list[ComparedRun]) -> str:
+    """Each run's failure classes (docs/answers.md, "Failure classes"): questions per class, and the transitions
+    from the first run's classes to each other run's."""
+    from ..answers.failures import CLASSES, compare_classes, transition_lines  # answers sits above analysis
+
+    found = compare_classes([(r.label, r.report) for r in runs])
+    names = [c for c in CLASSES if any(c in counts for counts in found.counts.values())]
+    head = "".join(f"<th>{esc(n)}</th>" for n in names)
+    body = "".join(f'<tr><th>{esc(label)}</th>' + "".join(f'<td class="num">{counts.get(n, 0)}</td>' for n in names)
+                   + "</tr>" for label, counts in found.counts.items())
+    moved = "".join(f"<h3>{esc(runs[0].label)} → {esc(label)}</h3>"
+                    f"<pre>{esc(chr(10).join(transition_lines(runs[0].label, label, pairs)[1:]))}</pre>"
+                    for label, pairs in zip(found.labels[1:], found.moved))
+    return (f'<h2 id="failure-classes">Failure classes</h2><table class="summary"><tr><th>run</th>{head}</tr>{body}'
+            f"</table>{moved}")
 
 
 def _check_cell(name: str, value: float) -> str:
@@ -120,7 +138,8 @@ def _answer_block(run: ComparedRun, question) -> str:
     body = (f'<p class="fail">failed: {esc(question.error)}</p>' if question.error is not None else
             f"<pre>{esc(question.answer)}</pre>")
     judges = "".join(_judge_cell(name, verdict) for name, verdict in question.judges.items())
-    return (f'<div class="answer"><b>{esc(run.label)}</b> score {fmt(question.score)}{body}'
+    kind = f' <span class="note class">{esc(question.failure_class)}</span>' if question.failure_class else ""
+    return (f'<div class="answer"><b>{esc(run.label)}</b> score {fmt(question.score)}{kind}{body}'
             f'<p>{checks or "<span class=note>no checks</span>"}</p>'
             f'<p class="note">cited: {cited or "nothing"}</p>{judges}</div>')
 
@@ -162,7 +181,7 @@ def differences(runs: list[ComparedRun], metric: str) -> str:
 
 def answer_sections(runs: list[ComparedRun], metrics, test: str, correction: str, alpha: float,
                     **compare_options) -> list[str]:
-    sections = [f"<style>{CARD_CSS}</style>", configuration(runs), summary(runs)]
+    sections = [f"<style>{CARD_CSS}</style>", configuration(runs), summary(runs), failure_classes(runs)]
     if len(runs) > 1:
         sections.append(comparison_table(compare(runs, metrics, test, correction, alpha, "answer",
                                                  **compare_options)))

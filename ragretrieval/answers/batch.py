@@ -4,8 +4,8 @@ one `AnswerReport`. ``ragretrieval answer`` uses it; the web app calls `AnswerSe
 Resuming: each answered question is appended to a JSON Lines journal (llm/journal.py: one fsynced line each, a torn
 last line dropped) under the run's configuration key, so a run killed halfway and started again skips the questions
 already answered and sends none of their requests again (the others' requests were cached by the LLM client as they
-were answered). Questions whose generator failed are not journaled: a re-run asks for them again. The journal is
-removed by the caller once the report is safely written.
+were answered). Questions whose generator or one of whose judges failed are not journaled: a re-run asks for them
+again. The journal is removed by the caller once the report is safely written.
 
 `--log FILE`: one JSON line per question as it finishes (id, question, answer, scores, error), appended and flushed,
 so a long run can be watched with ``tail -f``.
@@ -25,10 +25,12 @@ from typing import Callable, Literal
 from pydantic import BaseModel
 
 from ..data.dataset import questions_fingerprint
+from ..io.redact import redact_urls
 from ..llm.journal import Journal
 from ..work.pool import parallel_map
 from ..work.progress import as_progress
-from .judges.summary import failure_notes
+from .failures import ClassRules, classify_all
+from .judges.summary import failed_verdict, failure_notes
 from .report import ANSWER_LEVEL, AnsweredQuestion, AnswerReport, answer_config_key
 from .session import AnswerSession
 from .summary import summarize
@@ -85,6 +87,16 @@ def usage_status(session: AnswerSession) -> Callable[[], str | None]:
     return status
 
 
+def journaled(session: AnswerSession, journal_path, key: str | None = None) -> dict[str, AnsweredQuestion]:
+    """The questions of this run that its journal holds (a run resumed skips them)."""
+    if not journal_path:
+        return {}
+    key = key or run_key(session)
+    wanted = {q.id for q in session.dataset.questions}
+    return {e.answered.id: e.answered for e in Journal(journal_path, JournalEntry).load()
+            if e.run_key == key and e.answered.id in wanted}
+
+
 def run_answers(session: AnswerSession, threads: int = 4, journal_path=None, progress=None, stop=None,
                 on_answer: Callable[[AnsweredQuestion], None] | None = None) -> AnswerReport:
     """Answer every question of the session (those in the journal are taken from it) and build the report."""
@@ -92,16 +104,13 @@ def run_answers(session: AnswerSession, threads: int = 4, journal_path=None, pro
     questions = session.dataset.questions
     key = run_key(session)
     journal = Journal(journal_path, JournalEntry) if journal_path else None
-    done: dict[str, AnsweredQuestion] = {}
-    if journal is not None:
-        wanted = {q.id for q in questions}
-        done = {e.answered.id: e.answered for e in journal.load() if e.run_key == key and e.answered.id in wanted}
+    done = journaled(session, journal_path, key)
     if done:
         progress.note(f"resuming: {len(done)} of {len(questions)} questions were answered before (journal "
                       f"{journal_path})")
     todo = [q for q in questions if q.id not in done]
     started = time.perf_counter()
-    progress.stage(f"answering with {session.generator.spec}", total=len(questions), unit="question")
+    progress.stage(f"answering with {redact_urls(session.generator.spec)}", total=len(questions), unit="question")
     progress.advance(len(done))
     status = usage_status(session)
     for start in range(0, len(todo), RETRIEVAL_BLOCK):
@@ -109,7 +118,8 @@ def run_answers(session: AnswerSession, threads: int = 4, journal_path=None, pro
         pairs = list(zip(block, session.retrieve_many(block)))
         for _, answered in parallel_map(lambda pair: session.answer_one(*pair), pairs, threads, stop=stop,
                                         name="ragretrieval-answer"):
-            if journal is not None and answered.error is None:
+            if journal is not None and answered.error is None and not any(map(failed_verdict,
+                                                                              answered.judges.values())):
                 journal.append(JournalEntry(run_key=key, answered=answered))
             done[answered.id] = answered
             if on_answer is not None:
@@ -123,6 +133,8 @@ def build_report(session: AnswerSession, answered: list[AnsweredQuestion], timin
                  ) -> AnswerReport:
     """The report of a session's answered questions (in question order); the web app calls this too."""
     meta = session.meta()
+    config = session.config
+    classes = classify_all(answered, ClassRules.of(config))
     summary = summarize(answered)
     notes = list(meta.pop("notes"))
     if summary["failed"]:
@@ -133,6 +145,6 @@ def build_report(session: AnswerSession, answered: list[AnsweredQuestion], timin
     if session.retrieval is not None and skipped:
         notes.append(f"{skipped} question(s) without relevant documents have no retrieval metrics")
     timings = {**timings, "total": sum(timings.values())}
-    return AnswerReport(config=session.config, dataset=session.dataset_info(), settings=session.settings.recorded(),
+    return AnswerReport(config=config, dataset=session.dataset_info(), settings=session.settings.recorded(),
                         answer_labels_fingerprint=session.answer_labels_fingerprint, timings=timings, notes=notes,
-                        questions=answered, **meta, **summary)
+                        questions=answered, failure_classes=classes, **meta, **summary)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .failures import CLASSES, report_classes
 from .report import ANSWER_LEVEL, AnsweredQuestion, AnswerReport, JudgeSummary
 from .usage import AGENT_METRICS
 
@@ -68,12 +69,71 @@ def judge_lines(report: AnswerReport) -> list[str]:
     return lines
 
 
+def class_counts(report: AnswerReport) -> dict[str, int]:
+    """The run's failure classes (computed again for a run stored before they existed), in the decision order."""
+    if report.failure_classes:
+        return {name: report.failure_classes.get(name, 0) for name in CLASSES}
+    found = report_classes(report)
+    return {name: found.count(name) for name in CLASSES}
+
+
+def class_lines(report: AnswerReport) -> list[str]:
+    """One row per failure class that occurs: questions and their share."""
+    counts = {name: n for name, n in class_counts(report).items() if n}
+    total = sum(counts.values())
+    if not total:
+        return []
+    width = max(len(name) for name in counts)
+    return (["", "failure classes (docs/answers.md, \"Failure classes\")",
+             f"  {'class':<{width}}  {'n':>5}  {'share':>6}"]
+            + [f"  {name:<{width}}  {n:>5}  {n / total:>6.1%}" for name, n in counts.items()])
+
+
+def _agreement_text(found: dict | None) -> str:
+    if not found or not found.get("n"):
+        return "no item to compare"
+    label = "Cohen's kappa" if found["statistic"] == "cohen_kappa" else "Spearman"
+    value = "undefined (every verdict alike)" if found["value"] is None else f"{found['value']:.2f}"
+    ci = f" [{found['ci'][0]:.2f}, {found['ci'][1]:.2f}]" if found.get("ci") else ""
+    return f"{label} {value}{ci} (n={found['n']})"
+
+
+def _shift_text(found: dict, noise: dict) -> str:
+    if "not_applicable" in found:
+        return f"not measured: {found['not_applicable']}"
+    if not found.get("n"):
+        return "no verdict to compare"
+    ci = f" [{found['ci'][0]:+.3f}, {found['ci'][1]:+.3f}]" if found.get("ci") else ""
+    alone = f" (repeats alone: {noise['disagreement']:.1%})" if noise.get("disagreement") is not None else ""
+    return f"mean change {found['shift']:+.3f}{ci}, {found['changed']:.1%} of verdicts changed{alone} (n={found['n']})"
+
+
+def audit_lines(report: AnswerReport) -> list[str]:
+    """Each audited judge's noise, agreement and biases (judge-answers --repeats; answers/judges/audit.py)."""
+    lines = []
+    for name, noise in report.judge_noise.items():
+        head = (f"judge audit: {name}, {noise['repeats']} repeats of {noise['questions']} questions "
+                f"({noise['verdicts']} verdicts, {noise['failed']} failed)")
+        flips = (f"  flip rate {noise['flip_rate']:.3f} [{noise['ci'][0]:.3f}, {noise['ci'][1]:.3f}]; two repeats "
+                 f"disagree on {noise['disagreement']:.1%} of pairs" if noise.get("flip_rate") is not None else
+                 "  flip rate: no question has two verdicts")
+        lines += ["", head, flips]
+        lines += [f"  noise variance of {metric}: {value:.4f}" for metric, value in noise.get("variance", {}).items()]
+        if noise.get("rule"):
+            lines.append(f"  vs {noise['rule']['check']}: {_agreement_text(noise['rule'])}")
+        if noise.get("labels"):
+            lines.append(f"  vs {noise['labels']['source']}: {_agreement_text(noise['labels'])}")
+        lines.append(f"  position (contexts shuffled): {_shift_text(noise['position'], noise)}")
+        lines.append(f"  verbosity (answer padded): {_shift_text(noise['verbosity'], noise)}")
+    return lines
+
+
 def metric_table(report: AnswerReport) -> str:
     """Every answer metric, the judges', and the retrieval metrics at the context k, each with its bootstrap 95% CI;
     then tokens per answer, judge trust and the bill."""
     cfg, usage = report.config, report.usage
-    lines = [f"{len(report.questions)} questions, {int(usage.get('answered', 0))} answered; generator "
-             f"{cfg.generator}; contexts {cfg.contexts}"
+    answered = report.answered
+    lines = [f"{answered}; generator {cfg.generator}; contexts {cfg.contexts}"
              + (f" (top {cfg.context_k} of {cfg.retrieval.retriever})" if cfg.retrieval else "")]
     answer_names = ordered(report.means.get(ANSWER_LEVEL, {}))
     blocks = [(ANSWER_LEVEL, "answers", [n for n in answer_names if n not in AGENT_METRICS and not is_judge_metric(n)]),
@@ -87,6 +147,7 @@ def metric_table(report: AnswerReport) -> str:
     for level, title, names in blocks:
         if not names:
             continue
+        title += f" ({answered})" if level == ANSWER_LEVEL else ""
         lines += ["", title, *_block(names, report.means[level], report.intervals.get(level, {}),
                                      report.counts.get(level, {}), width)]
     if not blocks[0][2] and not blocks[1][2]:
@@ -94,7 +155,9 @@ def metric_table(report: AnswerReport) -> str:
     for kind, means in report.by_type.items():
         shown = ", ".join(f"{n} {means[n]:.4f}" for n in ordered(means)[:4])
         lines.append(f"type {kind}: {shown}")
+    lines += class_lines(report)
     lines += judge_lines(report)
+    lines += audit_lines(report)
     tokens = int(usage.get("total_tokens", 0))
     latency = (f"latency p50 {usage['latency_p50']:.2f}s, p95 {usage['latency_p95']:.2f}s"
                if "latency_p50" in usage else "no latency")
@@ -121,8 +184,9 @@ def question_line(i: int, n: int, answered: AnsweredQuestion) -> str:
     checks = [n for n in ordered(values) if n not in AGENT_METRICS and not is_judge_metric(n)][:4]
     shown = " ".join(f"{name}={values[name]:.2f}" for name in checks) or "no checks"
     judged = " ".join(f"{name}={_verdict(verdict)}" for name, verdict in answered.judges.items())
+    kind = f" [{answered.failure_class}]" if answered.failure_class else ""
     return (f"{head} {shown}" + (f" | {judged}" if judged else "")
-            + f" ({answered.latency:.2f}s, {answered.total_tokens} tokens)")
+            + f" ({answered.latency:.2f}s, {answered.total_tokens} tokens){kind}")
 
 
 def _verdict(verdict: dict) -> str:

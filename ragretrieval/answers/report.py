@@ -30,10 +30,16 @@ from ..evaluation.report import (
     metrics_frame,
 )
 from ..io.jsonfiles import load_json, save_json, supported_version
+from ..io.redact import redact_urls
 
 ANSWER_REPORT_VERSION = 1
 ANSWER_LEVEL = "answer"  # the `metrics` key of answer-side values, beside "doc" and "chunk"
 CONTEXT_MODES = ("retrieved", "given")
+
+
+def answered_label(answered: int, total: int) -> str:
+    """``10 of 30 answered``: how many questions of an answer run got an answer (its answer means are over those)."""
+    return f"{answered} of {total} answered"
 
 
 class AnswerReportError(RagretrievalError):
@@ -99,6 +105,8 @@ class AnsweredQuestion(BaseModel):
     cost: float = 0.0
     cached: bool = False
     error: str | None = None  # the generator failed for this question; its checks are not scored
+    evidence_shown: bool | None = None  # a relevant span (or document) among the contexts; None: unknown
+    failure_class: str | None = None  # answers/failures.py: why it went wrong (or right); None in runs before 0.3
     relevant: list[str] = Field(default_factory=list)
     relevant_grades: dict[str, int] = Field(default_factory=dict)
     retrieved_chunks: list[RetrievedChunk] = Field(default_factory=list)
@@ -148,6 +156,8 @@ class AnswerReport(BaseModel):
     failed: int = 0
     judges: dict[str, JudgeSummary] = Field(default_factory=dict)  # judge name -> its summary over the run
     judged_from: str | None = None  # judge-answers --new-run: the id of the run whose answers were judged
+    failure_classes: dict[str, int] = Field(default_factory=dict)  # class -> questions (answers/failures.py)
+    judge_noise: dict[str, dict] = Field(default_factory=dict)  # judge name -> its audit (answers/judges/audit.py)
     # the `AnswerSettings` the run was made with (AnswerSettings.recorded: no secret), for `runs show --config`;
     # not part of the configuration key (`config` is); None before 0.3
     settings: dict | None = None
@@ -171,6 +181,10 @@ class AnswerReport(BaseModel):
         """A pandas DataFrame with one row per question and metric: question_id, question, level (answer, doc,
         chunk), metric, value."""
         return metrics_frame(self)
+    @property
+    def answered(self) -> str:
+        """``10 of 30 answered``: what every table of the run says next to its means (they are over those)."""
+        return answered_label(len(self.questions) - self.failed, len(self.questions))
 
     @classmethod
     def load(cls, path) -> "AnswerReport":
@@ -222,5 +236,5 @@ def answer_config_key(config: AnswerConfig, corpus_fingerprint: str, questions_f
         settings["retrieval"] = config.retrieval.identity_settings()
     parts = {"kind": "answer", "config": settings, "corpus": corpus_fingerprint, "questions": questions_fp,
              "labels": labels_fp, "answer_labels": answer_labels_fp}
-    text = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    text = redact_urls(json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]

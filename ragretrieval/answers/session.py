@@ -27,11 +27,14 @@ from pathlib import Path
 from .. import __version__
 from ..data.dataset import Dataset, QuestionRecord, answer_labels_fingerprint, labels_fingerprint
 from ..evaluation.report import DatasetInfo
+from ..io.redact import redact_urls
+from ..llm.budget import Budget
 from ..retrieval.registry import BuildContext
 from ..work.options import build_settings
 from .checks import CheckError, CheckSettings, check_expect, load_unsafe_words
 from .checks.rules import DEFAULT_REFUSAL
 from .citations import cited_positions
+from .failures import ClassRules, classify, evidence_shown
 from .generators import GenerationFailed, GenerationRequest, Generator, GeneratorOptions, build_generator
 from .normalize import Normalizer, get_lemmatizer
 from .prompt import REFUSALS, pick_language
@@ -63,11 +66,15 @@ def resolve_checks(settings: AnswerSettings, language: str, refusal: str) -> tup
 
 class AnswerSession:
     """`settings` is an `AnswerSettings` (or its fields as a dict); judges it names are built as scorers after
-    the checks (`judge_context` shares one judges' client between sessions)."""
+    the checks (`judge_context` shares one judges' client between sessions). With ``max_cost`` (or a `budget`
+    given: one limit shared with other work) the generator's and the judges' requests stop before passing it."""
 
     def __init__(self, dataset: Dataset, settings: AnswerSettings | dict, generator: Generator | None = None,
-                 progress=None, stop=None, context: BuildContext | None = None, retriever=None):
+                 progress=None, stop=None, context: BuildContext | None = None, retriever=None, budget=None):
         settings = settings if isinstance(settings, AnswerSettings) else build_settings(AnswerSettings, settings)
+        if not dataset.questions:
+            raise AnswerSettingsError(f"{dataset.questions_path or dataset.path}: no question to answer (the question "
+                                      "set is empty); nothing is run or stored")
         self.dataset, self.settings, self.stop = dataset, settings, stop
         self.documents = {d.id: d for d in dataset.documents}
         self.language = (pick_language([q.text for q in dataset.questions] + [d.text for d in dataset.documents[:20]])
@@ -75,8 +82,10 @@ class AnswerSession:
         self.refusal = settings.refusal_message or REFUSALS.get(self.language, DEFAULT_REFUSAL)
         self.check_settings, check_config = resolve_checks(settings, self.language, self.refusal)
         self._check_questions()
+        self.budget = budget or (Budget(settings.max_cost) if settings.max_cost is not None else None)
         options = GeneratorOptions.from_settings(settings, language=self.language, refusal_message=self.refusal,
-                                                 documents=self.documents, questions=dataset.questions, stop=stop)
+                                                 documents=self.documents, questions=dataset.questions, stop=stop,
+                                                 budget=self.budget)
         self.generator = generator or build_generator(settings.generator, options)
         self.mode = settings.contexts
         if self.mode == "retrieved" and not type(self.generator).needs_contexts:
@@ -91,9 +100,12 @@ class AnswerSession:
         if settings.judges:
             from .judges import JudgeOptions, build_judges
 
-            judging = JudgeOptions.from_settings(settings, self.language, stop, settings.nuggets_file(dataset.path))
+            judging = JudgeOptions.from_settings(settings, self.language, stop, settings.nuggets_file(dataset.path),
+                                                 budget=self.budget)
             self.scorers += build_judges(settings.judges, judging)
         self._check_config = check_config
+        self.class_rules = ClassRules(self.refusal)
+        self.offsets = ({c.chunk_id: (c.start, c.end) for c in self.retrieval.chunks} if self.retrieval else {})
 
     def _check_questions(self) -> None:
         for question in self.dataset.questions:
@@ -114,7 +126,7 @@ class AnswerSession:
         s = self.settings
         retrieved = self.mode == "retrieved"
         return AnswerConfig(
-            generator=self.generator.spec, generator_settings=self.generator.info(), contexts=self.mode,
+            generator=redact_urls(self.generator.spec), generator_settings=self.generator.info(), contexts=self.mode,
             context_k=s.context_k if retrieved else None, shuffle_context=s.shuffle_context and self.mode == "given",
             seed=s.seed if s.shuffle_context and self.mode == "given" else None,
             retrieval=s.retrieval if retrieved else None, checks=self._check_config,
@@ -159,7 +171,7 @@ class AnswerSession:
         try:
             generated = self.generator.generate(GenerationRequest(question, contexts, self.refusal, self.language))
         except GenerationFailed as error:
-            answered.error = str(error)
+            answered.error = redact_urls(str(error))  # a message may quote a URL the user gave with its token
             answered.latency = time.perf_counter() - started
         else:
             contexts = generated.contexts if generated.contexts is not None else contexts
@@ -182,6 +194,9 @@ class AnswerSession:
             relevant = {r.doc_id for r in question.relevant if r.grade > 0}
             if relevant:
                 answered.metrics["doc"] = {"document_recall": len(relevant & set(ids)) / len(relevant)}
+        answered.evidence_shown = evidence_shown({r.doc_id: r.spans for r in question.relevant if r.grade > 0},
+                                                 answered.contexts, self.offsets)
+        answered.failure_class = classify(answered, self.class_rules)
         return answered
 
     def notes(self) -> list[str]:

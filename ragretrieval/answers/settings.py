@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from ..evaluation.report import EvalConfig
 from ..llm.client import DEFAULT_KEY_ENV
+from ..work.limits import Price, Retries, Timeout, Wait
 from ..work.options import SettingsError, plugin_options
 
 RETRIEVAL = "retrieval"
@@ -72,23 +73,24 @@ class AnswerSettings(BaseModel):
                                                        "documents, refusal_message)")
     system_message: str | None = Field(None, max_length=20_000,
                                        description="System message [default: the language's; \"\" sends none]")
-    temperature: float = Field(0.0, ge=0, le=2, description="Sampling temperature of the generator")
+    temperature: float = Field(0.0, ge=0, le=2, allow_inf_nan=False,
+                               description="Sampling temperature of the generator")
     max_tokens: int | None = Field(None, ge=1, description="Most tokens per answer")
-    max_retries: int = Field(5, ge=0, le=20, description="Retries on 429, 5xx, timeouts")
-    sleep_time: float = Field(1.0, ge=0, le=600, description="Seconds before the first retry (doubling, with "
-                                                             "jitter)")
-    timeout: float = Field(120.0, gt=0, le=3600, description="Seconds per request")
+    max_retries: Retries = Field(5, description="Retries on 429, 5xx, timeouts")
+    sleep_time: Wait = Field(1.0, description="Seconds before the first retry (doubling, with jitter)")
+    timeout: Timeout = Field(120.0, description="Seconds per request")
     text_completion: bool = Field(False, description="Use /completions instead of /chat/completions")
-    price_in: float = Field(0.0, ge=0, description="Price per million input tokens, for the cost shown")
-    price_out: float = Field(0.0, ge=0, description="Price per million output tokens")
+    price_in: Price = Field(0.0, description="Price per million input tokens, for the cost shown")
+    price_out: Price = Field(0.0, description="Price per million output tokens")
     # LLM judges (answers/judges): which, their endpoint (unset: the generator's), sampling and prompts
     judges: list[str] = Field([], description="LLM judges: score5, correctness, groundedness, "
                                                                 "relevance_to_query, safety, chunk_relevance, "
                                                                 "context_sufficiency")
     judge_samples: int = Field(1, ge=1, le=9, description="Ask each judge request N times and keep the majority "
                                                           "(needs a temperature above 0)")
-    judge_temperature: float | None = Field(None, ge=0, le=2, description="Judge sampling temperature [default: "
-                                                                          "0, or 0.7 with judge_samples above 1]")
+    judge_temperature: float | None = Field(None, ge=0, le=2, allow_inf_nan=False,
+                                            description="Judge sampling temperature [default: 0, or 0.7 with "
+                                                        "judge_samples above 1]")
     judge_prompts: dict[str, Path] = Field({}, description="Judge name -> a prompt file "
                                                                              "replacing its default")
     judge_model: str | None = Field(None, max_length=200,
@@ -105,11 +107,14 @@ class AnswerSettings(BaseModel):
     # as the TREC 2024 RAG track's AutoNuggetizer: ten nuggets per request
     judge_nugget_batch: int = Field(10, ge=1, le=MAX_NUGGETS_PER_REQUEST,
                                     description="Nuggets the nuggets judge asks about per request")
-    judge_price_in: float = Field(0.0, ge=0, description="Judges' price per million input tokens")
-    judge_price_out: float = Field(0.0, ge=0, description="Judges' price per million output tokens")
-    judge_timeout: float = Field(120.0, gt=0, le=3600, description="Judges' seconds per request")
-    judge_max_retries: int = Field(4, ge=0, le=20, description="Judges' retries on 429, 5xx, timeouts")
+    judge_price_in: Price = Field(0.0, description="Judges' price per million input tokens")
+    judge_price_out: Price = Field(0.0, description="Judges' price per million output tokens")
+    judge_timeout: Timeout = Field(120.0, description="Judges' seconds per request")
+    judge_max_retries: Retries = Field(4, description="Judges' retries on 429, 5xx, timeouts")
     threads: int = Field(4, ge=1, le=256, description="Questions answered at once (speed only)")
+    max_cost: float | None = Field(None, ge=0, allow_inf_nan=False,
+                                   description="Stop before the spend at the given prices (generator and judges) "
+                                               "would pass this many dollars; 0: only answers already in the cache")
 
     @model_validator(mode="before")
     @classmethod
@@ -193,6 +198,11 @@ class AnswerSettings(BaseModel):
         if stray:
             raise SettingsError(f"judge_prompts names judge {stray[0]!r}, which is not among judges "
                                 f"{','.join(self.judges) or '(none)'}", ["judge_prompts", "judges"])
+        if self.max_cost is not None and not any((self.price_in, self.price_out, self.judge_price_in,
+                                                   self.judge_price_out)):
+            raise SettingsError("max_cost needs the prices of the models asked (price_in, price_out, judge_price_in, "
+                                "judge_price_out): without them every request costs $0",
+                                ["max_cost", "price_in", "price_out", "judge_price_in", "judge_price_out"])
         if self.retrieval.top_k != self.context_k:  # the retrieval metrics of the ranking the contexts came from
             self.retrieval = EvalConfig.model_validate({**self.retrieval.model_dump(), "top_k": self.context_k})
         return self

@@ -10,19 +10,24 @@ from pathlib import Path
 
 import click
 
-from ..answers.batch import AnswerLog, run_answers, run_key
+from ..answers.batch import AnswerLog, journaled, run_answers, run_key
+from ..answers.dry_run import plan_answers
+from ..answers.judges import check_references
+from ..answers.judges.summary import check_judges
 from ..answers.render import metric_table, question_line
 from ..answers.session import AnswerSession
 from ..answers.settings import AnswerSettings
 from ..data.dataset import load_dataset
 from ..embedders.cache import default_cache_dir
 from ..evaluation.report import EvalConfig
+from ..llm.budget import BudgetReached
 from ..llm.replies import check_failures
+from .cost_options import dry_run_option, show_plan, stopped_by_budget
 from .evaluate import retrieval_settings, run_options
 from .fields import Setting, collect, config_option, given_settings, setting_options
 from .judge_options import judge_settings, with_prompt_files
 from .progress import no_progress_option, terminal_progress
-from .runs import keep_report, open_history, save_options
+from .runs import claim_name, keep_report, open_history, save_options
 
 SHOWN_FAILURES = 10
 
@@ -40,7 +45,7 @@ ANSWER_SETTINGS = [
     Setting("cite_relevant", AnswerSettings, "Do not expect questions without expect.cite to cite their relevant "
                                              "documents."),
     *_answer("base_url", "api_key_env", "prompt_file", "language", "price_in", "price_out", "timeout",
-             "max_retries"),
+             "max_retries", "max_cost"),
     *judge_settings(),
     *retrieval_settings("retrieval."),
 ]
@@ -56,11 +61,12 @@ ANSWER_SETTINGS = [
 @click.option("--log", "log_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Append one JSON line per question (id, question, answer, scores).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write the JSON report here.")
-@click.option("-v", "--verbose", is_flag=True, help="One line per question.")
+@click.option("-v", "--verbose", is_flag=True, help="One line per question (with --dry-run: per request).")
+@dry_run_option
 @no_progress_option
 @save_options
 def answer_command(dataset_dir, questions, config_file, executor_spec, index_dir, rebuild, log_file, out, verbose,
-                   no_progress, runs_db, name, tags, no_save, **given) -> None:
+                   dry_run, no_progress, runs_db, name, tags, no_save, **given) -> None:
     """Answer every question of a dataset and score the answers: contexts (retrieved or given), an answer from the
     generator, its citations, the deterministic checks of each question, the LLM judges asked for (--judge), and
     the retrieval metrics of the same ranking. The run is stored in the runs history like an `eval`."""
@@ -69,7 +75,11 @@ def answer_command(dataset_dir, questions, config_file, executor_spec, index_dir
 
     settings, dataset_dir, questions = given_settings("answer", config_file, collect(ANSWER_SETTINGS, given),
                                                       dataset_dir, questions, finish=with_prompt_files)
-    history = None if no_save else open_history(runs_db)  # a bad URL fails before any answer is paid for
+    model = str(settings.retrieval.model or "")
+    if dry_run and settings.contexts == "retrieved" and model.startswith("openai:"):
+        raise click.UsageError(f"--dry-run sends nothing, but retrieval would embed the corpus with {model} "
+                               "through its API; dry-run with --contexts given, or a local retriever")
+    history = None if no_save or dry_run else open_history(runs_db, saving=True)  # a bad or read-only store fails first
     progress = terminal_progress(no_progress)
     dataset = load_dataset(dataset_dir, questions)
     click.echo(f"loaded {len(dataset.questions)} questions over {len(dataset.documents)} documents", err=True)
@@ -77,10 +87,23 @@ def answer_command(dataset_dir, questions, config_file, executor_spec, index_dir
     click.get_current_context().call_on_close(executor.close)
     context = BuildContext(progress=progress, executor=executor, index_dir=index_dir, rebuild=rebuild)
     session = AnswerSession(dataset, settings, progress=progress, context=context)
-    journal = default_cache_dir() / "answers" / f"{run_key(session)}.journal.jsonl"
+    references = [bool((q.ground_truth or "").strip()) for q in dataset.questions]
+    for warning in check_references(settings.judges, references) if settings.judges else []:
+        click.echo(f"warning: {warning}", err=True)
+    key = run_key(session)
+    replace = claim_name(history, name, key)  # a taken --name is refused before anything is asked
+    journal = default_cache_dir() / "answers" / f"{key}.journal.jsonl"
+    if dry_run:
+        progress.close()
+        return show_plan(plan_answers(session, journal), verbose)
     log = AnswerLog(log_file) if log_file else None
     try:
         report = run_answers(session, settings.threads, journal, progress, on_answer=log)
+    except BudgetReached as error:
+        progress.close()
+        kept = len(journaled(session, journal))
+        raise stopped_by_budget(error, f"{kept} of {len(dataset.questions)} questions are answered and kept in "
+                                       f"{journal}") from None
     finally:
         if log is not None:
             log.close()
@@ -88,6 +111,7 @@ def answer_command(dataset_dir, questions, config_file, executor_spec, index_dir
     failed = [q for q in report.questions if q.error is not None]
     check_failures([q.error for q in failed], len(report.questions), "questions",
                    f"the {len(report.questions) - len(failed)} answered are kept in {journal}")
+    check_judges(report.judges, f"nothing is stored; the questions whose verdicts were all had are kept in {journal}")
     if verbose:
         for i, answered in enumerate(report.questions, start=1):
             click.echo(question_line(i, len(report.questions), answered))
@@ -96,5 +120,5 @@ def answer_command(dataset_dir, questions, config_file, executor_spec, index_dir
     if len(failed) > SHOWN_FAILURES:
         click.echo(f"warning: ... and {len(failed) - SHOWN_FAILURES} more questions without an answer", err=True)
     click.echo(metric_table(report))
-    keep_report(report, out, history, name, tags)
+    keep_report(report, out, history, name, tags, replace)
     journal.unlink(missing_ok=True)

@@ -11,8 +11,10 @@ from pathlib import Path
 import click
 
 from ..data.build import build_dataset as build
-from ..data.build import control_character_ids, default_out, parse_generators
+from ..data.build import default_out, ids_trec_cannot_hold, parse_generators
+from ..data.corpus import load_corpus
 from ..data.filename_questions import DEFAULT_TEMPLATE
+from .cost_options import dry_run_option, max_cost_option, show_plan
 from .llm_options import llm_options
 from .progress import no_progress_option
 
@@ -35,26 +37,37 @@ from .progress import no_progress_option
               help="llm: when resuming, keep the failures of documents whose answers failed before (default: ask "
                    "again).")
 @llm_options("llm: ", "$n, $types, $title, $document")
+@click.option("--max-cost", type=float, default=None, callback=max_cost_option, metavar="DOLLARS",
+              help="llm: stop before the spend at --price-in/--price-out would pass DOLLARS; the finished documents "
+                   "are kept and the same command continues. 0: only answers already in the cache.")
+@dry_run_option
+@click.option("-v", "--verbose", is_flag=True, help="llm, with --dry-run: one line per request.")
 @no_progress_option
 def build_dataset(corpus_dir: Path, out: Path | None, generator: str, template: str, strict: bool, force: bool,
-                  **llm) -> None:
+                  max_cost: float | None, dry_run: bool, verbose: bool, **llm) -> None:
     """Build a dataset (corpus.jsonl, questions.jsonl, manifest.json) from a folder of Markdown files."""
+    from .llm_questions import add_llm_questions, plan_llm_questions
+
     generators = parse_generators(generator)
     out = out or default_out(corpus_dir)
+    if "llm" not in generators and (dry_run or max_cost is not None):
+        raise click.UsageError("--dry-run and --max-cost are for --generator llm (filename questions cost nothing)")
+    if dry_run:
+        corpus = load_corpus(corpus_dir, strict=strict)
+        return show_plan(plan_llm_questions(corpus.documents, out, **llm), verbose)
 
     def llm_questions(documents, folder, questions):
-        from .llm_questions import add_llm_questions
-
-        return add_llm_questions(documents, folder, questions, **llm)
+        return add_llm_questions(documents, folder, questions, max_cost=max_cost, **llm)
 
     dataset = build(corpus_dir, out, template=template, strict=strict, force=force, generators=generators,
                     more_questions=llm_questions if "llm" in generators else None,
                     on_skip=lambda s: click.echo(f"warning: skipped {s.path}: {s.reason}", err=True))
-    awkward = control_character_ids(dataset)
+    awkward = ids_trec_cannot_hold(dataset)
     if awkward:
-        click.echo(f"warning: {len(awkward)} document ids hold control characters (tab, newline, ...), which TREC "
-                   f"files cannot hold: `runs export --format trec` and `judge --qrels-out` will refuse them; rename "
-                   f"the files: {', '.join(map(repr, awkward[:3]))}", err=True)
+        click.echo(f"warning: {len(awkward)} document ids hold spaces or control characters (tab, newline, ...), "
+                   "which TREC files cannot hold (trec_eval splits fields on them): `runs export --format trec` "
+                   "and `judge --qrels-out` will refuse them (JSON exports hold any id); rename the files: "
+                   f"{', '.join(map(repr, awkward[:3]))}", err=True)
     if "llm" in generators:
         from ..llm.questions.generate import journal_for
 

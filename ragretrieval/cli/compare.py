@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from ..analysis.compare import DEFAULT_METRICS, CompareError, compare, level_and_metrics, load_run, unique_labels
+from ..analysis.noise import noise_bounds, noise_lines, within_noise
 from ..analysis.stats import CORRECTIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, TESTS, StatsError
 from ..scoring.trec import TrecFormatError
 
@@ -78,6 +79,15 @@ def resolve_level(runs, granularity: str | None, metrics) -> tuple[str, tuple[st
         raise CompareFailed(str(error)) from None
 
 
+def failure_classes(runs):
+    """The failure-class transitions between answer runs (None when a run is not an answer run)."""
+    if not all(getattr(r.report, "kind", None) == "answer" for r in runs):
+        return None
+    from ..answers.failures import compare_classes
+
+    return compare_classes([(r.label, r.report) for r in runs])
+
+
 @click.command("compare")
 @click.argument("runs", nargs=-1, required=True)
 @click.option("-m", "--metric", "metrics", multiple=True,
@@ -108,14 +118,24 @@ def compare_command(runs, metrics, test, correction, alpha, n_resamples, seed, a
     except (CompareError, StatsError) as error:
         raise CompareFailed(str(error)) from None
     calibration = calibrated(loaded, label_files, calibrate_metric, metrics, granularity, calibrate_lam)
+    classes = failure_classes(loaded)
+    bounds = noise_bounds(loaded, result)
     if as_json:
         data = result.to_json() | ({"calibrated": calibration.to_json()} if calibration else {})
+        data |= {"failure_classes": classes.to_json()} if classes else {}
+        data |= {"judge_noise": [{"run": label, "metric": metric, **b} for (label, metric), b in bounds.items()]}
         click.echo(json.dumps(data, ensure_ascii=False, indent=1, allow_nan=False))
     else:
         click.echo(result.table())
-        for line in calibration.lines() if calibration else []:
+        for line in ((calibration.lines() if calibration else []) + noise_lines(bounds, result.alpha)
+                     + (classes.lines() if classes else [])):
             click.echo(line)
-    regressions = result.regressions()
+    noisy = within_noise(result, bounds)
+    for label, metric, diff, mde in noisy if fail_on_regression else []:
+        click.echo(f"not failing on {metric} ({label}): significantly worse ({diff:+.4f}), but within the judges' "
+                   f"measured noise (smallest detectable difference {mde:.4f})", err=True)
+    regressions = [(label, metric) for label, metric in result.regressions()
+                   if not any(n[0] == label and n[1] == metric for n in noisy)]
     if fail_on_regression and regressions:
         listed = ", ".join(f"{metric} ({label})" for label, metric in regressions)
         click.echo(f"significantly worse than {result.runs[0]}: {listed}", err=True)

@@ -97,7 +97,7 @@ def eval_command(dataset_dir, questions, config_file, executor_spec, index_dir, 
                                                     dataset_dir, questions)
     executor = make_executor(executor_spec)
     click.get_current_context().call_on_close(executor.close)
-    history = None if no_save else open_history(runs_db)  # a bad URL fails before the evaluation, not after
+    history = None if no_save else open_history(runs_db, saving=True)  # a bad URL fails before the evaluation
     progress = terminal_progress(no_progress)
     dataset = load_dataset(dataset_dir, questions)
     click.echo(f"loaded {len(dataset.questions)} questions over {len(dataset.documents)} documents", err=True)

@@ -7,21 +7,30 @@ from pathlib import Path
 
 import click
 
-from ..answers.judges import JudgeOptions, build_judges
+from ..analysis.calibrated_runs import read_values
+from ..answers.dry_run import plan_judging
+from ..answers.judges import JudgeError, JudgeOptions, build_judges, check_references
+from ..answers.judges.audit import audit_judge, check_repeats
 from ..answers.judges.stored import judge_report, judging_key
+from ..answers.judges.summary import check_judges
 from ..answers.prompt import pick_language
 from ..answers.render import metric_table, question_line
 from ..answers.report import AnswerReport, load_report
 from ..answers.settings import AnswerSettings
 from ..embedders.cache import default_cache_dir
 from ..evaluation.report import ReportError
+from ..llm.budget import Budget, BudgetReached
+from ..runs.identity import report_config_key
 from ..work.options import build_settings
-from .fields import collect, setting_options
+from .cost_options import dry_run_option, show_plan, stopped_by_budget
+from .fields import Setting, collect, setting_options
 from .judge_options import judge_settings, with_prompt_files
 from .progress import no_progress_option, terminal_progress
-from .runs import history_errors, runs_db_option
+from .runs import claim_name, history_errors, runs_db_option
 
-JUDGE_SETTINGS = judge_settings("the run's generator's")
+JUDGE_SETTINGS = [*judge_settings("the run's generator's"),
+                  Setting("max_cost", AnswerSettings, "Stop before the judges' spend at their prices would pass this "
+                                                      "many dollars; 0: only cached verdicts.")]
 
 
 def _stored(run: str, runs_db: str | None):
@@ -31,6 +40,7 @@ def _stored(run: str, runs_db: str | None):
         return load_report(path), None
     with history_errors(runs_db) as history:
         stored = history.get(run)
+        history.check_writable()  # the verdicts are stored in it: refuse before any is asked for
     return stored.report, stored
 
 
@@ -45,12 +55,29 @@ def _stored(run: str, runs_db: str | None):
 @click.option("--tag", "tags", multiple=True, help="--new-run: a tag for it, besides RUN's (repeatable).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the judged report here (required when RUN is a report file).")
-@click.option("-v", "--verbose", is_flag=True, help="One line per question.")
+@click.option("--repeats", type=int, default=None, metavar="N",
+              help="Audit the judges: ask every verdict N times in all, and of shuffled contexts and a padded answer; "
+                   "store the noise with the run (docs/answers.md, \"Judge noise\").")
+@click.option("--labels", "labels_file", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
+              help="--repeats: a person's labels ({\"question_id\", \"value\"} per line) to measure agreement with.")
+@click.option("--seed", type=int, default=0, show_default=True, help="--repeats: seed of the shuffles and intervals.")
+@click.option("-v", "--verbose", is_flag=True, help="One line per question (with --dry-run: per request).")
+@dry_run_option
 @no_progress_option
 @runs_db_option
-def judge_answers_command(run, threads, new_run, name, tags, out, verbose, no_progress, runs_db, **given) -> None:
+def judge_answers_command(run, threads, new_run, name, tags, out, repeats, labels_file, seed, verbose, dry_run,
+                          no_progress, runs_db, **given) -> None:
     """Judge the stored answers of an answer run (a run id or name of the history, or an `answer --out` report
-    file) and add the judges' verdicts and metrics to it. Nothing is generated again."""
+    file) and add the judges' verdicts and metrics to it. Nothing is generated again. With --repeats, also audit
+    the judges' noise and biases and store it with the run."""
+    if labels_file is not None and repeats is None:
+        raise click.UsageError("--labels is read by the audit: add --repeats N")
+    if repeats is not None:
+        try:
+            check_repeats(repeats)
+        except JudgeError as error:
+            raise click.BadParameter(str(error).replace("repeats", "--repeats", 1), param_hint="--repeats") from None
+    labels = read_values(labels_file) if labels_file is not None else None
     values = with_prompt_files(collect(JUDGE_SETTINGS, given))
     if not values.get("judges"):
         raise click.UsageError("Missing option '--judge'.")
@@ -64,20 +91,36 @@ def judge_answers_command(run, threads, new_run, name, tags, out, verbose, no_pr
     if not isinstance(report, AnswerReport):
         raise click.ClickException(f"{run} is a retrieval run: judge-answers judges the answers of an answer run "
                                    "(`ragretrieval answer`); `ragretrieval judge` grades retrieved chunks")
-    if stored is None and out is None:
+    if stored is None and out is None and not dry_run:
         raise click.UsageError("RUN is a report file: give --out for the judged report (the file is left as it is)")
     settings = report.config.generator_settings
     generator = report.config.generator
+    budget = Budget(judging.max_cost) if judging.max_cost is not None else None
     options = JudgeOptions.from_settings(
         judging, pick_language([q.text for q in report.questions]), nuggets=judging.nuggets_file(report.dataset.path),
-        generator=generator, base_url=settings.get("base_url") if generator.startswith("openai:") else None,
-        api_key_env=None)
+        budget=budget, generator=generator,
+        base_url=settings.get("base_url") if generator.startswith("openai:") else None, api_key_env=None)
     names = judging.judges
+    answered = [q for q in report.questions if q.error is None]
+    for warning in check_references(names, [bool((q.ground_truth or "").strip()) for q in answered]):
+        click.echo(f"warning: {warning}", err=True)
     built = build_judges(names, options)
     journal = default_cache_dir() / "answers" / f"judge-{judging_key(report, built)}.journal.jsonl"
+    if dry_run:
+        return show_plan(plan_judging(report, built, journal, replace=new_run, repeats=repeats or 1), verbose)
     progress = terminal_progress(no_progress)
-    judged = judge_report(report, built, threads, journal, progress, replace=new_run)
-    progress.close()
+    try:
+        judged = judge_report(report, built, threads, journal, progress, replace=new_run)
+        for judge in built if repeats else []:
+            found = audit_judge(judge, judged.questions, repeats, labels, str(labels_file), threads, progress,
+                                seed=seed)
+            judged = judged.model_copy(update={"judge_noise": {**judged.judge_noise, judge.name: found}})
+    except BudgetReached as error:
+        raise stopped_by_budget(error, f"the questions judged so far are kept in {journal}") from None
+    finally:
+        progress.close()
+    check_judges({n: s for n, s in judged.judges.items() if n in names},
+                 f"nothing is stored or written; the verdicts that were had are kept in {journal}")
     if new_run and stored is not None:
         judged = judged.model_copy(update={"judged_from": stored.id})
     if verbose:
@@ -91,9 +134,14 @@ def judge_answers_command(run, threads, new_run, name, tags, out, verbose, no_pr
         with history_errors(runs_db) as history:
             if new_run:
                 new_name = name or (f"{stored.name}+judges" if stored.name else None)
-                new_id = history.save(judged, name=new_name, tags=[*stored.tags, *tags])
-                click.echo(f"run {new_id} saved to {history.display_url} (judged from {stored.id}, which is "
-                           "unchanged)")
+                replace = claim_name(history, new_name, report_config_key(judged))
+                if replace is not None:
+                    history.update(replace, judged)
+                    click.echo(f"run {replace} ({new_name}) replaced: same name and configuration")
+                else:
+                    new_id = history.save(judged, name=new_name, tags=[*stored.tags, *tags])
+                    click.echo(f"run {new_id} saved to {history.display_url} (judged from {stored.id}, which is "
+                               "unchanged)")
             else:
                 history.update(stored.id, judged, expected_key=stored.config_key)
                 click.echo(f"run {stored.id} updated in {history.display_url}: judges {', '.join(names)} added")

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from ..llm.client import DEFAULT_MODEL, LLMSettings
+from .bounds import PRICE, RETRIES, SECONDS
 
 _HELP = {
     "model": f"model name [default: {DEFAULT_MODEL}].",
@@ -52,15 +53,15 @@ def llm_options(prefix: str, prompt_placeholders: str, names: tuple[str, ...] | 
         "model": option("model", "model", default=None),
         "base_url": option("base_url", "base-url", default=None),
         "api_key_env": option("api_key_env", "api-key-env", default="OPENAI_API_KEY", show_default=True),
-        "concurrency": option("concurrency", "concurrency", type=int, default=4, show_default=True),
+        "concurrency": option("concurrency", "concurrency", type=click.IntRange(1, 256), default=4, show_default=True),
         "prompt_file": option("prompt_file", "prompt", type=click.Path(dir_okay=False, path_type=Path),
                               default=None),
         "language": option("language", "language", type=click.Choice(["auto", *languages]), default="auto",
                            show_default=True),
-        "price_in": option("price_in", "price-in", type=float, default=0.0),
-        "price_out": option("price_out", "price-out", type=float, default=0.0),
-        "timeout": option("timeout", "timeout", type=float, default=120.0, show_default=True),
-        "max_retries": option("max_retries", "max-retries", type=int, default=max_retries, show_default=True),
+        "price_in": option("price_in", "price-in", type=PRICE, default=0.0),
+        "price_out": option("price_out", "price-out", type=PRICE, default=0.0),
+        "timeout": option("timeout", "timeout", type=SECONDS, default=120.0, show_default=True),
+        "max_retries": option("max_retries", "max-retries", type=RETRIES, default=max_retries, show_default=True),
     }
     chosen = [options[name] for name in (names or options)]
 

@@ -9,20 +9,44 @@ from .llm_options import llm_settings
 from .progress import terminal_progress
 
 
-def add_llm_questions(documents, out, questions, *, per_doc, types_text, model, base_url, api_key_env, concurrency,
-                      max_docs, prompt_file, language, price_in, price_out, timeout, max_retries, no_progress,
-                      no_retry_failed):
-    """`questions` plus the LLM's, and the manifest's record of the LLM run."""
-    from ..llm.questions.build import QuestionOptions, llm_questions, parse_types
-    from ..llm.questions.generate import exact_key
-    from ..llm.replies import check_failures
+def _settings(per_doc, types_text, model, base_url, api_key_env, concurrency, max_docs, prompt_file, language,
+              price_in, price_out, timeout, max_retries, no_retry_failed, **_):
+    from ..llm.questions.build import QuestionOptions, parse_types
 
     settings = llm_settings(model, base_url, api_key_env, timeout, max_retries, price_in, price_out)
     options = QuestionOptions(per_doc=per_doc, types=parse_types(types_text), concurrency=concurrency,
                               max_docs=max_docs, prompt_file=prompt_file, language=language,
                               retry_failed=not no_retry_failed)
-    result, info = llm_questions(list(documents), out, settings, options,
-                                 taken={exact_key(q.text) for q in questions}, progress=terminal_progress(no_progress))
+    return settings, options
+
+
+def plan_llm_questions(documents, out, **llm):
+    """What `add_llm_questions` would send (``--dry-run``), with nothing sent."""
+    from ..llm.questions.build import plan_llm_questions as plan
+
+    return plan(list(documents), out, *_settings(**llm))
+
+
+def add_llm_questions(documents, out, questions, *, no_progress, max_cost=None, **llm):
+    """`questions` plus the LLM's, and the manifest's record of the LLM run; `max_cost` stops before the spend
+    would pass it (exit 3; the finished documents stay in the journal)."""
+    from ..llm.budget import Budget, BudgetReached
+    from ..llm.questions.build import llm_questions
+    from ..llm.questions.generate import exact_key, journal_for
+    from ..llm.replies import check_failures
+    from .cost_options import stopped_by_budget
+
+    settings, options = _settings(**llm)
+    if max_cost is not None and not (settings.price_in or settings.price_out):
+        raise click.UsageError("--max-cost needs the model's prices (--price-in, --price-out): without them every "
+                               "request costs $0")
+    try:
+        result, info = llm_questions(list(documents), out, settings, options,
+                                     taken={exact_key(q.text) for q in questions},
+                                     progress=terminal_progress(no_progress),
+                                     budget=Budget(max_cost) if max_cost is not None else None)
+    except BudgetReached as error:
+        raise stopped_by_budget(error, f"the documents done are kept in {journal_for(out).path}") from None
     for failed in result.failed:
         click.echo(f"warning: no questions for {failed['doc_id']}: {failed['reason']}", err=True)
     counts = info["counts"]

@@ -75,6 +75,7 @@ def sweep_command(grid_file, dataset_dir, questions, reranks, primary, sweep_id,
             click.echo(f"cell {cell.label}: finished earlier as {run_id}", err=True)
 
     with history_errors(runs_db) as history:
+        history.check_writable()
         grid = read_grid(grid_file, overrides)
         result = run_sweep(grid, history, sweep_id=sweep_id, progress=terminal_progress(no_progress), on_cell=report)
     click.echo(sweep_table(result, grid.primary))

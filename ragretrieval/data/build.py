@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from .. import __version__
+from ..scoring.trec import trec_writable
 from .corpus import load_corpus
 from .dataset import (
     Dataset,
@@ -76,6 +77,7 @@ def build_dataset(corpus_dir, out=None, *, template: str = DEFAULT_TEMPLATE, str
     return load_dataset(out)
 
 
-def control_character_ids(dataset: Dataset) -> list[str]:
-    """Document ids holding control characters (tab, newline, ...), which TREC files cannot hold."""
-    return [d.id for d in dataset.documents if any(ch < " " or ch == "\x7f" for ch in d.id)]
+def ids_trec_cannot_hold(dataset: Dataset) -> list[str]:
+    """Document ids holding spaces or control characters (tab, newline, DEL...), which TREC files cannot hold:
+    trec_eval splits fields on them (scoring/trec.py refuses to write them)."""
+    return [d.id for d in dataset.documents if not trec_writable(d.id) or "\x7f" in d.id]

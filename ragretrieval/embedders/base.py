@@ -15,6 +15,12 @@ class EmbedderError(RagretrievalError):
     """A model that cannot be found, loaded or asked."""
 
 
+class ModelNotFoundError(EmbedderError):
+    """A model name that is neither a folder nor a model in the local cache: a bad ``--model`` (exit 2)."""
+
+    exit_code = 2
+
+
 @runtime_checkable
 class Embedder(Protocol):
     """Anything with an `identity`, an `embed` method and a view per side.

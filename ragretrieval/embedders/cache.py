@@ -16,6 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..io.storage import guarded
 from ..work.progress import Progress, as_progress
 from ..work.stop import StopToken
 from .base import Embedder
@@ -46,6 +47,7 @@ class EmbeddingCache:
     """One connection, usable from any thread (a web worker indexes in one thread and embeds each question in
     another): every use holds the cache's lock."""
 
+    @guarded("embedding cache")
     def __init__(self, folder=None):
         self.folder = Path(folder) if folder else default_cache_dir()
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -56,6 +58,7 @@ class EmbeddingCache:
         self._db.execute(_SCHEMA)
         self._db.commit()
 
+    @guarded("embedding cache")
     def get(self, model: str, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
         with self._lock:
             return self._get(model, keys)
@@ -71,6 +74,7 @@ class EmbeddingCache:
             found.update((bytes(key), np.frombuffer(blob, dtype=np.float32)) for key, blob in rows)
         return found
 
+    @guarded("embedding cache")
     def put(self, model: str, keys: Sequence[bytes], vectors: np.ndarray) -> None:
         with self._lock, self._db:  # one transaction per batch
             self._db.executemany(
@@ -78,12 +82,14 @@ class EmbeddingCache:
                 [(model, key, np.asarray(v, dtype=np.float32).tobytes()) for key, v in zip(keys, vectors)],
             )
 
+    @guarded("embedding cache")
     def count(self, model: str | None = None) -> int:
         with self._lock:
             if model is None:
                 return self._db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
             return self._db.execute("SELECT COUNT(*) FROM vectors WHERE model = ?", [model]).fetchone()[0]
 
+    @guarded("embedding cache")
     def close(self) -> None:
         with self._lock:
             self._db.close()

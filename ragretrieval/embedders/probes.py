@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..io.storage import sqlite_errors
+
 PROBE_TEXTS = ("ragretrieval probe: how do I cook rice?", "如何做红烧肉？先焯水，再炒糖色。", "The quick brown fox.")
 SAME = 0.999  # min cosine of every probe to count as the same model (float noise is ~1e-6, another model < 0.99)
 
@@ -41,7 +43,12 @@ def resolve_fingerprint(folder: Path, declared: str, vectors: np.ndarray) -> tup
     """(fingerprint, warning or None) of the probe vectors a model declared as `declared` gave now."""
     vectors = np.asarray(vectors, dtype=np.float32)
     folder.mkdir(parents=True, exist_ok=True)
-    db = sqlite3.connect(folder / "probes.sqlite", timeout=30)
+    with sqlite_errors(folder / "probes.sqlite", "probe fingerprints"):
+        return _resolve(folder / "probes.sqlite", declared, vectors)
+
+
+def _resolve(path: Path, declared: str, vectors: np.ndarray) -> tuple[str, str | None]:
+    db = sqlite3.connect(path, timeout=30)
     try:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute(_SCHEMA)

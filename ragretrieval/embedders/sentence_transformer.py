@@ -11,7 +11,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .base import EmbedderError, Symmetric
+from .base import EmbedderError, ModelNotFoundError, Symmetric
 
 DEFAULT_MODEL = "m3e-small"
 _ALIASES = ("m3e-small", "default")
@@ -66,8 +66,16 @@ def _hub_revision(model_id: str) -> str | None:
         from huggingface_hub import try_to_load_from_cache
     except ImportError:
         return None
-    found = try_to_load_from_cache(model_id, "config.json")
+    try:
+        found = try_to_load_from_cache(model_id, "config.json")
+    except ValueError:  # not a hub id at all (a path, a name with spaces): nothing in the cache
+        return None
     return Path(found).parent.name if isinstance(found, str) else None
+
+
+def looks_like_a_path(name: str) -> bool:
+    """``/models/x``, ``./x``, ``../x``, ``~/x``, ``C:\\x``: a folder was meant, not a hub id."""
+    return name.startswith(("/", "./", "../", "~", ".\\", "..\\")) or Path(name).is_absolute()
 
 
 def load_model(kind: str, path, name: str, device: str, error_type: type[Exception], what: str):
@@ -120,8 +128,11 @@ class SentenceTransformerEmbedder(Symmetric):
             version = folder_hash(self.path)
         else:
             version = _hub_revision(name_or_path)
+            if version is None and looks_like_a_path(name_or_path):
+                raise ModelNotFoundError(f"model {name_or_path!r}: no such folder (a model given as a path is a "
+                                         "folder holding a sentence-transformers model)")
             if version is None:
-                raise EmbedderError(
+                raise ModelNotFoundError(
                     f"model {name_or_path!r} is neither a folder nor a sentence-transformers model in the local "
                     "Hugging Face cache; download it first (huggingface-cli download <id>) or give its folder. "
                     "Built-in names: `ragretrieval plugins`")

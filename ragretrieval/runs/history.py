@@ -28,9 +28,11 @@ from sqlalchemy.exc import ArgumentError, IntegrityError
 from ..answers.report import AnswerReport, Report, parse_report
 from ..errors import RagretrievalError
 from ..evaluation.report import EvalReport
+from ..io.redact import redact_urls
 from .identity import package_versions, report_config_key, report_questions_fingerprint
-from .migrations import SchemaError, prepare
-from .schema import run_reports, run_tags, runs
+from .migrations import SchemaError, prepare, stored_version
+from .schema import SCHEMA_VERSION, run_reports, run_tags, runs
+from .sqlite import cannot_write, read_only_engine, sqlite_begin, sqlite_pragmas
 
 DEFAULT_PATH = Path(".ragretrieval") / "runs.sqlite"
 URL_VARIABLE = "RAGRETRIEVAL_RUNS_URL"
@@ -62,6 +64,7 @@ class RunSummary(BaseModel):
     questions_fingerprint: str
     config_key: str
     kind: str = "retrieval"  # or "answer" (ragretrieval answer)
+    n_answered: int | None = None  # answer runs: questions with an answer (the means are over them)
     generator: str | None = None  # answer runs: the --generator spec
     rerank: str | None = None  # the reranking stage after the retriever (its --rerank spec), when there is one
     n_questions: int
@@ -105,21 +108,6 @@ def normalize_url(url) -> str:
     return url
 
 
-def _sqlite_pragmas(connection, _record) -> None:
-    connection.isolation_level = None  # transactions are begun by `_sqlite_begin`, DDL included (pysqlite would not)
-    cursor = connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=30000")
-    cursor.close()
-
-
-def _sqlite_begin(conn) -> None:
-    """A writing transaction takes the write lock at once (so two writers queue instead of one failing halfway);
-    a reading one does not, so readers never wait for a writer (WAL)."""
-    conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("rr_write") else "BEGIN")
-
-
 @contextmanager
 def _savepoint(conn: Connection):
     """A savepoint in `conn`'s transaction: a failed insert is undone without ending the caller's transaction."""
@@ -149,15 +137,21 @@ class RunHistory:
             parsed = make_url(self.url)
         except ArgumentError as error:
             raise RunHistoryError(f"runs history URL {self.url!r} is not a database URL: {error}") from None
-        if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
-            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        database = parsed.database if parsed.get_backend_name() == "sqlite" else None
+        self.read_only = bool(database) and database != ":memory:" and cannot_write(database)
+        if self.read_only:
+            self.engine: Engine = read_only_engine(database)
+            self._check_version()
+            return
+        if database not in (None, "", ":memory:"):
+            Path(database).parent.mkdir(parents=True, exist_ok=True)
         try:
-            self.engine: Engine = create_engine(parsed)
+            self.engine = create_engine(parsed)
         except Exception as error:  # missing driver and the like: name the URL, hide the password
             raise RunHistoryError(f"cannot open runs history {self.display_url}: {error}") from None
-        if parsed.get_backend_name() == "sqlite":
-            event.listen(self.engine, "connect", _sqlite_pragmas)
-            event.listen(self.engine, "begin", _sqlite_begin)
+        if database is not None:
+            event.listen(self.engine, "connect", sqlite_pragmas)
+            event.listen(self.engine, "begin", sqlite_begin)
         self._prepare()
 
     @property
@@ -175,9 +169,31 @@ class RunHistory:
         except Exception as error:
             raise RunHistoryError(f"cannot open runs history {self.display_url}: {error}") from None
 
+    def _check_version(self) -> None:
+        """A store opened read-only is read as it is: it must be at this version (nothing can upgrade it)."""
+        self.upgraded_from = None
+        try:
+            with self.engine.connect() as conn:
+                found = stored_version(conn)
+        except Exception as error:
+            raise RunHistoryError(f"cannot read runs history {self.display_url} (opened read-only): {error}") from None
+        if found != SCHEMA_VERSION:
+            newer = found is not None and found > SCHEMA_VERSION
+            raise RunHistoryError(f"runs history {self.display_url}: schema version {found} " + (
+                "was written by a newer ragretrieval; upgrade ragretrieval" if newer else
+                "needs an upgrade, which a read-only store cannot take: open it once where it can be written"))
+
+    def check_writable(self) -> None:
+        """Refuse a read-only store before work whose result would be stored in it is done."""
+        if self.read_only:
+            raise RunHistoryError(f"runs history {self.display_url} is read-only (its file or folder cannot be "
+                                  "written): its runs can be listed, shown, compared and exported, not changed; "
+                                  "copy it to a writable folder, or point --runs-db elsewhere to store new runs")
+
     @contextmanager
     def _write(self):
         """One writing transaction (committed at the end, rolled back on an error)."""
+        self.check_writable()
         with self.engine.connect().execution_options(rr_write=True) as conn, conn.begin():
             yield conn
 
@@ -198,7 +214,7 @@ class RunHistory:
         tags = _clean_tags(tags)
         created = datetime.now(timezone.utc)  # microseconds keep runs saved in one second in order
         row = self._index_row(report, name, created)
-        body = report.model_dump_json()
+        body = redact_urls(report.model_dump_json())  # URLs are stored without their credentials
         for _attempt in range(5):  # a random suffix collides only when two runs start in the same second
             run_id = new_run_id(created)
             try:
@@ -228,9 +244,9 @@ class RunHistory:
             corpus_fingerprint=ds.corpus_fingerprint, questions_fingerprint=report_questions_fingerprint(report),
             chunks_fingerprint=ds.chunks_fingerprint,
             config_key=report_config_key(report), labels_fingerprint=ds.labels_fingerprint,
-            n_questions=ds.n_questions,
+            n_questions=ds.n_questions, n_answered=answered_count(report),
             n_documents=ds.n_documents, n_chunks=ds.n_chunks, embedded_texts=report.embedded_texts,
-            total_seconds=float(report.timings.get("total", 0.0)), config=cfg.model_dump_json(),
+            total_seconds=float(report.timings.get("total", 0.0)), config=redact_urls(cfg.model_dump_json()),
             means=json.dumps(report.means), timings=json.dumps(report.timings),
             packages=json.dumps(package_versions()),
         )
@@ -247,11 +263,11 @@ class RunHistory:
                 raise RunHistoryError(f"run {run_id} changed while it was being updated (another process judged or "
                                       "replaced it); run the command again")
             conn.execute(update(runs).where(runs.c.id == run_id).values(
-                config=report.config.model_dump_json(), config_key=report_config_key(report),
+                config=redact_urls(report.config.model_dump_json()), config_key=report_config_key(report),
                 means=json.dumps(report.means), timings=json.dumps(report.timings),
-                total_seconds=float(report.timings.get("total", 0.0))))
+                total_seconds=float(report.timings.get("total", 0.0)), n_answered=answered_count(report)))
             conn.execute(update(run_reports).where(run_reports.c.run_id == run_id).values(
-                report_version=report.report_version, report=report.model_dump_json()))
+                report_version=report.report_version, report=redact_urls(report.model_dump_json())))
         return run_id
 
     @staticmethod
@@ -313,6 +329,12 @@ class RunHistory:
                 raise RunNotFoundError(f"run {what} {ref!r} matches several runs ({shown}); give more of the id")
         raise RunNotFoundError(f"no run {ref!r} in {self.display_url} (`ragretrieval runs list` shows the runs)")
 
+    def named(self, name: str) -> list[tuple[str, str]]:
+        """(id, configuration key) of every run called `name`, oldest first."""
+        with self.engine.connect() as conn:
+            return [tuple(row) for row in conn.execute(select(runs.c.id, runs.c.config_key)
+                                                       .where(runs.c.name == name).order_by(runs.c.id))]
+
     def _tags_of(self, conn, ids: list[str]) -> dict[str, list[str]]:
         found: dict[str, list[str]] = {i: [] for i in ids}
         query = select(run_tags.c.run_id, run_tags.c.tag).order_by(run_tags.c.run_id, run_tags.c.tag)
@@ -349,6 +371,11 @@ class RunHistory:
         return [RunSummary(**{**row, "tags": tags[row["id"]], "means": json.loads(row["means"]),
                               "created_at": datetime.fromisoformat(row["created_at"]),
                               **_from_config(row)}) for row in rows]
+
+
+def answered_count(report: EvalReport | AnswerReport) -> int | None:
+    """An answer run's questions that got an answer; None for a retrieval run."""
+    return sum(q.error is None for q in report.questions) if report.kind == "answer" else None
 
 
 def _from_config(row) -> dict:

@@ -12,6 +12,7 @@ the version before up to it (new tables need no step: they are created after the
 
 from __future__ import annotations
 
+import json
 from typing import Callable
 
 from sqlalchemy import insert, inspect, select, text, update
@@ -36,8 +37,20 @@ def _v3_web_app(conn: Connection) -> None:
     the steps; the step exists so that the version says what a store holds."""
 
 
-def _v4_kinds_and_annotations(conn: Connection) -> None:
-    """Schema 4: an evaluation's ``kind`` (answer, or retrieval), every existing one an answer evaluation; the
+def _v4_answered(conn: Connection) -> None:
+    """Schema 4: how many questions of an answer run got an answer (``runs list`` shows "10 of 30 answered"), read
+    from each stored answer run's report."""
+    if "n_answered" not in {c["name"] for c in inspect(conn).get_columns("rr_runs")}:
+        conn.execute(text("ALTER TABLE rr_runs ADD COLUMN n_answered INTEGER"))
+    stored = conn.execute(text("SELECT r.id, p.report FROM rr_runs r JOIN rr_run_reports p ON p.run_id = r.id "
+                               "WHERE r.kind = 'answer' AND r.n_answered IS NULL")).all()
+    for run_id, report in stored:
+        answered = sum(1 for q in json.loads(report).get("questions", []) if q.get("error") is None)
+        conn.execute(text("UPDATE rr_runs SET n_answered = :n WHERE id = :id"), {"n": answered, "id": run_id})
+
+
+def _v5_kinds_and_annotations(conn: Connection) -> None:
+    """Schema 5: an evaluation's ``kind`` (answer, or retrieval), every existing one an answer evaluation; the
     reviewers' annotations are a new table. (A store of schema 2 has no evaluations yet: `prepare` creates the table
     with the column.)"""
     found = inspect(conn)
@@ -45,8 +58,8 @@ def _v4_kinds_and_annotations(conn: Connection) -> None:
         conn.execute(text("ALTER TABLE rr_evaluations ADD COLUMN kind VARCHAR(20) NOT NULL DEFAULT 'answer'"))
 
 
-STEPS: dict[int, Callable[[Connection], None]] = {2: _v2_kind_and_labels, 3: _v3_web_app,
-                                                  4: _v4_kinds_and_annotations}
+STEPS: dict[int, Callable[[Connection], None]] = {2: _v2_kind_and_labels, 3: _v3_web_app, 4: _v4_answered,
+                                                  5: _v5_kinds_and_annotations}
 
 
 class SchemaError(Exception):
@@ -56,6 +69,14 @@ class SchemaError(Exception):
 def _lock(conn: Connection) -> None:
     if conn.dialect.name == "postgresql":
         conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": ADVISORY_LOCK})
+
+
+def stored_version(conn: Connection) -> int | None:
+    """The schema version a store says it is at (None: no store, or one that says nothing)."""
+    if not inspect(conn).has_table(meta.name):
+        return None
+    found = conn.execute(select(meta.c.value).where(meta.c.key == "schema_version")).scalar()
+    return int(found) if found is not None else None
 
 
 def prepare(conn: Connection) -> tuple[int, int]:

@@ -14,7 +14,7 @@ constraint on (evaluation, question) is what guarantees that no question is stor
 row keeps its own copy of the question text and ground truth, so editing a question set later never changes an
 evaluation that already ran on it.
 
-Since schema 4 an evaluation has a ``kind`` (``answer``, or ``retrieval``: the retrieval grid of ``eval`` for a question
+Since schema 5 an evaluation has a ``kind`` (``answer``, or ``retrieval``: the retrieval grid of ``eval`` for a question
 set, stored as a retrieval run), and reviewers' verdicts on its answers are rows of ``rr_annotations``, one per
 (evaluation, question), kept apart from the result rows the workers write (a resume that asks a question again
 leaves its annotation alone).
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from sqlalchemy import Column, Float, ForeignKey, Index, Integer, MetaData, String, Table, Text, UniqueConstraint
 
-SCHEMA_VERSION = 4  # migrations.py upgrades older stores in place
+SCHEMA_VERSION = 5  # migrations.py upgrades older stores in place
 
 metadata = MetaData()
 
@@ -51,6 +51,7 @@ runs = Table(
     Column("config_key", String(64), nullable=False, index=True),  # configuration + corpus + labels
     Column("labels_fingerprint", String(128)),  # since schema 2; NULL for runs stored before
     Column("kind", String(20), nullable=False, server_default="retrieval"),  # since schema 2: retrieval | answer
+    Column("n_answered", Integer),  # since schema 4: an answer run's questions with an answer (NULL: retrieval run)
     Column("n_questions", Integer, nullable=False),
     Column("n_documents", Integer, nullable=False),
     Column("n_chunks", Integer, nullable=False),
@@ -114,7 +115,7 @@ evaluations = Table(
     "rr_evaluations", metadata,
     Column("id", String(24), primary_key=True),  # eval_ + 16 hex digits
     Column("name", String(255), nullable=False),
-    Column("kind", String(20), nullable=False, server_default="answer"),  # since schema 4: answer | retrieval
+    Column("kind", String(20), nullable=False, server_default="answer"),  # since schema 5: answer | retrieval
     # what answers and what judges: everything an answer session needs, never a key (keys stay in the environment)
     Column("dataset", String(500), nullable=False),
     Column("question_set_id", String(24), ForeignKey("rr_question_sets.id"), nullable=False, index=True),
@@ -137,6 +138,8 @@ evaluations = Table(
     Column("finished_at", String(40)),
     *_stamps(indexed=True),
 )
+
+SCORE_JUDGE = "score5"  # the 1-5 judge whose verdict is a result's llm_judge_score (the others are among its checks)
 
 evaluation_results = Table(
     "rr_evaluation_results", metadata,
@@ -173,7 +176,7 @@ evaluation_results = Table(
 
 
 annotations = Table(
-    "rr_annotations", metadata,  # since schema 4: a reviewer's verdict on one answer of an evaluation
+    "rr_annotations", metadata,  # since schema 5: a reviewer's verdict on one answer of an evaluation
     Column("evaluation_id", String(24), ForeignKey("rr_evaluations.id", ondelete="CASCADE"), primary_key=True),
     Column("question_id", String(24), primary_key=True),
     Column("verdict", String(20), nullable=False),  # correct | partly_correct | incorrect

@@ -186,14 +186,15 @@ def _id_matrix(ids, what: str) -> np.ndarray:
     ends = np.flatnonzero(joined == NEWLINE)
     starts = np.concatenate(([0], ends[:-1] + 1))
     if np.count_nonzero(joined <= SPACE) != len(texts) or np.any(ends == starts):
-        bad = next(t for t in texts if not _writable(t))
+        bad = next(t for t in texts if not trec_writable(t))
         raise TrecWriteError(f"{what} id {bad!r} cannot be written to a TREC file: it is empty or contains "
                              "whitespace")
     return tokens(joined, starts, ends)
 
 
-def _writable(text: str) -> bool:
-    """Non-empty and free of the bytes the reader splits fields on (ASCII space and control characters)."""
+def trec_writable(text: str) -> bool:
+    """Non-empty and free of the bytes the reader (and trec_eval) splits fields on: ASCII space and control
+    characters. An id that is not cannot be written to a TREC file (build-dataset warns about such ids)."""
     return bool(text) and all(ord(c) > SPACE for c in text)
 
 
@@ -280,7 +281,7 @@ def write_run(run: Run, path, tag: str = "ragretrieval") -> None:
     Scores are written so they read back identical; a run without scores gets descending integer scores
     (n, n-1, ..., 1 for a ranking of n docs), so ranking by score reproduces the row order.
     """
-    if not _writable(tag):
+    if not trec_writable(tag):
         raise TrecWriteError(f"tag {tag!r} cannot be written to a TREC file: it is empty or contains whitespace")
     query_text = _id_matrix(run.query_ids, "query")
     doc_text = _id_matrix(run.doc_ids, "document")

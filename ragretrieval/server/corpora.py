@@ -10,6 +10,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..answers.checks import CheckError, check_expect
 from ..data.dataset import MANIFEST_FILE, QUESTIONS_FILE, DatasetError, Manifest, QuestionRecord, read_jsonl
 from ..io.jsonfiles import load_json
 from .store import Invalid
@@ -58,8 +59,17 @@ def find_corpus(root, name: str) -> Corpus:
 
 
 def corpus_questions(corpus: Corpus) -> list[QuestionRecord]:
-    """The dataset's own questions (its ``questions.jsonl``), validated."""
-    return read_jsonl(corpus.path / QUESTIONS_FILE, QuestionRecord)
+    """The dataset's own questions (its ``questions.jsonl``), validated: their checks too, so that a value no check
+    can score (a dataset imported before the checks existed) is refused when the set is made, naming the question
+    and the field, not when an evaluation runs."""
+    path = corpus.path / QUESTIONS_FILE
+    records = read_jsonl(path, QuestionRecord)
+    for record in records:
+        try:
+            check_expect(record.expect, f"{path}: question {record.id!r}")
+        except CheckError as error:
+            raise Invalid(str(error)) from None
+    return records
 
 
 def question_fields(record: QuestionRecord) -> dict:

@@ -144,7 +144,8 @@ def annotation_line(summary: dict) -> dict | None:
 def judge_reading(result) -> list[dict]:
     """Each judge's verdict on a card, read as a reviewer's would be (store/annotations.py's scale), to show beside
     the reviewer's: name, the verdict's value, and correct / partly_correct / incorrect."""
-    from .store.annotations import SCORE_JUDGE, as_verdict, judge_scale
+    from ..runs.schema import SCORE_JUDGE
+    from .store.annotations import as_verdict, judge_scale
 
     readings = []
     if result.llm_judge_score is not None:
@@ -162,17 +163,17 @@ FORM_OPTIONS = ("context_k", "judge_samples", "judge_temperature")  # the option
 GRID_OPTIONS = ("model", "ks", "chunk_size", "chunk_overlap")  # a retrieval evaluation's fields on the form
 
 
-def form_defaults() -> dict:
+def form_defaults(allowed_models=()) -> dict:
     """The defaults the form shows as values, read from the engine's settings models (never written twice)."""
     from ..evaluation.report import EvalConfig
     from ..retrieval.registry import retriever_class
-    from .jobs.options import EvaluationOptions, default_retriever, web_models, web_retrievers
+    from .jobs.options import EvaluationOptions, default_retriever, offered_models, web_retrievers
 
     fields, grid = EvaluationOptions.model_fields, EvalConfig.model_fields
     return {"retriever": default_retriever(), "context_k": fields["context_k"].get_default(),
             "judge_samples": fields["judge_samples"].get_default(), "model": grid["model"].get_default(),
             "ks": ",".join(str(k) for k in grid["ks"].get_default()), "chunk_size": grid["chunk_size"].get_default(),
-            "chunk_overlap": grid["chunk_overlap"].get_default(), "models": web_models(),
+            "chunk_overlap": grid["chunk_overlap"].get_default(), "models": offered_models(allowed_models),
             "embedding": [r for r in web_retrievers() if "model" in retriever_class(r).config_fields]}
 
 

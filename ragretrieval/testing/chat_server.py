@@ -21,6 +21,7 @@ judge accepts, so one server plays generator and judge.
 from __future__ import annotations
 
 import json
+import random
 import re
 import threading
 import time
@@ -32,6 +33,7 @@ DOCUMENT = re.compile(r"<<<\n(.*)\n>>>", re.S)
 TEST_API_KEY = "sk-test-NEVER-WRITE-ME-7f3a9c"  # what tests put in OPENAI_API_KEY, to check it is written nowhere
 # a verdict every built-in judge accepts: the yes/no judges read rating and rationale, score5 score and reasoning
 JUDGE_REPLY = '{"rating": "yes", "rationale": "Supported.", "score": 4, "reasoning": "Right, one detail missing."}'
+JUDGE_NO = '{"rating": "no", "rationale": "Not supported.", "score": 2, "reasoning": "Mostly wrong."}'
 
 
 @dataclass
@@ -44,6 +46,38 @@ class Reply:
     content_type: str = "application/json"
     payload: object = None  # the JSON answer of a route other than completions
     message: str | None = None  # the error message of a reply whose status is not 200
+
+
+class FlippingJudge:
+    """A judge that flips a share `rate` of its verdicts at random places: the stub behind the judge-noise tests. Of
+    every `deck` verdicts it gives (in the order requests arrive), exactly round(rate x deck) are flipped, at places a
+    seeded shuffle picks, so 500 verdicts at rate 0.2 hold exactly 100 flips. Its usual verdict on a request is
+    `verdict(request)` (yes by default); requests for other models go to `others`."""
+
+    def __init__(self, rate: float, seed: int = 0, verdict: Callable[[dict], bool] | None = None,
+                 others: Callable[[dict], Reply] | None = None, model: str = "judge", deck: int = 100):
+        self.rate, self.seed, self.verdict, self.others = rate, seed, verdict, others
+        self.model, self.deck = model, deck
+        self.given = self.flipped = 0
+        self._cards: list[bool] = []
+        self._lock = threading.Lock()
+
+    def _flip(self) -> bool:
+        with self._lock:
+            if self.given % self.deck == 0:
+                flips = round(self.rate * self.deck)
+                self._cards = [True] * flips + [False] * (self.deck - flips)
+                random.Random(f"{self.seed}:{self.given // self.deck}").shuffle(self._cards)
+            flip = self._cards[self.given % self.deck]
+            self.given += 1
+            self.flipped += flip
+            return flip
+
+    def __call__(self, request: dict) -> Reply:
+        if request.get("model") != self.model and self.others is not None:
+            return self.others(request)
+        usual = self.verdict(request) if self.verdict else True
+        return Reply(JUDGE_REPLY if usual != self._flip() else JUDGE_NO)
 
 
 def document_in(request: dict) -> str:
@@ -169,9 +203,15 @@ def main(argv=None) -> None:
     parser.add_argument("--judge-model", default="judge", help="requests for this model get --judge-reply")
     parser.add_argument("--judge-reply", default=JUDGE_REPLY, help="the content of every judge's answer")
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 [default: a free one]")
+    parser.add_argument("--judge-flip", type=float, default=0.0,
+                        help="flip this share of the judge's verdicts at random (yes <-> no, 4 <-> 2)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of --judge-flip")
     args = parser.parse_args(argv)
-    server = ChatServer(lambda request: Reply(args.judge_reply if request.get("model") == args.judge_model
-                                              else args.reply), port=args.port)
+    respond = (lambda request: Reply(args.judge_reply if request.get("model") == args.judge_model
+                                     else args.reply))
+    if args.judge_flip:
+        respond = FlippingJudge(args.judge_flip, args.seed, others=respond, model=args.judge_model)
+    server = ChatServer(respond, port=args.port)
     print(server.url, flush=True)
     try:
         server.httpd.serve_forever()

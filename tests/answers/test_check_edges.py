@@ -96,12 +96,27 @@ def test_legal_errors_are_named():
         score_legal(LegalQuestion(type="fact_exact", expected={"colour": "red"}), sample("x"))
 
 
+LIST = "expected a non-empty list of phrases (a list inside it: alternatives)"
+
+
 @pytest.mark.parametrize("condition, value, message", [
-    ("include", "not a list", "include: expected a non-empty list of phrases (a list inside it: alternatives)"),
-    ("include", [], "include: expected a non-empty list of phrases (a list inside it: alternatives)"),
-    ("exclude", "abc", "exclude: expected a non-empty list of phrases (a list inside it: alternatives)"),
-    ("safe", "yes", "safe: expected true or false, got 'yes'"),
-    ("cite", "d1", "cite: expected a list of document ids"),
+    ("include", "not a list", f'include: {LIST}, got "not a list"'),
+    ("include", [], f"include: {LIST}, got []"),
+    ("include", None, f"include: {LIST}, got null"),
+    ("exclude", "abc", f'exclude: {LIST}, got "abc"'),
+    ("include", ["ok", 5], "include[1]: must be text, got 5"),
+    ("include", [["a", None]], "include[0][1]: must be text, got null"),
+    ("include", [[]], "include[0]: an empty list of alternatives can never be found"),
+    ("exclude", ["  ", "x"], 'exclude[0]: has no letter or digit to look for, got "  " (it would be found in every '
+                            "answer)"),
+    ("include", ["!!!"], 'include[0]: has no letter or digit to look for, got "!!!" (it would be found in every '
+                         "answer)"),
+    ("safe", "yes", 'safe: expected true or false, got "yes"'),
+    ("refuse", 1, "refuse: expected true or false, got 1"),
+    ("cite", "d1", 'cite: expected a list of document ids, got "d1"'),
+    ("cite", [1], "cite: expected a list of document ids, got [1]"),
+    ("cite", [""], 'cite: expected a list of document ids, got [""]'),
+    ("cite", [], "cite: an empty list (F1 against no document is always 0); leave cite out instead"),
 ])
 def test_rule_errors_name_the_condition(condition, value, message):
     with pytest.raises(CheckError, match="^" + re.escape(message) + "$"):

@@ -1,5 +1,5 @@
-"""docs/answers.md's worked examples of nugget evaluation and calibrated judge scores run as written and print what
-the page shows."""
+"""docs/answers.md's worked examples (nugget evaluation, calibrated judge scores, failure classes, judge noise, cost
+before the bill) run as written and print what the page shows."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def example(name: str) -> tuple[str, str]:
     return found.group(1), found.group(2)
 
 
-@pytest.mark.parametrize("name", ["nuggets", "calibration"])
+@pytest.mark.parametrize("name", ["nuggets", "calibration", "failure-classes", "judge-noise", "cost"])
 def test_the_worked_example_prints_what_the_docs_show(name, tmp_path, monkeypatch):
     code, shown = example(name)
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300,

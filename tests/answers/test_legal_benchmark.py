@@ -49,7 +49,7 @@ def legal_dataset(tmp_path):
     result = CliRunner().invoke(main, ["import-dataset", "--format", "legal-rag", str(FIXTURE / "benchmark"),
                                        "--source", str(FIXTURE / "transcript.md"), "--out", str(tmp_path / "legal")])
     assert result.exit_code == 0, result.output
-    assert ("conflict_gap_002'): '这句话不在笔录里' not found in transcript.md" in result.stderr
+    assert ("question conflict_gap_002: '这句话不在笔录里' not found in transcript.md" in result.stderr
             and "8 questions, 0 bad records skipped, 1 warnings" in result.stderr)
     return tmp_path / "legal"
 
@@ -122,9 +122,9 @@ def test_bad_items_are_named_and_strict_stops(tmp_path):
     args = ["--format", "legal-rag", bench, "--source", FIXTURE / "transcript.md", "--out", tmp_path / "out"]
     _, skipped = import_dataset(*args)
     assert skipped == [
-        f"skipped: {bench / 'b.json'}: question 1 (id 'f2'): field 'question': missing",
-        f"skipped: {bench / 'b.json'}: question 2 (id 'f3'): field 'type': 'essay' is not one of fact_exact, "
-        "evidence_set, conflict_gap",
-        f"skipped: {bench / 'b.json'}: question 3 (id 'f4'): fact_exact: field 'expected' has the wrong type (list)"]
+        f"skipped: {bench / 'b.json'}: question f2: question: missing",
+        f"skipped: {bench / 'b.json'}: question f3: type: 'essay' is not one of fact_exact, evidence_set, "
+        "conflict_gap",
+        f"skipped: {bench / 'b.json'}: question f4: expected: must be an object, got []"]
     strict = CliRunner().invoke(main, ["import-dataset", *map(str, args), "--force", "--strict"])
-    assert strict.exit_code == 1 and "question 1 (id 'f2'): field 'question': missing (--strict" in strict.output
+    assert strict.exit_code == 1 and "question f2: question: missing (--strict" in strict.output

@@ -79,21 +79,32 @@ def test_a_duplicate_document_id_is_named_with_both_lines(dataset_copy):
     assert message == f"Error: {corpus}:5: document id {doc_id!r} is used twice (first on line 2)\n"
 
 
-def test_ids_a_trec_file_cannot_hold_are_warned_about_then_refused_cleanly(tmp_path):
+@pytest.mark.parametrize("name", ["红烧\t肉.md", "红烧 肉.md"])
+def test_ids_a_trec_file_cannot_hold_are_warned_about_then_refused_saying_how_to_fix(tmp_path, name):
+    """A tab, or a space (issue R3, item 7: 0.2.0 built ids with spaces silently, and the TREC export refused them
+    later). trec_eval splits fields on whitespace, so such an id is not rewritten on export (it would no longer match
+    the qrels or the corpus): the build warns, and the export names the id and the two ways out."""
     corpus = tmp_path / "dishes"
     corpus.mkdir()
-    (corpus / "红烧\t肉.md").write_text("# 红烧肉的做法\n\n五花肉切块，焯水后小火慢炖一小时。\n", encoding="utf-8")
+    (corpus / name).write_text("# 红烧肉的做法\n\n五花肉切块，焯水后小火慢炖一小时。\n", encoding="utf-8")
     (corpus / "清蒸鱼.md").write_text("# 清蒸鱼的做法\n\n鱼身划刀，放姜丝，大火蒸八分钟。\n", encoding="utf-8")
     built = run("build-dataset", corpus, "--out", tmp_path / "dataset", "--no-progress")
     assert built.exit_code == 0, built.output
-    assert "warning: 1 document ids hold control characters" in built.stderr and "'红烧\\t肉.md'" in built.stderr
+    assert "warning: 1 document ids hold spaces or control characters" in built.stderr
+    assert "trec_eval splits fields on them" in built.stderr and repr(name) in built.stderr
     store = f"sqlite:///{tmp_path / 'runs.sqlite'}"
     assert run("eval", "--dataset", tmp_path / "dataset", "--retriever", "bm25", "--k", "2", "--runs-db", store,
-               "--name", "tabs", "--no-progress").exit_code == 0
+               "--name", "awkward", "--no-progress").exit_code == 0
     out = tmp_path / "run.trec"
-    message = one_error_line(run("runs", "export", "tabs", "--format", "trec", "--runs-db", store, "--out", out))
-    assert "'红烧\\t肉.md' cannot be written to a TREC file" in message
+    message = one_error_line(run("runs", "export", "awkward", "--format", "trec", "--runs-db", store, "--out", out))
+    assert f"{name!r} cannot be written to a TREC file" in message
+    assert message.endswith("rename the file it comes from and build the dataset again, or export the run with "
+                            "--format json, which holds any id\n")
     assert not out.exists()
+    assert run("runs", "export", "awkward", "--format", "json", "--runs-db", store, "--out", tmp_path / "r.json") \
+        .exit_code == 0
+    exported = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert name in {d for q in exported["report"]["questions"] for d in q["retrieved_documents"]}
 
 
 def test_a_relevance_level_above_every_grade_is_warned_about(demo_dataset):
@@ -107,7 +118,7 @@ def test_a_relevance_level_above_every_grade_is_warned_about(demo_dataset):
 def test_an_unknown_model_fails_at_once_naming_it(demo_dataset, tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     message = one_error_line(run("eval", "--dataset", demo_dataset, "--model", "no-such-org/no-such-model",
-                                 "--no-save", "--no-progress"))
+                                 "--no-save", "--no-progress"), code=2)
     assert "'no-such-org/no-such-model'" in message and "local Hugging Face cache" in message
 
 

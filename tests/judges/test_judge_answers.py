@@ -143,3 +143,22 @@ def test_compare_and_report_pair_judge_metrics_and_show_both_runs_reasoning(floo
     page = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert page.count('<p class="judge"><b>score5</b>') == 2 * 5 and "covers" in page
     assert "judge tokens / cost" in page
+
+
+def test_the_conflict_names_only_the_settings_that_differ(floor, judge_server):
+    """Issue R3, item 7: with only the endpoint changed, the refusal names the endpoint, not the model or the prompt
+    (0.2.0 printed the stored model and prompt hash, which had not changed)."""
+    judge(judge_server, floor)
+    other_spelling = judge_server.url.replace("127.0.0.1", "localhost")  # the same server, another endpoint
+    refused = judge(judge_server, floor, "--judge-base-url", other_spelling, code=2)
+    line = refused.output.strip().splitlines()[-1]
+    assert (f"already has judge 'score5' with other settings: base_url {judge_server.url!r} (now "
+            f"{other_spelling!r}); judge it into a new run (--new-run)") in line
+    assert "model" not in line and "prompt" not in line
+    prompt = floor.parent / "score5.txt"
+    prompt.write_text("Question: $question\nReference: $ground_truth\nAnswer: $answer\nScore it from 1 to 5 as JSON "
+                      '{"score": N, "reasoning": "..."}.', encoding="utf-8")
+    refused = judge(judge_server, floor, "--judge-prompt", f"score5={prompt}", "--judge-temperature", "0.2", code=2)
+    line = refused.output.strip().splitlines()[-1]
+    assert "temperature 0.0 (now 0.2)" in line and f"(now {str(prompt)!r})" in line and "prompt_hash" not in line
+    assert "base_url" not in line and "model" not in line

@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 from click.testing import CliRunner
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragretrieval.cli import main
@@ -95,12 +95,14 @@ def test_the_header_and_other_columns_are_neutralised_too(tmp_path):
     assert exported.stdout_bytes == (tmp_path / "cols.csv").read_bytes()
 
 
+@settings(deadline=None)  # timing is not what is tested (a busy machine must not fail it)
 @given(st.text(alphabet=st.sampled_from("'=+-@\t\r a,\"\n字"), max_size=8))
 def test_import_undoes_export_for_every_cell(text):
     assert restore(neutralise(text)) == text
     assert not neutralise(text).startswith(FORMULA_START)
 
 
+@settings(deadline=None)
 @given(st.lists(st.text(alphabet=st.sampled_from("'=+-@\t\r a,\"\n字"), max_size=8)
                 .filter(lambda t: t.strip()), min_size=1, max_size=4))
 def test_any_question_set_round_trips_through_a_csv_file(texts):

@@ -130,6 +130,6 @@ def test_unknown_rerankers_and_orphan_options_are_refused(demo_dataset):
         build_retriever(reranked(RetrieverSpec(name="bm25"), name="nope:x"), context)
     result = CliRunner().invoke(main, ["eval", "--dataset", str(demo_dataset), "--retriever", "bm25",
                                        "--rerank-depth", "5", "--no-save"])
-    assert result.exit_code == 2 and "needs --rerank NAME" in result.output
+    assert result.exit_code == 2 and "--rerank-depth needs --rerank" in result.output
     with pytest.raises(RerankError, match="expected http:<url>"):
         build_retriever(reranked(RetrieverSpec(name="bm25"), name="http:nowhere"), context)

@@ -1,6 +1,6 @@
 """Schema 3: a runs store of schema 2 (made by the previous ragretrieval) is upgraded in place on SQLite and on
 PostgreSQL, its runs kept, and the web app works on it; one result row per (evaluation, question) is enforced by the
-database itself. Schema 4: a store of schema 3 with evaluations gets their kind (answer) and the annotations table."""
+database itself. Schema 5: a store of schema 3 or 4 with evaluations gets their kind (answer) and the annotations table."""
 
 from __future__ import annotations
 

@@ -25,6 +25,7 @@ from typing import Sequence
 from ...data.evidence import OCR_MARKUP, fold
 from ..citations import cited_positions
 from ..values import dates_in, has_number, numbers_in
+from .legal_spec import LegalSpec, check_spec
 from .rules import CheckError
 
 PASS_MARK = 0.7
@@ -191,8 +192,7 @@ def legal_summary(types: list[str], per_question: list[dict[str, float]]) -> dic
     return summary
 
 
-QUESTION_FIELDS = ("expected", "required_evidence", "scoring", "should_abstain", "required_quote",
-                   "additional_quotes")
+QUESTION_FIELDS = tuple(LegalSpec.model_fields)  # expected, required_evidence, scoring, should_abstain, ...
 
 
 def legal_question(kind: str, value) -> LegalQuestion:
@@ -202,13 +202,7 @@ def legal_question(kind: str, value) -> LegalQuestion:
     unknown = sorted(set(value) - set(QUESTION_FIELDS))
     if unknown:
         raise CheckError(f"{kind}: unknown field {unknown[0]!r} (known: {', '.join(QUESTION_FIELDS)})")
-    shapes = {"expected": dict, "required_evidence": list, "scoring": dict, "should_abstain": bool,
-              "required_quote": (str, type(None)), "additional_quotes": list}
-    for name, shape in shapes.items():
-        if name in value and not isinstance(value[name], shape):
-            raise CheckError(f"{kind}: field {name!r} has the wrong type ({type(value[name]).__name__})")
-    if any(not isinstance(e, dict) for e in value.get("required_evidence", [])):
-        raise CheckError(f"{kind}: every required_evidence entry must be an object with must_include")
+    check_spec(kind, value)
     return LegalQuestion(type=kind, **value)
 
 

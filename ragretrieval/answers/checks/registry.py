@@ -14,7 +14,7 @@ values add up.
 from __future__ import annotations
 
 from .legal import LEGAL_CHECKS, LEGAL_TYPES, legal_question
-from .rules import AGGREGATES, RULES, AnswerSample, Check, CheckError, CheckSettings
+from .rules import AGGREGATES, RULE_VALUES, RULES, AnswerSample, Check, CheckError, CheckSettings
 
 CHECKS: dict[str, Check] = {**RULES, **LEGAL_CHECKS}
 INSTANCE_AGGREGATES = tuple(AGGREGATES)  # averaged over condition instances, not questions
@@ -22,19 +22,22 @@ SCORED = AGGREGATES["total"] + tuple(LEGAL_TYPES)  # what a question's score ave
 
 
 def check_expect(expect: dict, where: str) -> None:
-    """Refuse unknown condition names, and legal specs of the wrong shape, before any answer is produced, naming
-    the question (`where`)."""
+    """Refuse unknown condition names and any condition value a check could not score (a RAG-IFEval include that
+    is not a list, a legal amount that is not a number, a date that is not YYYY-MM-DD...) before any answer is
+    produced, naming the question (`where`) and the field."""
     prefix = f"{where}: " if where else ""
     if not isinstance(expect, dict):
         raise CheckError(f"{prefix}'expect' must be an object of conditions")
     for condition, value in expect.items():
         if condition not in CHECKS:
             raise CheckError(f"{prefix}unknown condition {condition!r} in 'expect' (known: {', '.join(CHECKS)})")
-        if condition in LEGAL_TYPES:
-            try:
+        try:
+            if condition in LEGAL_TYPES:
                 legal_question(condition, value)
-            except CheckError as error:
-                raise CheckError(f"{prefix}{error}") from None
+            else:
+                RULE_VALUES[condition](value)
+        except CheckError as error:
+            raise CheckError(f"{prefix}{error}") from None
 
 
 def run_checks(sample: AnswerSample, expect: dict, settings: CheckSettings) -> dict[str, float]:

@@ -18,12 +18,13 @@ They are registered, with the legal benchmark's conditions, in registry.py, whic
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from ...errors import RagretrievalError
 from ..citations import cited_positions, precision_recall_f1
-from ..normalize import Normalizer
+from ..normalize import WORD_SPLIT, Normalizer
 
 DEFAULT_REFUSAL = "Nie udało mi się odnaleźć odpowiedzi na pytanie"  # RAG-IFEval's phrase
 CORRECTNESS, SAFETY = ("include", "exclude", "cite_f1"), ("refuse", "safe")
@@ -70,9 +71,34 @@ def _found(phrase: str, answer: str, settings: CheckSettings) -> bool:
     return normalised in answer
 
 
+def shown(value) -> str:
+    """A value as the file holds it (JSON), cut short: what an error message quotes after "got"."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _phrase_problem(phrase) -> str | None:
+    if not isinstance(phrase, str):
+        return f"must be text, got {shown(phrase)}"
+    if not WORD_SPLIT.sub("", phrase):
+        return f"has no letter or digit to look for, got {shown(phrase)} (it would be found in every answer)"
+    return None
+
+
 def _entries(value, condition: str) -> list:
+    """The entries of an include or exclude condition: each a phrase, or a non-empty list of alternative phrases.
+    A phrase with no letter or digit normalises to nothing, which every answer contains: it is refused."""
     if not isinstance(value, list) or not value:
-        raise CheckError(f"{condition}: expected a non-empty list of phrases (a list inside it: alternatives)")
+        raise CheckError(f"{condition}: expected a non-empty list of phrases (a list inside it: alternatives), got "
+                         f"{shown(value)}")
+    for i, entry in enumerate(value):
+        alternatives = entry if isinstance(entry, list) else [entry]
+        if not alternatives:
+            raise CheckError(f"{condition}[{i}]: an empty list of alternatives can never be found")
+        for j, phrase in enumerate(alternatives):
+            problem = _phrase_problem(phrase)
+            if problem:
+                raise CheckError(f"{condition}[{i}]{f'[{j}]' if isinstance(entry, list) else ''}: {problem}")
     return value
 
 
@@ -81,7 +107,7 @@ def _share_found(value, answer: str, settings: CheckSettings, condition: str) ->
     found = 0
     for entry in entries:
         alternatives = entry if isinstance(entry, list) else [entry]
-        found += any(isinstance(a, str) and _found(a, answer, settings) for a in alternatives)
+        found += any(_found(a, answer, settings) for a in alternatives)
     return found / len(entries)
 
 
@@ -94,8 +120,7 @@ def check_exclude(sample: AnswerSample, value, settings: CheckSettings) -> dict[
 
 
 def check_cite(sample: AnswerSample, value, settings: CheckSettings) -> dict[str, float]:
-    if not isinstance(value, list):
-        raise CheckError("cite: expected a list of document ids")
+    _cited_ids(value)
     ids = list(sample.context_ids)
     missing = [doc_id for doc_id in value if doc_id not in ids]
     if missing and sample.given_context:
@@ -106,9 +131,17 @@ def check_cite(sample: AnswerSample, value, settings: CheckSettings) -> dict[str
     return {f"cite_{name}": score for name, score in scores.items()}
 
 
+def _cited_ids(value) -> list:
+    if not isinstance(value, list) or not all(isinstance(d, str) and d for d in value):
+        raise CheckError(f"cite: expected a list of document ids, got {shown(value)}")
+    if not value:
+        raise CheckError("cite: an empty list (F1 against no document is always 0); leave cite out instead")
+    return value
+
+
 def _flag(value, condition: str) -> bool:
     if not isinstance(value, bool):
-        raise CheckError(f"{condition}: expected true or false, got {value!r}")
+        raise CheckError(f"{condition}: expected true or false, got {shown(value)}")
     return value
 
 
@@ -123,6 +156,14 @@ def check_safe(sample: AnswerSample, value, settings: CheckSettings) -> dict[str
 
 
 Check = Callable[[AnswerSample, object, CheckSettings], dict[str, float]]
+# each condition's value checked alone (before any answer is produced: at import, and when `answer` starts)
+RULE_VALUES: dict[str, Callable[[object], object]] = {
+    "include": lambda value: _entries(value, "include"),
+    "exclude": lambda value: _entries(value, "exclude"),
+    "cite": _cited_ids,
+    "refuse": lambda value: _flag(value, "refuse"),
+    "safe": lambda value: _flag(value, "safe"),
+}
 RULES: dict[str, Check] = {
     "include": check_include,
     "exclude": check_exclude,

@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Protocol, Sequence, runtime_checkable
 
 from ...data.dataset import QuestionRecord
 from ...errors import RagretrievalError
+from ...work.limits import check_bounds
 from ..report import ContextUsed
 from ..settings import GENERATION_FIELDS, default
 
@@ -70,6 +71,10 @@ class GeneratorOptions:
     documents: dict = field(default_factory=dict)  # corpus id -> Document, to resolve ids a service or file names
     questions: Sequence[QuestionRecord] = ()  # the question set (file: matches its records to them)
     stop: Any = None  # StopToken
+    budget: Any = None  # llm.budget.Budget: --max-cost, shared with the judges
+
+    def __post_init__(self) -> None:
+        check_bounds(self)  # timeout, max_retries, sleep_time, prices (work/limits.py)
 
     @classmethod
     def from_settings(cls, settings, **known) -> "GeneratorOptions":

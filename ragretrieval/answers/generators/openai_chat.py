@@ -8,7 +8,8 @@ comes first when set (the language's default otherwise; ``--system-message ""`` 
 of a multi-turn question (`conversation_history`), as they were, before the prompt. ``--text-completion``
 sends the messages joined as one prompt to ``/completions`` instead of ``/chat/completions``.
 
-An endpoint that refuses one request (HTTP 400, 413, 422: a context too long, say) fails that question only; any
+An endpoint that refuses one request (HTTP 400, 413, 422: a context too long, say), or a reply without text (content
+null or empty, only a refusal or tool calls: llm/client.py), fails that question only, with the reason; any
 other error that outlasts the retries (a bad key, a server that stays down) stops the run, whose finished questions
 are kept.
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ...llm.client import PER_REQUEST_STATUS, ChatClient, LLMError, LLMSettings, price
+from ...llm.client import ChatClient, LLMError, LLMSettings, price
 from ...work.options import NoOptions, PluginOptions, SettingsError
 from ..prompt import SYSTEM_MESSAGES, AnswerPrompt
 from .base import (
@@ -36,9 +37,9 @@ class OpenAIGenerator:
     Options: ClassVar[type[PluginOptions]] = NoOptions  # its settings are the answer run's (base_url, ...)
 
     def __init__(self, spec: str, settings: LLMSettings, prompt: AnswerPrompt, system_message: str | None,
-                 stop=None):
+                 stop=None, budget=None):
         self.spec, self.settings, self.prompt, self.system_message = spec, settings, prompt, system_message
-        self.client = ChatClient(settings, stop=stop)
+        self.client = ChatClient(settings, stop=stop, budget=budget)
 
     @classmethod
     def build(cls, spec: str, argument: str, options: GeneratorOptions) -> "OpenAIGenerator":
@@ -54,7 +55,7 @@ class OpenAIGenerator:
         if system is None:
             system = SYSTEM_MESSAGES.get(options.language, SYSTEM_MESSAGES["en"])
         return cls(spec, settings, AnswerPrompt.load(options.language, options.prompt_file), system or None,
-                   options.stop)
+                   options.stop, options.budget)
 
     def messages(self, request: GenerationRequest) -> list[dict]:
         user = self.prompt.render(request.question.text, context_documents(request.contexts),
@@ -66,7 +67,7 @@ class OpenAIGenerator:
         try:
             answer = self.client.complete(self.messages(request))
         except LLMError as error:
-            if error.status in PER_REQUEST_STATUS:  # this request is refused (too long, ...); others may pass
+            if error.per_request:  # this request is refused (too long, ...) or has no text; others may pass
                 raise GenerationFailed(str(error)) from None
             raise
         return Generated(answer.text, input_tokens=answer.prompt_tokens, output_tokens=answer.completion_tokens,

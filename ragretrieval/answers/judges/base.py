@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ...errors import RagretrievalError
 from ...llm.client import DEFAULT_KEY_ENV, DEFAULT_MODEL, ChatClient, LLMSettings
 from ...llm.prompts import Prompt, PromptSpec, load_template
+from ...work.limits import check_bounds
 from ...work.options import SettingsError
 from ..report import ANSWER_LEVEL, AnsweredQuestion
 from ..settings import MAX_NUGGETS_PER_REQUEST, default
@@ -33,6 +34,7 @@ SAMPLING_TEMPERATURE = 0.7  # --judge-samples N > 1 without --judge-temperature
 LANGUAGES = ("zh", "en")  # of the shipped prompts; other languages are judged with the English ones
 DEFAULT_NUGGET_BATCH = default("judge_nugget_batch")  # nuggets per request (AnswerSettings declares it)
 MAX_NUGGET_BATCH = MAX_NUGGETS_PER_REQUEST
+REPLY_TOKENS = 80  # a verdict with a sentence or two of reasons: the reply expected before any has come
 
 
 class JudgeError(RagretrievalError, ValueError):
@@ -60,9 +62,13 @@ class JudgeOptions:
     nuggets: Path | None = None  # the nuggets judge's nuggets.jsonl (data/nuggets.py)
     nugget_batch: int = DEFAULT_NUGGET_BATCH  # nuggets judged per request by the nuggets judge
     stop: Any = None  # StopToken
+    budget: Any = None  # llm.budget.Budget: --max-cost, shared with the generator
+
+    def __post_init__(self) -> None:
+        check_bounds(self)  # timeout, max_retries, backoff, prices (work/limits.py)
 
     @classmethod
-    def from_settings(cls, settings, data_language: str, stop=None, nuggets: Path | None = None,
+    def from_settings(cls, settings, data_language: str, stop=None, nuggets: Path | None = None, budget=None,
                       **generator) -> "JudgeOptions":
         """The judges' options of an `AnswerSettings`: its ``judge_*`` fields, the endpoint falling back to the
         generator's (`generator` replaces the settings' ``generator``, ``base_url``, ``api_key_env``: a stored run's
@@ -76,7 +82,7 @@ class JudgeOptions:
                    language=settings.judge_language_for(data_language), prompts=dict(settings.judge_prompts),
                    timeout=settings.judge_timeout, max_retries=settings.judge_max_retries,
                    price_in=settings.judge_price_in, price_out=settings.judge_price_out, nuggets=nuggets,
-                   nugget_batch=settings.judge_nugget_batch, stop=stop)
+                   nugget_batch=settings.judge_nugget_batch, stop=stop, budget=budget)
 
     @property
     def sampling_temperature(self) -> float:
@@ -129,7 +135,8 @@ class JudgeContext:
     def client(self) -> ChatClient:
         with self._lock:
             if self._client is None:
-                self._client = ChatClient(self.options.llm_settings(), stop=self.options.stop)
+                self._client = ChatClient(self.options.llm_settings(), stop=self.options.stop,
+                                          budget=self.options.budget, output_tokens=REPLY_TOKENS)
             return self._client
 
     @property

@@ -18,6 +18,7 @@ outlasts the retries (a bad key, an endpoint that stays down) stops the run.
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -25,11 +26,11 @@ from typing import ClassVar
 from pydantic import BaseModel
 
 from ...llm.cache import Answer
-from ...llm.client import PER_REQUEST_STATUS, LLMError, price
+from ...llm.client import LLMError, price
 from ...llm.prompts import PromptSpec
 from ...llm.replies import ask_parsed, parse_object
 from ..report import AnsweredQuestion
-from .base import LANGUAGES, BaseJudge, JudgeContext, JudgeResult, package_of
+from .base import LANGUAGES, REPLY_TOKENS, BaseJudge, JudgeContext, JudgeResult, package_of
 from .schema import YES_NO_SHAPE, YesNoReply
 
 
@@ -66,6 +67,7 @@ class LLMJudge(BaseJudge):
     placeholders: ClassVar[tuple[str, ...]]  # what the prompt may use
     required: ClassVar[tuple[str, ...]]  # what a prompt must use
     needs: ClassVar[tuple[str, ...]] = ()  # "ground_truth", "contexts": without them the judge does not apply
+    sample_offset = 0  # the first sample number asked: a repeat of the audit asks new samples (judges/audit.py)
 
     def __init__(self, context: JudgeContext):
         self.context = context
@@ -108,6 +110,30 @@ class LLMJudge(BaseJudge):
         """One request's values per verdict to ask for: one for the whole answer (chunk_relevance: one per chunk)."""
         return [self.values(answered)]
 
+    def messages(self, values: dict[str, str]) -> list[dict]:
+        """The one user message of a request: the prompt filled with `values`."""
+        return [{"role": "user", "content": self.prompt.fill(**values)}]
+
+    def reply_tokens(self, values: dict[str, str]) -> int:
+        """The reply's expected length in tokens, for estimates before anything is asked (``--dry-run``)."""
+        return REPLY_TOKENS
+
+    def planned(self, answered: AnsweredQuestion) -> list[tuple[list[dict], int, int]]:
+        """(messages, sample number, expected reply tokens) of every request `judge` would send for `answered`,
+        repairs aside (they depend on the replies); none when the judge does not apply."""
+        if self.not_applicable(answered) is not None:
+            return []
+        samples = range(self.sample_offset, self.sample_offset + self.context.options.samples)
+        return [(self.messages(values), sample, self.reply_tokens(values))
+                for values in self.units(answered) for sample in samples]
+
+    def repeated(self, offset: int) -> "LLMJudge":
+        """This judge asking samples from `offset` on: the same requests, cached apart, so each repeat is a fresh
+        verdict (judges/audit.py); the copy shares the client and its bill."""
+        again = copy.copy(self)
+        again.sample_offset = offset
+        return again
+
     def judge(self, answered: AnsweredQuestion) -> JudgeResult:
         reason = self.not_applicable(answered)
         if reason is not None:
@@ -131,13 +157,13 @@ class LLMJudge(BaseJudge):
         """Every sample's parsed reply to the prompt filled with `values`, and a `Verdict` holding the answers
         they took and, when no sample gave a usable reply, the failure."""
         options = self.context.options
-        messages = [{"role": "user", "content": self.prompt.fill(**values)}]
+        messages = self.messages(values)
         verdict, replies, reasons = Verdict(), [], []
-        for sample in range(options.samples):
+        for sample in range(self.sample_offset, self.sample_offset + options.samples):
             try:
                 asked = ask_parsed(self.client, messages, parse, options.language, sample=sample)
             except LLMError as error:
-                if error.status not in PER_REQUEST_STATUS:  # the endpoint is down or refuses every request
+                if not error.per_request:  # the endpoint is down or refuses every request
                     raise
                 reasons.append(str(error))
                 continue

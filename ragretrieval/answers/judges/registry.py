@@ -51,14 +51,40 @@ def judge_class(name: str) -> JudgePlugin:
 
 
 def judge_names(spec) -> list[str]:
-    """``"score5,correctness"`` (or several such strings) -> the names, in order, each once; unknown names refused."""
+    """``"score5,correctness"`` (or several such strings) -> the names, in order, each once; unknown names refused,
+    and so is a name left empty (``","``, ``"score5,"``, a blank string among several): it would run fewer judges
+    than were asked for. A blank string alone names no judge."""
+    if isinstance(spec, str) and not spec.strip():
+        return []
     parts = [spec] if isinstance(spec, str) else list(spec)
-    names = list(dict.fromkeys(n.strip() for part in parts for n in part.split(",") if n.strip()))
+    pieces = [n.strip() for part in parts for n in str(part).split(",")]
+    if not all(pieces):
+        raise JudgeError(f"an empty judge name in {','.join(map(str, parts))!r}; name each judge: "
+                         f"{', '.join(sorted(available_judges()))}")
+    names = list(dict.fromkeys(pieces))
     known = available_judges()
     for name in names:
         if name not in known:
             judge_class(name)  # raises, listing the known judges
     return names
+
+
+def check_references(names, references: list[bool]) -> list[str]:
+    """Judges that need a reference answer (``needs`` holds ``ground_truth``: score5, correctness,
+    context_sufficiency) against the questions to judge (`references`: whether each has one). None of them has one:
+    `JudgeError`, before anything is asked (every verdict would be skipped). Some lack one: a warning per judge, and
+    those questions are skipped (counted in the judge's ``skipped``)."""
+    warnings = []
+    missing, total = references.count(False), len(references)
+    for name in judge_names(names):
+        if "ground_truth" not in getattr(judge_class(name), "needs", ()) or not missing:
+            continue
+        if missing == total:
+            raise JudgeError(f"judge {name} needs reference answers (ground_truth) and none of the {total} questions "
+                             "has one: add them, or choose a judge that needs none (groundedness, relevance_to_query, "
+                             "safety, chunk_relevance)")
+        warnings.append(f"judge {name} skips the {missing} of {total} questions without a reference answer")
+    return warnings
 
 
 def build_judges(names, options: JudgeOptions | JudgeContext) -> list[Judge]:

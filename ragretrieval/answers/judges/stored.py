@@ -14,7 +14,7 @@ silently.
 
 Resuming: each judged question is appended to a journal (llm/journal.py) under a key of the run and the judges'
 settings, and every request is in the answer cache, so a judging killed halfway and started again sends no request
-twice.
+twice; a verdict that failed is not taken from the journal but asked again (its answer was never cached as good).
 """
 
 from __future__ import annotations
@@ -32,11 +32,12 @@ from ...llm.journal import Journal
 from ...work.options import SettingsError
 from ...work.pool import parallel_map
 from ...work.progress import as_progress
+from ..failures import ClassRules, classify_all
 from ..report import AnsweredQuestion, AnswerReport, answer_config_key
 from ..summary import summarize
 from ..usage import add_agent_metrics
 from .base import Judge, JudgeResult, record
-from .summary import failure_notes
+from .summary import failed_verdict, failure_notes
 
 JOURNAL_VERSION = 1
 NOTE_PREFIX = "judges added by judge-answers"
@@ -61,13 +62,22 @@ def judging_key(report: AnswerReport, judges: list[Judge]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
+def settings_difference(before: dict, now: dict) -> str:
+    """``base_url 'http://a/v1' (now 'http://b/v1')``, for each setting that differs, the prompt's file and hash
+    together."""
+    names = [n for n in dict.fromkeys([*before, *now]) if before.get(n) != now.get(n)]
+    if "prompt" in names and "prompt_hash" in names:
+        names.remove("prompt_hash")  # the same change, said once
+    return "; ".join(f"{name} {before.get(name)!r} (now {now.get(name)!r})" for name in names)
+
+
 def check_conflicts(report: AnswerReport, judges: list[Judge], replace: bool) -> None:
     for judge in judges:
         before = report.config.scorers.get(judge.name)
         if before is not None and before != judge.settings() and not replace:
-            raise SettingsError(f"this run already has judge {judge.name!r} with other settings (model "
-                                f"{before.get('model')!r}, prompt {before.get('prompt_hash')!r}); judge it into a "
-                                "new run (new_run), which keeps this one as it is", ["new_run"])
+            raise SettingsError(f"this run already has judge {judge.name!r} with other settings: "
+                                f"{settings_difference(before, judge.settings())}; judge it into a new run "
+                                "(new_run), which keeps this one as it is", ["new_run"])
 
 
 def _kept(report: AnswerReport, judge: Judge, answered: AnsweredQuestion) -> bool:
@@ -75,7 +85,27 @@ def _kept(report: AnswerReport, judge: Judge, answered: AnsweredQuestion) -> boo
     verdict = answered.judges.get(judge.name)
     if verdict is None or report.config.scorers.get(judge.name) != judge.settings():
         return False
-    return verdict.get("value") is not None or verdict.get("skipped") is not None
+    return not failed_verdict(verdict)
+
+
+def pending(report: AnswerReport, judges: list[Judge], journal: Journal | None
+            ) -> tuple[list[AnsweredQuestion], dict[str, list[Judge]], dict]:
+    """A copy of the run's questions with the journal's verdicts recorded, which judges each question still
+    needs (neither journaled nor already in the run with the same settings), and the journal's entries."""
+    key = judging_key(report, judges)
+    questions = [q.model_copy(deep=True) for q in report.questions]
+    done = {e.question_id: e.verdicts for e in journal.load() if e.key == key} if journal is not None else {}
+    wanted: dict[str, list[Judge]] = {}
+    for answered in questions:
+        if answered.error is not None:
+            continue
+        for judge in judges:
+            if judge.name in done.get(answered.id, {}) and not failed_verdict(done[answered.id][judge.name]):
+                result = JudgeResult.model_validate(done[answered.id][judge.name])
+                record(judge.name, judge.metric, answered, result)
+            elif not _kept(report, judge, answered):
+                wanted.setdefault(answered.id, []).append(judge)
+    return questions, wanted, done
 
 
 def judge_report(report: AnswerReport, judges: list[Judge], threads: int = 4, journal_path=None, progress=None,
@@ -85,20 +115,9 @@ def judge_report(report: AnswerReport, judges: list[Judge], threads: int = 4, jo
         raise SettingsError("name at least one judge (judges)", ["judges"])
     check_conflicts(report, judges, replace)
     progress = as_progress(progress)
-    questions = [q.model_copy(deep=True) for q in report.questions]
     key = judging_key(report, judges)
     journal = Journal(journal_path, JudgedQuestion) if journal_path else None
-    done = {e.question_id: e.verdicts for e in journal.load() if e.key == key} if journal is not None else {}
-    wanted: dict[str, list[Judge]] = {}
-    for answered in questions:
-        if answered.error is not None:
-            continue
-        for judge in judges:
-            if judge.name in done.get(answered.id, {}):
-                result = JudgeResult.model_validate(done[answered.id][judge.name])
-                record(judge.name, judge.metric, answered, result)
-            elif not _kept(report, judge, answered):
-                wanted.setdefault(answered.id, []).append(judge)
+    questions, wanted, done = pending(report, judges, journal)
     todo = [q for q in questions if q.id in wanted]
     if done:
         progress.note(f"resuming: {len(done)} questions were judged before (journal {journal_path})")
@@ -126,6 +145,7 @@ def rebuilt(report: AnswerReport, questions: list[AnsweredQuestion], judges: lis
     """The report with judged `questions`, the judges' settings in its configuration and everything recomputed."""
     scorers = {**report.config.scorers, **{j.name: j.settings() for j in judges}}
     config = report.config.model_copy(update={"scorers": scorers})
+    classes = classify_all(questions, ClassRules.of(config))  # a judge's verdict can change a question's class
     summary = summarize(questions)
     when = datetime.now(timezone.utc).isoformat(timespec="seconds")
     notes = [n for n in report.notes if not n.startswith("judge ")]
@@ -135,4 +155,4 @@ def rebuilt(report: AnswerReport, questions: list[AnsweredQuestion], judges: lis
     timings["judging"] = timings.get("judging", 0.0) + seconds
     timings["total"] = sum(timings.values())
     return report.model_copy(update={"config": config, "questions": questions, "notes": notes, "timings": timings,
-                                     **summary})
+                                     "failure_classes": classes, **summary})

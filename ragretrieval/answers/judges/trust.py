@@ -60,8 +60,9 @@ MATCHES = {
 }
 
 
-def _pairs(name: str, match: Match, questions: list[AnsweredQuestion]) -> list[tuple[float, float]]:
-    pairs = []
+def pairs(name: str, match: Match, questions: list[AnsweredQuestion]) -> list[tuple[float, float]]:
+    """(the judge's verdict, the check's) for every item that has both: a question, or a context (chunk_relevance)."""
+    items = []
     for question in questions:
         verdict = question.judges.get(name) or {}
         if question.error is not None or verdict.get("value") is None:
@@ -69,13 +70,13 @@ def _pairs(name: str, match: Match, questions: list[AnsweredQuestion]) -> list[t
         if match.value is not None:
             check = match.value(question)
             if check is not None:
-                pairs.append((float(verdict["value"]), float(check)))
+                items.append((float(verdict["value"]), float(check)))
             continue
         relevant = _relevant(question)
         if relevant:
-            pairs += [(float(d.get("rating") == "yes"), float(d.get("doc_id") in relevant))
+            items += [(float(d.get("rating") == "yes"), float(d.get("doc_id") in relevant))
                       for d in verdict.get("details", [])]
-    return pairs
+    return items
 
 
 def agreement(name: str, questions: list[AnsweredQuestion]) -> dict | None:
@@ -84,9 +85,9 @@ def agreement(name: str, questions: list[AnsweredQuestion]) -> dict | None:
     match = MATCHES.get(name)
     if match is None:
         return None
-    pairs = _pairs(name, match, questions)
-    if not pairs:
+    found = pairs(name, match, questions)
+    if not found:
         return None
-    judged, checked = zip(*pairs)
+    judged, checked = zip(*found)
     measure = cohen_kappa if match.statistic == "cohen_kappa" else spearman
     return {"check": match.check, **measure(list(judged), list(checked)).as_dict()}

@@ -199,6 +199,8 @@ def questions_from_records(records: Sequence[tuple[str, AgentRecord]], documents
     """Questions from agent records, each with the place it came from (``file:line``, ``row 3``): a file's lines or
     a DataFrame's rows (`agent_records`); `origin` is recorded in each question's provenance."""
     uris, questions, line_of = DocumentUris(d.id for d in documents), [], {}
+    if not records:
+        raise DatasetError(f"{source}: no record (an empty or blank file, or a table of no rows); nothing to import")
     for where, record in records:
         production = record.response is not None or record.trace is not None or (
             record.ragretrieval is not None and record.ragretrieval.provenance.generator == PRODUCTION)

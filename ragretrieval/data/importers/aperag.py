@@ -252,10 +252,13 @@ def write_aperag_json(questions) -> str:
 
 
 def read_questions(path, fmt: str) -> tuple[list[QuestionRecord], list[str]]:
-    """(questions, warnings) from a file in `fmt` (``aperag-csv`` or ``aperag-json``)."""
-    if fmt == "aperag-csv":
-        return read_aperag_csv(path)
-    return read_aperag_json(path), []
+    """(questions, warnings) from a file in `fmt` (``aperag-csv`` or ``aperag-json``); a file without a question
+    (a header row alone, blank rows, ``[]``) is an error: a question set of nothing would evaluate nothing."""
+    questions, warnings = read_aperag_csv(path) if fmt == "aperag-csv" else (read_aperag_json(path), [])
+    if not questions:
+        what = "no question row under its header" if fmt == "aperag-csv" else "no question (an empty array)"
+        raise DatasetError(f"{path}: {what}; nothing to import")
+    return questions, warnings
 
 
 def dump_questions(questions, fmt: str) -> bytes:

@@ -2,6 +2,10 @@
 description, document, questions, evaluation_criteria}``) become questions over a corpus of the OCR'd Markdown
 transcripts given as ``--source``.
 
+- The folder is read as the benchmark lays it out: its ``*.json`` and its ``questions/*.json``; a JSON Schema among
+  them (the benchmark's ``schema.json``) is skipped. Every value the formulas read is checked (``check_expect``,
+  answers/checks/legal_spec.py); a question that fails is skipped with ``file: question ID: field: problem``.
+
 - The corpus holds one document per source file, its id the file name. A benchmark file's ``document`` names its
   source (by file name or stem); with one source, every file uses it.
 - A question's type is its ``type``, else the file's ``benchmark_type`` (``conflict_gap`` items carry none). Its
@@ -73,43 +77,77 @@ def evidence_strings(item: dict) -> list[str]:
     return [s for s in dict.fromkeys(strings) if isinstance(s, str) and s.strip()]
 
 
-def read_benchmark(path: Path) -> dict:
-    data = read_json_file(path)
-    if not isinstance(data, dict) or not isinstance(data.get("questions"), list):
-        raise DatasetError(f"{path}: expected an object with a 'questions' list (the benchmark file layout)")
-    return data
+SCHEMA_KEYS = ("$schema", "$defs", "definitions", "properties")
+
+
+def is_json_schema(data) -> bool:
+    """A JSON Schema file (the benchmark folder's ``schema.json``), not a file of questions."""
+    return isinstance(data, dict) and not isinstance(data.get("questions"), list) and any(k in data for k in
+                                                                                          SCHEMA_KEYS)
+
+
+def benchmark_files(benchmark: Path) -> list[Path]:
+    """The JSON files of a benchmark: the file itself, or a folder's ``*.json`` and its ``questions/*.json`` (the
+    benchmark's own layout puts ``schema.json`` beside ``questions/``)."""
+    if not benchmark.is_dir():
+        return [benchmark]
+    files = sorted(benchmark.glob("*.json")) + sorted((benchmark / "questions").glob("*.json"))
+    if not files:
+        raise DatasetError(f"{benchmark}: no benchmark .json files found (looked in it and in its questions/ "
+                           "folder)")
+    return files
+
+
+def question_where(path: Path, index: int, item) -> str:
+    """``file: question q12`` (its id), or ``file: questions[3]`` when it has none."""
+    qid = item.get("id") if isinstance(item, dict) else None
+    return f"{path}: question {qid}" if isinstance(qid, (str, int)) and str(qid).strip() else \
+        f"{path}: questions[{index}]"
+
+
+def item_problem(item, kind, seen: dict, check_expect: ExpectCheck | None) -> str | None:
+    """What makes one question unusable, in the file's own field names, or None."""
+    if not isinstance(item, dict):
+        return f"must be an object, got {type(item).__name__}"
+    if not isinstance(item.get("id"), (str, int)) or isinstance(item.get("id"), bool) or not str(item["id"]).strip():
+        return "id: missing"
+    if not isinstance(item.get("question"), str) or not item["question"].strip():
+        return "question: missing"
+    if kind not in TYPES:
+        return f"type: {kind!r} is not one of {', '.join(TYPES)}"
+    if str(item["id"]) in seen:
+        return f"id: {item['id']!r} is used by {seen[str(item['id'])]}"
+    if check_expect is not None:
+        try:
+            check_expect({kind: {k: item[k] for k in SPEC_FIELDS if k in item}}, "")
+        except ValueError as error:
+            return str(error).removeprefix(f"{kind}: ")  # the file names no type per field: its own path is clearer
+    return None
 
 
 def import_legal_rag(benchmark_dir, sources, strict: bool = False,
                      check_expect: ExpectCheck | None = None) -> Imported:
     benchmark_dir = Path(benchmark_dir)
-    files = sorted(benchmark_dir.glob("*.json")) if benchmark_dir.is_dir() else [benchmark_dir]
-    if not files:
-        raise DatasetError(f"{benchmark_dir}: no benchmark .json files found")
+    files = benchmark_files(benchmark_dir)
     documents = read_sources(sources)
     locators = {d.id: Locator(d.text, OCR_MARKUP) for d in documents}
-    problems, questions, warnings, unlocated, seen = Problems(strict), [], [], [], {}
+    problems, questions, warnings, unlocated, seen, schemas = Problems(strict), [], [], [], {}, []
     for path in files:
-        data = read_benchmark(path)
+        data = read_json_file(path)
+        if is_json_schema(data):
+            schemas.append(path.name)
+            continue
+        if not isinstance(data, dict) or not isinstance(data.get("questions"), list):
+            raise DatasetError(f"{path}: expected an object with a 'questions' list (the benchmark file layout)")
         source = source_for(data.get("document"), documents, str(path))
         for index, item in enumerate(data["questions"]):
-            where = f"{path}: question {index}" + (f" (id {item.get('id')!r})" if isinstance(item, dict) else "")
+            where = question_where(path, index, item)
             kind = item.get("type") or data.get("benchmark_type") if isinstance(item, dict) else None
-            problem = ("expected an object" if not isinstance(item, dict) else
-                       "field 'id': missing" if not item.get("id") else
-                       "field 'question': missing" if not str(item.get("question") or "").strip() else
-                       f"field 'type': {kind!r} is not one of {', '.join(TYPES)}" if kind not in TYPES else
-                       f"field 'id': {item['id']!r} is used by {seen[str(item['id'])]}" if str(item["id"]) in seen
-                       else None)
-            spec = {k: item[k] for k in SPEC_FIELDS if isinstance(item, dict) and k in item}
-            if problem is None and check_expect is not None:
-                try:
-                    check_expect({kind: spec}, "")
-                except ValueError as error:
-                    problem = str(error)
+            problem = item_problem(item, kind, seen, check_expect)
             if problem:
                 problems.add(f"{where}: {problem}")
                 continue
+            spec = {k: item[k] for k in SPEC_FIELDS if k in item}
             qid = str(item["id"])
             seen[qid] = where
             spans, missing = [], []
@@ -130,5 +168,6 @@ def import_legal_rag(benchmark_dir, sources, strict: bool = False,
                 relevant=[RelevantDocument(doc_id=source.id, spans=merge_spans(spans))],
                 provenance=Provenance(generator="legal-rag", source=path.name), metadata=metadata))
     builder = {"format": "legal-rag", "benchmark": str(benchmark_dir), "sources": [str(s) for s in sources],
-               "strict": strict, "bad_records": len(problems.lines), "unlocated": unlocated}
+               "strict": strict, "bad_records": len(problems.lines), "unlocated": unlocated,
+               "schemas_skipped": schemas}
     return Imported(documents, questions, problems.lines, warnings, builder)

@@ -12,9 +12,21 @@ from ...data.corpus import Document
 from ...errors import RagretrievalError
 from ...work.options import SettingsError
 from ..client import ChatClient, LLMSettings
+from ..plan import CostPlan
 from ..prompts import guess_language, load_prompt
 from ..replies import QUESTION_TYPES
-from .generate import GenerationPlan, GenerationResult, journal_for, pick_documents, run_documents, to_records
+from .generate import (
+    GenerationPlan,
+    GenerationResult,
+    document_messages,
+    journal_for,
+    journaled_documents,
+    pick_documents,
+    run_documents,
+    to_records,
+)
+
+REPLY_TOKENS_PER_QUESTION = 100  # a question, its answer and a verbatim quote, as JSON
 
 
 class OptionError(RagretrievalError, ValueError):
@@ -40,18 +52,39 @@ def parse_types(text: str) -> tuple[str, ...]:
     return types
 
 
-def llm_questions(documents: list[Document], out_dir, settings: LLMSettings, options: QuestionOptions,
-                  taken: set[str] = frozenset(), progress=None, stop=None) -> tuple[GenerationResult, dict]:
-    """Questions for `options.max_docs` documents (all by default) and the manifest's record of how they were made.
-
-    The journal in `out_dir` is left in place; remove it once the dataset is written."""
+def _plan(documents, settings: LLMSettings, options: QuestionOptions) -> GenerationPlan:
     if options.per_doc <= 0 or options.concurrency <= 0 or (options.max_docs is not None and options.max_docs <= 0):
         raise SettingsError("per_doc, concurrency and max_docs must be positive integers",
                             ["per_doc", "concurrency", "max_docs"])
     language = guess_language(d.text for d in documents) if options.language == "auto" else options.language
     prompt = load_prompt("questions", language, options.prompt_file)
-    plan = GenerationPlan(prompt, language, settings.model, options.per_doc, options.types)
-    client = ChatClient(settings, stop=stop)
+    return GenerationPlan(prompt, language, settings.model, options.per_doc, options.types)
+
+
+def plan_llm_questions(documents: list[Document], out_dir, settings: LLMSettings, options: QuestionOptions
+                       ) -> CostPlan:
+    """What `llm_questions` would send (one request per document not in the journal), with nothing sent."""
+    plan = _plan(documents, settings, options)
+    client = ChatClient(settings)
+    chosen = pick_documents(documents, options.max_docs)
+    done, _ = journaled_documents(chosen, plan, journal_for(out_dir), options.retry_failed)
+    costs = CostPlan(notes=[f"{len(done)} documents are in the journal and are not asked again"] if done else [])
+    for doc in chosen:
+        if doc.id not in done:
+            costs.add(client, "questions", doc.id, document_messages(doc, plan),
+                      output_tokens=REPLY_TOKENS_PER_QUESTION * options.per_doc)
+    return costs
+
+
+def llm_questions(documents: list[Document], out_dir, settings: LLMSettings, options: QuestionOptions,
+                  taken: set[str] = frozenset(), progress=None, stop=None,
+                  budget=None) -> tuple[GenerationResult, dict]:
+    """Questions for `options.max_docs` documents (all by default) and the manifest's record of how they were made.
+
+    The journal in `out_dir` is left in place; remove it once the dataset is written."""
+    plan = _plan(documents, settings, options)
+    prompt, language = plan.prompt, plan.language
+    client = ChatClient(settings, stop=stop, budget=budget)
     chosen = pick_documents(documents, options.max_docs)
     results = run_documents(chosen, plan, client, journal_for(out_dir), options.concurrency, progress,
                             options.retry_failed, stop)

@@ -94,11 +94,16 @@ def pick_documents(documents, max_docs: int | None) -> list[Document]:
     return [documents[i * len(documents) // max_docs] for i in range(max_docs)]
 
 
-def questions_for_document(doc: Document, plan: GenerationPlan, client: ChatClient) -> DocumentResult:
+def document_messages(doc: Document, plan: GenerationPlan) -> list[dict]:
+    """The one request asked about `doc`."""
     content = plan.prompt.fill(n=plan.per_doc, types=TYPE_JOINER[plan.language].join(plan.types),
                                title=doc.title, document=doc.text)
+    return [{"role": "user", "content": content}]
+
+
+def questions_for_document(doc: Document, plan: GenerationPlan, client: ChatClient) -> DocumentResult:
     result = DocumentResult(plan=plan.key, doc_id=doc.id, doc_sha256=text_sha256(doc.text))
-    generated, error = ask(client, [{"role": "user", "content": content}], parse_questions, plan.language)
+    generated, error = ask(client, document_messages(doc, plan), parse_questions, plan.language)
     if generated is None:
         return result.model_copy(update={"ok": False, "error": error})
     locator, dropped, kept, grams = Locator(doc.text), Counter(), [], []
@@ -119,6 +124,22 @@ def questions_for_document(doc: Document, plan: GenerationPlan, client: ChatClie
     return result.model_copy(update={"questions": kept, "dropped": dict(dropped), "generated": len(generated)})
 
 
+def journaled_documents(documents: list[Document], plan: GenerationPlan, journal: Journal, retry_failed: bool = True
+                        ) -> tuple[dict[str, DocumentResult], int]:
+    """The journal's results for these documents under this plan (failures left out when `retry_failed`), and how
+    many failures are to be asked again."""
+    wanted = {doc.id: text_sha256(doc.text) for doc in documents}
+    done: dict[str, DocumentResult] = {}
+    for entry in journal.load():  # later lines win: a retried document's new result replaces its failure
+        if entry.journal_version == JOURNAL_VERSION and entry.plan == plan.key and wanted.get(entry.doc_id) == \
+                entry.doc_sha256:
+            done[entry.doc_id] = entry
+    retrying = [doc_id for doc_id, entry in done.items() if not entry.ok] if retry_failed else []
+    for doc_id in retrying:
+        del done[doc_id]
+    return done, len(retrying)
+
+
 def run_documents(documents: list[Document], plan: GenerationPlan, client: ChatClient, journal: Journal,
                   concurrency: int = 4, progress=None, retry_failed: bool = True,
                   stop: StopToken | None = None) -> dict[str, DocumentResult]:
@@ -127,19 +148,10 @@ def run_documents(documents: list[Document], plan: GenerationPlan, client: ChatC
     A document whose answer stayed malformed is journaled as failed and, unless `retry_failed` is False, asked again
     by the next run (its malformed answers are not cached as good, so it really is asked again)."""
     progress = as_progress(progress)
-    wanted = {doc.id: text_sha256(doc.text) for doc in documents}
-    done: dict[str, DocumentResult] = {}
-    for entry in journal.load():  # later lines win: a retried document's new result replaces its failure
-        if entry.journal_version == JOURNAL_VERSION and entry.plan == plan.key and wanted.get(entry.doc_id) == \
-                entry.doc_sha256:
-            done[entry.doc_id] = entry
-    if retry_failed:
-        retrying = [doc_id for doc_id, entry in done.items() if not entry.ok]
-        for doc_id in retrying:
-            del done[doc_id]
-        if retrying:
-            progress.note(f"asking again about {len(retrying)} documents whose answers failed last time "
-                          "(retry_failed off keeps their failures)")
+    done, retrying = journaled_documents(documents, plan, journal, retry_failed)
+    if retrying:
+        progress.note(f"asking again about {retrying} documents whose answers failed last time "
+                      "(retry_failed off keeps their failures)")
     todo = [doc for doc in documents if doc.id not in done]
     kept = sum(len(r.questions) for r in done.values())
     progress.stage("questions", total=len(todo), unit="doc")

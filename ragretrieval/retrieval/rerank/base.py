@@ -9,6 +9,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ...errors import RagretrievalError
+from ...work.limits import Timeout
 from ...work.pool import parallel_map
 from ...work.progress import as_progress
 
@@ -31,7 +32,7 @@ class RerankSettings(BaseModel):
     api_key_env: str | None = Field(None, description="Variable whose value an http: reranker sends as a Bearer "
                                                       "token")
     concurrency: int = Field(default=4, ge=1, le=64, description="Questions reranked at once (http:)")
-    timeout: float = Field(default=60.0, gt=0, description="Seconds per rerank request (http:)")
+    timeout: Timeout = Field(default=60.0, description="Seconds per rerank request (http:)")
     embed: dict | None = Field(None, description="The run's embedding settings (its API endpoint), for an embed: "
                                                  "reranker (set by the run)")
 

@@ -8,13 +8,13 @@ Left out on purpose: anything that reads a file on the server (``prompt_file``, 
 ``--lemmatizer fst:``, an http mapping file), anything that names an environment variable (``api_key_env``,
 ``embed.api_key_env``, http ``header.*`` values with ``${VAR}``: a page could have the server send any of its
 variables to a URL of its choosing), ``file:`` answers, and retrievers that call or read something outside
-ragretrieval (``http``, ``run-file``). Those stay with the command line.
+ragretrieval (``http``, ``run-file``, ``rerank``). Those stay with the command line.
 
-Models. A model name that no family of the embedders' registry claims is a sentence-transformers id or folder, which
-the server would read from its disk (and whose errors would tell a client whether a path exists), and ``openai:``
-would spend the server's key at an endpoint of the client's choosing; so ``options.model`` must be one of the
-registry's fixed names (`web_models`: ``m3e-small``, ``e5-small-q4``, ``hashing[-DIM]``, and installed plug-ins'
-exact names), refused otherwise with a message that never depends on the disk.
+Models. A model name can be a folder or a Hugging Face id, which the server would read from its disk (and whose
+errors would tell a client whether a path exists), so ``options.model`` must be a fixed name of the embedders'
+registry (``m3e-small``, ``e5-small-q4``, ...: `registered_models`) or a name the operator allowed (``serve
+--allow-model NAME``, repeatable); anything else is refused with one message that never depends on the name or on
+the server's disk.
 
 Checked when the evaluation is created (`check_evaluation`: a bad value is refused at once, naming its field, not a
 FAILED evaluation later) and turned into `AnswerSettings` by `answer_settings` when a worker prepares it.
@@ -23,15 +23,15 @@ FAILED evaluation later) and turned into `AnswerSettings` by `answer_settings` w
 from __future__ import annotations
 
 import copy
-import re
 
 from pydantic import ConfigDict, create_model, field_validator
 
 from ...answers.generators import generator_class
 from ...answers.settings import AnswerSettings
-from ...embedders.registry import VARIANTS, families
+from ...embedders.registry import registered_models
 from ...evaluation.report import EvalConfig
 from ...retrieval.registry import available_retrievers, retriever_class
+from ...stores import BUILT_IN
 from ...work.options import SettingsError, build_settings
 from .engine import EngineError, EvaluationSettings
 from .judging import check_judges
@@ -69,24 +69,6 @@ def _http_mapping_only(cls, value: dict) -> dict:
     return value
 
 
-FIXED_MODELS = ("m3e-small", "e5-small-q4", "hashing")  # built-in names that stand for a model, never a file
-HASHING = re.compile(r"hashing-[0-9]{1,5}")  # hashing-DIM: no model at all
-
-
-def web_models() -> list[str]:
-    """The embedding models a web evaluation may name: the registry's fixed names (with the @int8 variant of
-    m3e-small) and the exact names installed plug-ins publish; never a folder, a hub id or an API."""
-    plugins = [f.shown_as for f in families() if f.source != "built in" and not f.shown_as.endswith("NAME")]
-    return [*FIXED_MODELS, *(f"m3e-small@{variant}" for variant in VARIANTS), *plugins]
-
-
-def _offered_model(cls, value: str | None) -> str | None:
-    if value is None or value in web_models() or HASHING.fullmatch(value) or value == "default":
-        return value
-    raise ValueError(f"not a model this server offers (it offers {', '.join(web_models())}, hashing-DIM); other "
-                     "models, folders and APIs stay with the command line")
-
-
 def _no_key_variable(cls, value: dict | None) -> dict | None:
     if value and "api_key_env" in value:
         raise ValueError("api_key_env names a variable of the server's environment: keys are the worker's")
@@ -96,12 +78,34 @@ def _no_key_variable(cls, value: dict | None) -> dict | None:
 EvaluationOptions = create_model(
     "EvaluationOptions", __config__=ConfigDict(extra="forbid"),
     __doc__="An evaluation's `options`: `ragretrieval answer`'s settings of the same names (docs/answers.md).",
-    __validators__={"model_on_the_web": field_validator("model")(classmethod(_offered_model)),
-                    "lemmatizer_on_the_web": field_validator("lemmatizer")(classmethod(_no_files)),
+    __validators__={"lemmatizer_on_the_web": field_validator("lemmatizer")(classmethod(_no_files)),
                     "generator_options_on_the_web": field_validator("generator_options")(
                         classmethod(_http_mapping_only)),
                     "embed_on_the_web": field_validator("embed")(classmethod(_no_key_variable))},
     **_copied(AnswerSettings, ANSWER_OPTIONS), **_copied(EvalConfig, RETRIEVAL_OPTIONS))
+
+
+def offered_models(allowed=()) -> list[str]:
+    """The model names a web evaluation may use: the registry's fixed names, then those the operator allowed."""
+    return list(dict.fromkeys([*registered_models(), *allowed]))
+
+
+def check_model(model, allowed=()) -> None:
+    """``options.model`` must be offered (see the module's text); the refusal never depends on the server's disk."""
+    if model is not None and model not in offered_models(allowed):
+        raise EngineError(f"options.model: not a model this server offers (it offers "
+                          f"{', '.join(offered_models(allowed))}; the server's operator can offer others with "
+                          "serve --allow-model NAME)")
+
+
+def check_store_options(store, options) -> None:
+    """An engine store's options name a folder or a server (lancedb ``path``, milvus ``uri``, qdrant ``url``,
+    chroma ``host``): a web evaluation may use such a store with its defaults (embedded, in a temporary folder), and
+    options only for the built-in ones (faiss ``kind``, ...)."""
+    if options and store not in (None, *BUILT_IN):
+        raise SettingsError(f"options.store_options: store {store!r} takes its options (a folder, a server) from the "
+                            f"command line only; here it runs with its defaults (options for: "
+                            f"{', '.join(BUILT_IN)})", ["options.store_options"])
 
 
 def web_retrievers() -> list[str]:
@@ -155,16 +159,21 @@ def retrieval_config(retriever: str | None, options: dict) -> EvalConfig:
         raise SettingsError(str(error), [request_field(f) for f in error.fields]) from None
 
 
-def check_retrieval(retriever: str | None, options: dict) -> None:
-    """A new retrieval evaluation: a retriever the web may run, and `EvalConfig` settings that work."""
+def check_retrieval(retriever: str | None, options: dict, allowed_models=()) -> None:
+    """A new retrieval evaluation: a retriever the web may run, a model and store options the web may use (as for
+    an answer evaluation), and `EvalConfig` settings that work."""
     if retriever and retriever not in web_retrievers():
         raise EngineError(f"unknown retriever {retriever!r}; known: {', '.join(web_retrievers())}")
+    check_model(options.get("model"), allowed_models)
+    check_store_options(options.get("store"), options.get("store_options"))
     retrieval_config(retriever or default_retriever(), options)
 
 
-def check_evaluation(generator: str, retriever: str | None, judge: str | None, options: dict) -> None:
+def check_evaluation(generator: str, retriever: str | None, judge: str | None, options: dict,
+                     allowed_models=()) -> None:
     """Everything about a new evaluation that can be checked before a worker prepares it; `EngineError` names the
-    body field, a `SettingsError` the settings' fields as the request names them."""
+    body field, a `SettingsError` the settings' fields as the request names them. `allowed_models` are the models
+    the operator offers besides the registry's (``serve --allow-model``)."""
     if generator.startswith("file:"):
         raise EngineError("generator file: reads answers from a file on the server; use `ragretrieval answer "
                           "--generator file:PATH` for answers already produced")
@@ -175,10 +184,13 @@ def check_evaluation(generator: str, retriever: str | None, judge: str | None, o
     if retriever and retriever not in web_retrievers():
         known = available_retrievers()
         if retriever in known:
-            raise EngineError(f"retriever {retriever!r} calls or reads something outside ragretrieval; use "
-                              f"`ragretrieval answer` for it (here: {', '.join(web_retrievers())})")
+            raise EngineError(f"retriever {retriever!r} is not offered here: it reads a file or needs settings that "
+                              f"stay with the command line (answer --retriever {retriever}); offered: "
+                              f"{', '.join(web_retrievers())}")
         raise EngineError(f"unknown retriever {retriever!r}; known: {', '.join(web_retrievers())}")
     check_judges(judge)
+    check_model(options.get("model"), allowed_models)
+    check_store_options(options.get("store"), options.get("store_options"))
     if options.get("generator_options") and not generator.startswith("http:"):
         raise SettingsError("options.generator_options: only an http: generator takes them",
                             ["options.generator_options"])

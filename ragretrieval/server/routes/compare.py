@@ -8,9 +8,10 @@ import math
 
 from fastapi import APIRouter, Query, Request
 
+from ..schemas import MAX_OFFSET
 from ..store.comparing import MAX_RESAMPLES, compare_evaluations, parse_ids, settings
 from . import deps
-from .pages import render
+from .pages import MAX_PAGE, render
 
 router = APIRouter()
 ROWS_PAGE = 50
@@ -22,7 +23,8 @@ CORRECTION = Query("holm", max_length=20, description="holm, bonferroni or none"
 
 @router.get("/api/v1/compare", tags=["compare"])
 def compare_api(request: Request, ids: str = IDS, changed: bool = Query(False, description="only the questions "
-                "where a metric differs"), offset: int = Query(0, ge=0, le=2**53), limit: int = Query(50, ge=0, le=500),
+                "where a metric differs"), offset: int = Query(0, ge=0, le=MAX_OFFSET),
+                limit: int = Query(50, ge=0, le=500),
                 test: str = TEST, correction: str = CORRECTION, alpha: float = Query(0.05, gt=0, lt=1),
                 n_resamples: int = Query(10_000, ge=1, le=MAX_RESAMPLES), seed: int = Query(0, ge=0, le=2**32 - 1)):
     """``compare``'s statistics per level (each as ``ragretrieval compare --json`` gives it), which questions are
@@ -34,7 +36,7 @@ def compare_api(request: Request, ids: str = IDS, changed: bool = Query(False, d
 @router.get("/compare", include_in_schema=False)
 def compare_page(request: Request, ids: str = Query("", max_length=2000), other: str = Query("", max_length=100),
                  changed: bool = False,
-                 page: int = Query(1, ge=1, le=2**31), test: str = Query("t", max_length=20),
+                 page: int = Query(1, ge=1, le=MAX_PAGE), test: str = Query("t", max_length=20),
                  correction: str = Query("holm", max_length=20)):
     how = settings(test, correction)
     chosen = parse_ids(f"{ids},{other}" if other else ids)  # "Compare with" on a detail page sends the other apart

@@ -7,8 +7,10 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
 from ..jobs.engine import EngineError
+from ..jobs.judging import check_judges_apply
 from ..jobs.options import check_evaluation, check_retrieval
 from ..schemas import (
+    MAX_OFFSET,
     STATUSES,
     Deleted,
     EndpointIn,
@@ -35,7 +37,7 @@ def status_filter(status: str | None) -> str | None:
 
 
 @router.get("", response_model=Page[EvaluationOut])
-def list_evaluations(request: Request, offset: int = Query(0, ge=0),
+def list_evaluations(request: Request, offset: int = Query(0, ge=0, le=MAX_OFFSET),
                      limit: int = Query(50, ge=1, le=500),
                      status: str | None = Query(None, description="only evaluations with this status (any case)"),
                      q: str | None = Query(None, max_length=255, description="only those whose name holds this")):
@@ -53,14 +55,17 @@ def delete_evaluations(request: Request, body: IdsIn):
 @router.post("", status_code=201, response_model=EvaluationOut)
 def create_evaluation(request: Request, body: EvaluationIn):
     """A new evaluation, PENDING, with one work item per question of the set; a worker starts on it at once. The
-    generator, retriever and judges are checked against ragretrieval's registries, `options` against the engine's."""
+    generator, retriever and judges are checked against ragretrieval's registries, `options` against the engine's,
+    and a judge that needs reference answers against the set (refused when no question has one)."""
     deps.corpus(request, body.dataset)
     options = body.options.model_dump(exclude_unset=True)
     try:
         if body.kind == "retrieval":
-            check_retrieval(body.retriever, options)
+            check_retrieval(body.retriever, options, deps.settings(request).allow_models)
         else:
-            check_evaluation(body.generator, body.retriever, body.judge, options)
+            check_evaluation(body.generator, body.retriever, body.judge, options, deps.settings(request).allow_models)
+            if body.judge:
+                check_judges_apply(body.judge, deps.question_sets(request).get(body.question_set_id).questions)
     except EngineError as error:
         raise Invalid(str(error)) from None
     return deps.evaluations(request).create(body)
@@ -92,7 +97,7 @@ def result_query(score: str | None = Query(None, description="judge scores: 5, 1
 
 
 @router.get("/{eval_id}", response_model=EvaluationDetail)
-def get_evaluation(request: Request, eval_id: str, offset: int = Query(0, ge=0, le=2**53),
+def get_evaluation(request: Request, eval_id: str, offset: int = Query(0, ge=0, le=MAX_OFFSET),
                    limit: int = Query(50, ge=0, le=500), query: ResultQuery = Depends(result_query)):
     """The evaluation, its summary, and `limit` of its finished results from `offset`: in question order, or as
     the filters and `sort` say (docs/web.md, "Finding the bad answers")."""

@@ -12,7 +12,7 @@ from fastapi.responses import RedirectResponse
 
 from ..corpora import find_corpora
 from ..jobs.options import web_retrievers
-from ..schemas import STATUSES
+from ..schemas import MAX_OFFSET, STATUSES
 from ..store import NotFound
 from ..store.result_filter import ResultQuery
 from ..views import (
@@ -35,6 +35,7 @@ from .evaluations import result_query
 router = APIRouter(include_in_schema=False)
 LIST_PAGE, RESULTS_PAGE = 50, 20
 ACTIVE = ("PENDING", "RUNNING", "PAUSED")  # the live part is fetched again while the evaluation is one of these
+MAX_PAGE = MAX_OFFSET // LIST_PAGE  # so that (page - 1) x page size stays a valid offset
 
 
 def render(request: Request, name: str, **context):
@@ -60,7 +61,7 @@ def home():
 
 
 @router.get("/evaluations/list")
-def evaluation_list(request: Request, page: int = Query(1, ge=1), status: str | None = None,
+def evaluation_list(request: Request, page: int = Query(1, ge=1, le=MAX_PAGE), status: str | None = None,
                     q: str | None = Query(None, max_length=255)):
     status = status.upper() if status and status.upper() in STATUSES else None  # ?status=paused works too
     q = (q or "").strip() or None
@@ -76,7 +77,7 @@ def evaluation_new(request: Request, question_set: str | None = None, again: str
     sets_store = deps.question_sets(request)
     sets, _ = sets_store.list(0, 500)
     corpora = find_corpora(deps.settings(request).datasets)
-    defaults = form_defaults()
+    defaults = form_defaults(deps.settings(request).allow_models)
     copied = None
     if again:
         evaluation = deps.evaluations(request).get(again, limit=0)
@@ -110,7 +111,7 @@ def _detail_context(request: Request, evaluation, query: ResultQuery) -> dict:
 
 
 @router.get("/evaluations/{eval_id}")
-def evaluation_detail(request: Request, eval_id: str, page: int = Query(1, ge=1, le=2**31),
+def evaluation_detail(request: Request, eval_id: str, page: int = Query(1, ge=1, le=MAX_PAGE),
                       query: ResultQuery = Depends(result_query)):
     store = deps.evaluations(request)
 

@@ -9,6 +9,7 @@ from ...io.text_encoding import EncodingError, decode_text
 from ..corpora import corpus_questions, question_fields
 from ..generate import generate_questions
 from ..schemas import (
+    MAX_OFFSET,
     DecodedOut,
     Deleted,
     FromDatasetIn,
@@ -32,7 +33,8 @@ router = APIRouter(prefix="/api/v1/question-sets", tags=["question sets"])
 
 
 @router.get("", response_model=Page[QuestionSetSummary])
-def list_sets(request: Request, offset: int = Query(0, ge=0), limit: int = Query(100, ge=1, le=500),
+def list_sets(request: Request, offset: int = Query(0, ge=0, le=MAX_OFFSET),
+              limit: int = Query(100, ge=1, le=500),
               q: str | None = Query(None, max_length=255, description="only the sets whose name holds this")):
     """Question sets, newest first, without their questions."""
     items, total = deps.question_sets(request).list(offset, limit, q)

@@ -9,13 +9,14 @@ from ..corpora import find_corpora
 from ..generate import default_prompt
 from ..schemas import QUESTION_TYPES
 from . import deps
-from .pages import LIST_PAGE, paged, render
+from .pages import LIST_PAGE, MAX_PAGE, paged, render
 
 router = APIRouter(include_in_schema=False)
 
 
 @router.get("/evaluations/question-sets")
-def question_set_list(request: Request, page: int = Query(1, ge=1), q: str | None = Query(None, max_length=255)):
+def question_set_list(request: Request, page: int = Query(1, ge=1, le=MAX_PAGE),
+                      q: str | None = Query(None, max_length=255)):
     q = (q or "").strip() or None
     store = deps.question_sets(request)
     items, where = paged(lambda offset: store.list(offset, LIST_PAGE, q), page, LIST_PAGE)

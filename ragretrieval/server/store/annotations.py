@@ -29,14 +29,13 @@ from sqlalchemy.engine import Connection
 
 from ...analysis.agreement import cohen_kappa
 from ...analysis.calibration import CalibrationError, calibrated_mean
-from ...runs.schema import annotations, evaluation_results, evaluations
+from ...runs.schema import SCORE_JUDGE, annotations, evaluation_results, evaluations
 from ..db import Database, utc_now
 from ..schemas import AnnotationIn, AnnotationOut
 from . import Conflict, NotFound
 
 A, R, E = annotations.c, evaluation_results.c, evaluations.c
 LABELS = {"correct": 1.0, "partly_correct": 0.5, "incorrect": 0.0}
-SCORE_JUDGE = "score5"  # its verdict is the result's llm_judge_score, 1-5
 
 
 def annotation_out(row) -> AnnotationOut:

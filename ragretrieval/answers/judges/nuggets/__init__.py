@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from ....data.nuggets import Nugget, QuestionNuggets, nuggets_fingerprint, read_nuggets
 from ...report import AnsweredQuestion
-from ..base import JudgeContext, JudgeError, JudgeResult
+from ..base import REPLY_TOKENS, JudgeContext, JudgeError, JudgeResult
 from ..llm_judge import LLMJudge, Verdict, majority
 from .schema import SHAPE, VERDICTS, NuggetVerdictsReply, parse_verdicts
 
@@ -75,15 +75,21 @@ class NuggetsJudge(LLMJudge):
         nuggets = self.nuggets[answered.id].nuggets
         return [nuggets[start:start + self.batch] for start in range(0, len(nuggets), self.batch)]
 
+    def units(self, answered: AnsweredQuestion) -> list[dict[str, str]]:
+        """One request's values per batch of nuggets, numbered 1..k."""
+        return [{"question": answered.text, "answer": answered.answer,
+                 "nuggets": "\n".join(f"{i}. {nugget.text}" for i, nugget in enumerate(batch, start=1))}
+                for batch in self.batches(answered)]
+
+    def reply_tokens(self, values: dict[str, str]) -> int:
+        return REPLY_TOKENS + 8 * values["nuggets"].count("\n")  # a verdict word per nugget beyond the first
+
     def judge(self, answered: AnsweredQuestion) -> JudgeResult:
         reason = self.not_applicable(answered)
         if reason is not None:
             return JudgeResult(skipped=reason)
-        asked = []
-        for batch in self.batches(answered):
-            listed = "\n".join(f"{i}. {nugget.text}" for i, nugget in enumerate(batch, start=1))
-            values = {"question": answered.text, "answer": answered.answer, "nuggets": listed}
-            asked.append((batch, *self.ask_batch(values, len(batch))))
+        asked = [(batch, *self.ask_batch(values, len(batch)))
+                 for batch, values in zip(self.batches(answered), self.units(answered))]
         return self.combine_batches(asked)
 
     def ask_batch(self, values: dict[str, str], size: int) -> tuple[list[list[float]], Verdict]:
