@@ -110,7 +110,6 @@ def test_compare_two_evaluations_from_the_list_then_only_the_changed_questions(p
     rows = page.locator(".compare-rows article")
     expect(rows).to_have_count(min(shown["paired"], 50))
     expect(rows.first.locator(".side-by-side section")).to_have_count(2)
-    shot(page, "compare", height=1600)
     page.click("#changed-filter a:has-text('changed')")
     expect(page.locator("#changed-filter a.on")).to_contain_text(f"changed ({shown['changed']})")
     expect(rows).to_have_count(min(shown["changed"], 50))
@@ -138,6 +137,9 @@ def test_compare_with_from_an_evaluation_s_page(page, made):
     answer = page.locator('table.compare[data-level="answer"]')
     expect(answer).to_have_count(1)
     expect(answer.locator('tr[data-metric="llm_judge_score"]')).to_have_count(0)
+    shot(page, "compare", height=1100)
+    page.click("#changed-filter a:has-text('changed')")
+    shot(page, "compare-questions", part=page.locator(".compare-rows article").first)
     assert page.errors == []
 
 
