@@ -23,12 +23,13 @@ FAILED evaluation later) and turned into `AnswerSettings` by `answer_settings` w
 from __future__ import annotations
 
 import copy
+import re
 
 from pydantic import ConfigDict, create_model, field_validator
 
 from ...answers.generators import generator_class
 from ...answers.settings import AnswerSettings
-from ...embedders.registry import registered_models
+from ...embedders.registry import family_of, registered_models
 from ...evaluation.report import EvalConfig
 from ...retrieval.registry import available_retrievers, retriever_class
 from ...stores import BUILT_IN
@@ -90,9 +91,19 @@ def offered_models(allowed=()) -> list[str]:
     return list(dict.fromkeys([*registered_models(), *allowed]))
 
 
+def offered(model, allowed=()) -> bool:
+    """Whether a web evaluation may name `model`: a fixed name, one the operator allowed, or a built-in family's
+    name that reads nothing from disk (``hashing-64``: feature hashing, its width in the name)."""
+    if model in offered_models(allowed):
+        return True
+    family = family_of(model) if isinstance(model, str) else None
+    return (family is not None and family.source == "built in" and bool(family.names)
+            and not family.sentence_transformers and re.fullmatch(r"[\w.@-]{1,100}", model) is not None)
+
+
 def check_model(model, allowed=()) -> None:
     """``options.model`` must be offered (see the module's text); the refusal never depends on the server's disk."""
-    if model is not None and model not in offered_models(allowed):
+    if model is not None and not offered(model, allowed):
         raise EngineError(f"options.model: not a model this server offers (it offers "
                           f"{', '.join(offered_models(allowed))}; the server's operator can offer others with "
                           "serve --allow-model NAME)")
