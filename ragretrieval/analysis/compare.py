@@ -300,19 +300,25 @@ def metric_name(metric: str, granularity: str, answer_runs: bool) -> str:
         raise CompareError(str(error)) from None
 
 
+def check_settings(test: str, correction: str, alpha: float) -> None:
+    """`compare`'s test, correction and alpha (a `CompareError` naming the bad one): also the web's, before it reads
+    any run."""
+    if test not in TESTS:
+        raise CompareError(f"test must be one of {', '.join(TESTS)}; got {test!r}")
+    if correction not in CORRECTIONS:
+        raise CompareError(f"correction must be one of {', '.join(CORRECTIONS)}; got {correction!r}")
+    if not 0 < alpha < 1:
+        raise CompareError(f"alpha must lie between 0 and 1, got {alpha}")
+
+
 def compare(runs: list[ComparedRun], metrics, test: str = "t", correction: str = "holm", alpha: float = 0.05,
             granularity: str = "doc", n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> Comparison:
     """Pair every run after the first with the first, question by question, and test each metric."""
     if len(runs) < 2:
         raise CompareError("compare needs at least two runs")
-    if test not in TESTS:
-        raise CompareError(f"test must be one of {', '.join(TESTS)}; got {test!r}")
-    if correction not in CORRECTIONS:
-        raise CompareError(f"correction must be one of {', '.join(CORRECTIONS)}; got {correction!r}")
+    check_settings(test, correction, alpha)
     if granularity not in LEVELS:
         raise CompareError(f"granularity must be one of {', '.join(LEVELS)}; got {granularity!r}")
-    if not 0 < alpha < 1:
-        raise CompareError(f"alpha must lie between 0 and 1, got {alpha}")
     answer_runs = any(getattr(r.report, "kind", None) == "answer" for r in runs)
     names = list(dict.fromkeys(metric_name(m, granularity, answer_runs) for m in metrics))
     if not names:

@@ -29,8 +29,16 @@ from types import SimpleNamespace
 import numpy as np
 from sqlalchemy import select
 
-from ...analysis.compare import ANSWER_LEVEL, ComparedRun, CompareError, compare, report_values, unique_labels
-from ...analysis.stats import CORRECTIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, TESTS, TIE_TOLERANCE
+from ...analysis.compare import (
+    ANSWER_LEVEL,
+    ComparedRun,
+    CompareError,
+    check_settings,
+    compare,
+    report_values,
+    unique_labels,
+)
+from ...analysis.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, TIE_TOLERANCE
 from ...runs.schema import evaluation_results, evaluations, runs
 from ..db import Database
 from ..jobs.records import record_ids
@@ -50,12 +58,10 @@ class Settings(SimpleNamespace):
 
 def settings(test: str = "t", correction: str = "holm", alpha: float = 0.05, n_resamples: int = DEFAULT_RESAMPLES,
              seed: int = DEFAULT_SEED) -> Settings:
-    if test not in TESTS:
-        raise Invalid(f"test must be one of {', '.join(TESTS)}; got {test[:40]!r}")
-    if correction not in CORRECTIONS:
-        raise Invalid(f"correction must be one of {', '.join(CORRECTIONS)}; got {correction[:40]!r}")
-    if not 0 < alpha < 1:
-        raise Invalid(f"alpha must lie between 0 and 1; got {alpha}")
+    try:
+        check_settings(test, correction, alpha)
+    except CompareError as error:
+        raise Invalid(str(error)) from None
     if not 1 <= n_resamples <= MAX_RESAMPLES:
         raise Invalid(f"n_resamples must be from 1 to {MAX_RESAMPLES}; got {n_resamples}")
     return Settings(test=test, correction=correction, alpha=alpha, n_resamples=n_resamples, seed=seed)
