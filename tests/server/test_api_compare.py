@@ -150,7 +150,10 @@ def test_hostile_id_lists_are_refused(compared):
     assert response.status_code == 409 and "has no stored run to compare (it is PENDING)" in response.text
     for params, words in (({"test": "z"}, "test must be one of"), ({"correction": "fdr"}, "correction must be"),
                           ({"alpha": "2"}, "less than 1"), ({"n_resamples": "0"}, "greater than or equal to 1"),
-                          ({"n_resamples": str(10**9)}, "less than or equal to 100000")):
+                          ({"n_resamples": str(10**9)}, "less than or equal to 100000"),
+                          ({"offset": "-1"}, "greater than or equal to 0"), ({"limit": "501"}, "less than or equal"),
+                          ({"offset": str(2**60)}, "less than or equal"), ({"seed": "-3"}, "greater than or equal"),
+                          ({"changed": "maybe"}, "valid boolean")):
         response = api.request("GET", "/api/v1/compare", params={"ids": f"{first},{made['k1']['id']}", **params})
         assert response.status_code in (400, 422) and words in response.text, response.text
 
@@ -180,6 +183,9 @@ def test_the_compare_page_shows_the_tables_and_the_paired_questions(compared):
     assert changed.count('class="side-by-side"') == api.get(f"/api/v1/compare?ids={a['id']},{b['id']}")["changed"]
     three = api.client.get(f"/compare?ids={a['id']},{b['id']},{grid['id']}&test=wilcoxon&correction=bonferroni")
     assert three.status_code == 200 and 'data-b="grid"' in three.text and "p (bonferroni)" in three.text
+    assert api.client.get(f"/compare?ids={a['id']},{b['id']}&page=0").status_code == 422
+    last = api.client.get(f"/compare?ids={a['id']},{b['id']}&page=99")  # past the end: the last page
+    assert last.status_code == 200 and last.text.count('class="side-by-side"') == 30  # one page of 50 holds all
     refused = api.client.get(f"/compare?ids={a['id']}")
     assert refused.status_code == 400 and "compare takes 2 or 3 evaluations" in refused.text
     detail = api.client.get(f"/evaluations/{a['id']}").text
