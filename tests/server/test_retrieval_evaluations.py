@@ -91,9 +91,10 @@ def test_questions_without_relevant_documents_are_left_out_as_eval_leaves_them_o
     ({"options": {"ks": [0]}}, 422, "every k must be a positive integer"),
     ({"options": {"ks": "1,x"}}, 422, "ks"),
     ({"options": {"chunk_size": 100, "chunk_overlap": 100}}, 422, "chunk_overlap must be smaller"),
-    ({"options": {"model": "/etc"}}, 422, "not a model this server offers"),
-    ({"options": {"model": "openai:text-embedding-3-small"}}, 422, "not a model this server offers"),
-    ({"options": {"model": "sentence-transformers/all-MiniLM-L6-v2"}}, 422, "not a model this server offers"),
+    # a model the server does not offer: 400, as for an answer evaluation
+    ({"options": {"model": "/etc"}}, 400, "not a model this server offers"),
+    ({"options": {"model": "openai:text-embedding-3-small"}}, 400, "not a model this server offers"),
+    ({"options": {"model": "sentence-transformers/all-MiniLM-L6-v2"}}, 400, "not a model this server offers"),
     ({"options": {"retriever_options": {"k9": 1}}, "retriever": "bm25"}, 422, "unknown option"),
     ({"retriever": "run-file"}, 400, "unknown retriever 'run-file'"),
     ({"retriever": "nope"}, 400, "unknown retriever"),
