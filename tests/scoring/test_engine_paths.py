@@ -116,9 +116,9 @@ def test_rows_read_in_place_or_gathered_score_alike(monkeypatch, cases, dense):
     before = [run.codes.copy() for _, run in cases]
     spans = []
 
-    def recorded(run, run_rows, *args, keep=None):
+    def recorded(run, run_rows, *args, keep=None, **options):
         spans.append((len(run_rows), len(run_rows) if keep is None else len(keep)))
-        return canonical(run, run_rows, *args, keep=keep)
+        return canonical(run, run_rows, *args, keep=keep, **options)
 
     canonical = ranking._canonical_block
     monkeypatch.setattr(ranking, "_canonical_block", recorded)

@@ -11,11 +11,16 @@ import re
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from ragretrieval.cli import main
 from ragretrieval.scoring import parse_metric, score
 from ragretrieval.scoring.trec import read_qrels, read_run
 
-PEER = Path(__file__).resolve().parents[2] / ".." / "shared" / "peer-data"
+REPO = Path(__file__).resolve().parents[2]
+# beside the repository (/work/main), or beside the folder of worktrees (/work/wt/NAME)
+PEER = next((p / "shared" / "peer-data" for p in (REPO.parent, REPO.parent.parent)
+             if (p / "shared" / "peer-data").is_dir()), REPO.parent / "shared" / "peer-data")
 TREC = PEER / "trec_eval_test"
 pytestmark = pytest.mark.skipif(not TREC.is_dir(), reason=f"peer data not found at {PEER}")
 TOLERANCE = 5e-5
@@ -126,3 +131,42 @@ def test_reference_means_of_ranx_pytrec_eval_and_ir_measures(path):
         for library in ("ranx", "pytrec_eval", "ir_measures"):
             if by_library.get(library) is not None:
                 assert result.means[metric] == pytest.approx(by_library[library], abs=1e-9), (metric, library)
+
+
+# ------------------------------------------------------------------------------ ragretrieval score --trec-eval
+# output file -> the flags trec_eval was run with (its Makefile's quicktest), qrels, run
+TREC_EVAL_CASES = {
+    "out.test": ([], "qrels.test", "results.test"),
+    "out.test.aq": (["-m", "all_trec", "-q"], "qrels.test", "results.test"),
+    "out.test.aqc": (["-m", "all_trec", "-q", "-c"], "qrels.test", "results.trunc"),
+    "out.test.aqcM": (["-m", "all_trec", "-q", "-c", "-M100"], "qrels.test", "results.trunc"),
+    "out.test.aql": (["-m", "all_trec", "-mrelstring.20", "-q", "-l2"], "qrels.rel_level", "results.test"),
+    "out.test.meas_params": (["-q", "-miprec_at_recall..10,.20,.25,.75,.50", "-m", "P.5,7,3", "-m", "recall.20,2000",
+                              "-m", "Rprec_mult.5.0,0.2,0.35", "-mutility.2,-1,0,0", "-m", "11pt_avg..25,.5,.75",
+                              "-mndcg.1=3,2=9,4=4.5", "-mndcg_cut.10,20,23.4", "-msuccess.2,5,20"],
+                             "qrels.test", "results.test"),
+}
+GAIN_VALUES = "-mndcg.1=3,2=9,4=4.5"  # ndcg with gain values: the one measure of these files we refuse
+
+
+@pytest.mark.parametrize("name", TREC_EVAL_CASES)
+def test_trec_eval_output_is_trec_evals_byte_for_byte(name):
+    """`score --trec-eval` with trec_eval's own flags prints exactly what trec_eval printed: names, order, query
+    order, number formats, counters, runid, relstring; the whole file, but for the ndcg-with-gains lines."""
+    flags, qrels, run = TREC_EVAL_CASES[name]
+    expected = (TREC / name).read_text()
+    if GAIN_VALUES in flags:
+        flags = [flag for flag in flags if flag != GAIN_VALUES]
+        expected = "".join(line for line in expected.splitlines(keepends=True) if not line.startswith("ndcg_1=3"))
+    result = CliRunner().invoke(main, ["score", "--trec-eval", *flags, str(TREC / qrels), str(TREC / run)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == expected and result.stderr == ""
+    assert expected.count("\n") >= 30
+
+
+def test_ndcg_with_gain_values_is_refused_in_one_line():
+    flags, qrels, run = TREC_EVAL_CASES["out.test.meas_params"]
+    result = CliRunner().invoke(main, ["score", "--trec-eval", *flags, str(TREC / qrels), str(TREC / run)])
+    assert result.exit_code == 1 and result.stdout == "" and result.stderr.count("\n") == 1
+    assert result.stderr.startswith("Error: trec_eval measures not computed by ragretrieval: ndcg.1=3,2=9,4=4.5 "
+                                    "(gain values); the others asked for: -m iprec_at_recall -m P -m recall")

@@ -283,7 +283,7 @@ def test_known_rows_keep_the_ids_a_token_can_equal(texts):
 @pytest.mark.parametrize("parts", [1, 2, 4])
 def test_known_ids_are_split_by_the_top_bits_of_their_hash(parts):
     texts = ["a", "a\x00", "b" * 12, "\ud800", "é"] + [f"doc{i}" for i in range(40)]
-    known = vocabulary._KnownIds(np.array(texts, dtype=object), parts)
+    known = vocabulary.KnownIds(np.array(texts, dtype=object), parts)
     expected, indices = reference_known(texts)
     assert len(known.parts) == parts
     found = {}
