@@ -37,6 +37,10 @@ class AnswerEngine:
         self.api_key_env = api_key_env
 
     def __call__(self, evaluation: EvaluationSettings, stop) -> "AnswerRunner":
+        if evaluation.kind == "retrieval":  # the built-in engine runs retrieval evaluations too
+            from .retrieval_engine import prepare_retrieval
+
+            return prepare_retrieval(evaluation, stop)
         if evaluation.dataset_path is None:
             raise EngineError(f"corpus {evaluation.dataset!r} is not under this worker's --datasets folder")
         dataset = load_dataset(evaluation.dataset_path)

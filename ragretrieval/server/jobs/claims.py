@@ -51,7 +51,7 @@ def _settings(row, dataset_path, questions) -> EvaluationSettings:
         id=row.id, name=row.name, dataset=row.dataset, dataset_path=dataset_path, question_set_id=row.question_set_id,
         generator=row.generator, base_url=row.base_url, retriever=row.retriever, judge=row.judge,
         judge_model=row.judge_model, judge_base_url=row.judge_base_url, options=json.loads(row.options or "{}"),
-        questions=questions)
+        kind=row.kind, questions=questions)
 
 
 def _question(row) -> QuestionItem:

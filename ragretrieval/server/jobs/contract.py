@@ -44,13 +44,14 @@ class EvaluationSettings:
     dataset: str  # the corpus name, as listed under --datasets
     dataset_path: str | None  # that folder on this worker's machine (None when this worker does not have it)
     question_set_id: str
-    generator: str  # extractive | openai:<model> | http:<url>
+    generator: str  # extractive | openai:<model> | http:<url> ("" for a retrieval evaluation)
     base_url: str | None = None
     retriever: str | None = None
     judge: str | None = None  # judge names separated by commas, e.g. score5,correctness
     judge_model: str | None = None
     judge_base_url: str | None = None
     options: dict = field(default_factory=dict)
+    kind: str = "answer"  # or "retrieval": the retrieval grid of `eval` for the questions (retrieval_engine.py)
     # every question of the evaluation, read when called (an engine that prepares for all of them at once)
     questions: Callable[[], Sequence[QuestionItem]] = field(default=tuple, compare=False, repr=False)
 

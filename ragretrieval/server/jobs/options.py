@@ -153,6 +153,33 @@ def request_field(path: str) -> str:
     return "options." + path.removeprefix("retrieval.")
 
 
+def retrieval_config(retriever: str | None, options: dict) -> EvalConfig:
+    """The evaluation's `EvalConfig`; a setting that cannot work is a `SettingsError` naming the request's field
+    (``retriever``, ``options.ks``), and an option that is not a retrieval setting is refused by name."""
+    other = sorted(set(options) - set(RETRIEVAL_OPTIONS))
+    if other:
+        raise SettingsError(f"{', '.join('options.' + name for name in other)}: a retrieval evaluation takes only "
+                            f"the retrieval settings ({', '.join(RETRIEVAL_OPTIONS)})",
+                            [f"options.{name}" for name in other])
+    values = dict(options)
+    if retriever:
+        values["retriever"] = retriever
+    try:
+        return build_settings(EvalConfig, values)
+    except SettingsError as error:
+        raise SettingsError(str(error), [request_field(f) for f in error.fields]) from None
+
+
+def check_retrieval(retriever: str | None, options: dict, allowed_models=()) -> None:
+    """A new retrieval evaluation: a retriever the web may run, a model and store options the web may use (as for
+    an answer evaluation), and `EvalConfig` settings that work."""
+    if retriever and retriever not in web_retrievers():
+        raise EngineError(f"unknown retriever {retriever!r}; known: {', '.join(web_retrievers())}")
+    check_model(options.get("model"), allowed_models)
+    check_store_options(options.get("store"), options.get("store_options"))
+    retrieval_config(retriever or default_retriever(), options)
+
+
 def check_evaluation(generator: str, retriever: str | None, judge: str | None, options: dict,
                      allowed_models=()) -> None:
     """Everything about a new evaluation that can be checked before a worker prepares it; `EngineError` names the
