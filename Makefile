@@ -9,7 +9,7 @@ ADAPTERS := milvus qdrant chroma lancedb
 # the web pages), and a CJK font so Chinese text shows in the pages' screenshots.
 SYSTEM_PACKAGES := postgresql chromium fonts-wqy-microhei
 
-.PHONY: demo test test-fast mutation system-deps clean screenshots
+.PHONY: demo test test-fast test-timings mutation system-deps clean screenshots
 
 $(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
@@ -50,6 +50,10 @@ test: $(VENV)/.test system-deps
 FAST_MARKERS := not model and not browser and not engine and not postgres and not slow
 test-fast: $(VENV)/.test
 	RAGRETRIEVAL_TEST_FAST=1 $(PY) -m pytest -q -n 2 -m "$(FAST_MARKERS)"
+
+# Times every test of the fast loop into tests/timings.json, which test-fast reads to leave out the slow ones.
+test-timings: $(VENV)/.test
+	RAGRETRIEVAL_RECORD_TIMINGS=tests/timings.json $(PY) -m pytest -q -n 2 -m "$(FAST_MARKERS)"
 
 # The web pages' screenshots in docs/web.md, taken by the browser tests.
 screenshots: $(VENV)/.test system-deps

@@ -9,6 +9,7 @@ user's ``~/.cache/ragretrieval``; tests that need an empty cache make their own 
 from __future__ import annotations
 
 import glob
+import json
 import os
 import shutil
 import socket
@@ -80,11 +81,43 @@ def needs(item) -> set[str]:
     return found
 
 
+# The fast loop also leaves out the tests that took longer than FAST_LIMIT seconds when `make test-timings` last
+# timed them (tests/timings.json: test id -> seconds, setup and teardown included): they are marked `slow` here, as
+# pytest-split reads its stored durations. A test the file does not know yet runs.
+TIMINGS = Path(__file__).with_name("timings.json")
+TIMINGS_VARIABLE = "RAGRETRIEVAL_RECORD_TIMINGS"  # set by `make test-timings`: write each test's time there
+FAST_LIMIT = 0.3
+
+
+def recorded_timings() -> dict[str, float]:
+    return json.loads(TIMINGS.read_text(encoding="utf-8")) if TIMINGS.is_file() else {}
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
 def pytest_collection_modifyitems(config, items) -> None:
+    timings = recorded_timings() if os.environ.get(FAST_VARIABLE) == "1" else {}
     for item in items:
         for name in sorted(needs(item) - {m.name for m in item.iter_markers()}):
             item.add_marker(name)
+        if timings.get(item.nodeid, 0.0) > FAST_LIMIT:
+            item.add_marker("slow")
+
+
+_timed: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report) -> None:
+    if os.environ.get(TIMINGS_VARIABLE):
+        _timed[report.nodeid] = _timed.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session) -> None:
+    """`make test-timings`: the controller (not an xdist worker) writes every test's time, sorted, in one go."""
+    target = os.environ.get(TIMINGS_VARIABLE)
+    if target and _timed and not hasattr(session.config, "workerinput"):
+        from ragretrieval.io.atomic import write_text_atomic
+
+        write_text_atomic(Path(target), json.dumps({k: round(v, 3) for k, v in sorted(_timed.items())}, indent=0))
 
 
 @pytest.fixture(autouse=True)
