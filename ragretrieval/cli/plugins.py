@@ -59,7 +59,7 @@ def plugin_lines(verbose: bool = False) -> list[str]:
         lines.append(f"  {shown:<16} {source}" + (f" {SUMMARY[name]}" if name in SUMMARY else ""))
         lines += _options(lambda name=name: generator_class(name + ("x" if name.endswith(":") else ""))[0],
                           verbose)
-    lines.append("judges (answer --judge NAME, judge-answers):")
+    lines.append("judges (answer --judge NAME, judge answers):")
     for name, source in sorted(available_judges().items()):
         lines.append(f"  {name:<20} {source}" + (f" {JUDGES[name]}" if name in JUDGES else ""))
     return lines

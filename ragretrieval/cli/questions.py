@@ -14,7 +14,8 @@ from .progress import no_progress_option, terminal_progress
 
 @click.group("questions")
 def questions_group() -> None:
-    """Work on a dataset's questions: `nuggets` writes the facts a good answer to each holds."""
+    """Question sets: `import` and `export` them (agent-evaluation JSONL, ApeRAG), `generate` them with a model,
+    `import-traces` turns production traces into one, `nuggets` writes the facts a good answer to each holds."""
 
 
 @questions_group.command("nuggets")

@@ -45,7 +45,7 @@ def dataset_dir(tmp_path):
     samples = [{"id": qid, "question": f"Pytanie {qid}?", "context": CONTEXT, "expect": expect}
                for qid, (expect, _, _) in CASES.items()]
     (tmp_path / "samples.json").write_text(json.dumps(samples, ensure_ascii=False, indent=1), encoding="utf-8")
-    result = CliRunner().invoke(main, ["import-dataset", "--format", "rag-ifeval", "--documents",
+    result = CliRunner().invoke(main, ["dataset", "import", "--format", "rag-ifeval", "--documents",
                                        str(tmp_path / "documents.jsonl"), "--samples", str(tmp_path / "samples.json"),
                                        "--out", str(tmp_path / "ds")])
     assert result.exit_code == 0, result.output
@@ -114,7 +114,7 @@ def test_the_real_questions_with_stand_in_documents(tmp_path):
     ids = sorted({d for s in samples for d in s["context"]})
     (tmp_path / "documents.jsonl").write_text("".join(json.dumps({"id": i, "contents": f"Dokument {i}"}) + "\n"
                                                       for i in ids), encoding="utf-8")
-    result = CliRunner().invoke(main, ["import-dataset", "--format", "rag-ifeval", "--documents",
+    result = CliRunner().invoke(main, ["dataset", "import", "--format", "rag-ifeval", "--documents",
                                        str(tmp_path / "documents.jsonl"), "--samples", str(RAG_IFEVAL / "samples.json"),
                                        "--out", str(tmp_path / "ds")])
     assert result.exit_code == 0, result.output
@@ -137,7 +137,7 @@ def test_bad_samples_are_named_and_counted(tmp_path):
                {"id": "3", "question": "C?", "context": ["d1"], "expect": {"tone": "polite"}},
                {"id": "4", "context": ["d1"], "expect": {"refuse": True}}]
     (tmp_path / "samples.json").write_text(json.dumps(samples), encoding="utf-8")
-    args = ["import-dataset", "--format", "rag-ifeval", "--documents", str(tmp_path / "documents.jsonl"),
+    args = ["dataset", "import", "--format", "rag-ifeval", "--documents", str(tmp_path / "documents.jsonl"),
             "--samples", str(tmp_path / "samples.json"), "--out", str(tmp_path / "ds")]
     result, lines = import_dataset(*args[1:])
     assert lines == [
