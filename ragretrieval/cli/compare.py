@@ -12,6 +12,7 @@ from ..analysis.compare import DEFAULT_METRICS, CompareError, compare, level_and
 from ..analysis.noise import noise_bounds, noise_lines, within_noise
 from ..analysis.stats import CORRECTIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, TESTS, StatsError
 from ..scoring.trec import TrecFormatError
+from .runs import runs_db_option
 
 
 class CompareFailed(click.ClickException):
@@ -32,9 +33,7 @@ def load_runs(specs, qrels: Path | None, runs_db: str | None):
 
 def runs_options(command):
     """Options shared by `compare` and `report`: where runs come from, and which level to score."""
-    command = click.option("--runs-db", default=None,
-                           help="Runs history URL or SQLite path [default: $RAGRETRIEVAL_RUNS_URL or the local "
-                                "history].")(command)
+    command = runs_db_option(command)
     command = click.option("--qrels", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
                            help="TREC qrels for RUN arguments that are TREC run files.")(command)
     command = click.option("--granularity", type=click.Choice(["doc", "chunk", "answer"]), default=None,

@@ -20,6 +20,7 @@ import click
 from pydantic import BaseModel
 
 from ..work.options import SettingsError, merged, parse_pairs
+from .aliases import OldSpellings
 
 # fields whose flag is not ``--`` + the name with dashes
 RENAMED = {"ks": "--k", "retriever_options": "--retriever-option", "store_options": "--store-option",
@@ -27,7 +28,11 @@ RENAMED = {"ks": "--k", "retriever_options": "--retriever-option", "store_option
            "prompt_file": "--prompt", "cite_relevant": "--no-cite-relevant", "retriever_options.run": "--run",
            "retriever_options.fusion": "--fusion", "retriever_options.rrf_k": "--rrf-k",
            "retriever_options.alpha": "--alpha", "embed.query_prefix": "--query-prefix",
-           "embed.passage_prefix": "--passage-prefix", "rerank.name": "--rerank"}
+           "embed.passage_prefix": "--passage-prefix", "rerank.name": "--rerank", "threads": "--concurrency",
+           "model": "--embed-model"}
+# the 0.2 flags of a renamed field: still read, left out of --help (on eval and sweep `--model` is shown too, as the
+# one model those commands take; `Setting.show_old`)
+OLD_FLAGS = {"threads": ("--threads",), "model": ("--model",)}
 NESTED = {"embed": "--embed-", "rerank": "--rerank-"}  # embed.dimensions -> --embed-dimensions
 KEYED = ("retriever_options", "store_options", "generator_options")  # retriever_options.k1 -> --retriever-option k1
 CONTAINERS = ("retrieval.",)  # an answer run's retrieval settings take eval's flags
@@ -106,6 +111,7 @@ class Setting:
     model: type[BaseModel]
     help: str | None = None
     extra: dict = field(default_factory=dict)
+    show_old: bool = False
 
     @property
     def flag(self) -> str:
@@ -141,7 +147,9 @@ class Setting:
             settings.setdefault("is_flag", True)
         elif "type" not in settings and (kind := _click_type(declared.annotation)) is not None:
             settings["type"] = kind
-        return click.option(self.flag, self.param, default=None, help=text.strip(), **settings)
+        old = OLD_FLAGS.get(self.relative, ())
+        return click.option(self.flag, *old, self.param, cls=OldSpellings, old=() if self.show_old else old,
+                            default=None, help=text.strip(), **settings)
 
 
 def setting_options(settings: list[Setting]):

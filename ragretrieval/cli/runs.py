@@ -12,11 +12,11 @@ from ..evaluation.render import question_line, summary_table
 from ..runs import RunHistory
 from ..runs.export import to_json, write_json, write_trec
 from ..runs.table import format_table, metric_value, number, parse_metric_column, retriever_cell
+from .aliases import renamed_option
 
 runs_db_option = click.option(
-    "--runs-db", "runs_db", metavar="URL", default=None,
-    help="Runs history: SQLAlchemy URL or SQLite file [default: $RAGRETRIEVAL_RUNS_URL, else "
-         "./.ragretrieval/runs.sqlite].")
+    "--runs-db", "runs_db", metavar="URL", default=None, envvar="RAGRETRIEVAL_RUNS_URL", show_envvar=True,
+    help="Runs history: SQLAlchemy URL or SQLite file [default: ./.ragretrieval/runs.sqlite].")
 
 
 def open_history(url: str | None, saving: bool = False) -> RunHistory:
@@ -53,7 +53,7 @@ def runs_group() -> None:
 
 @runs_group.command("list")
 @runs_db_option
-@click.option("--tag", default=None, help="Only runs with this tag.")
+@renamed_option("--with-tag", "--tag", "tag", default=None, help="Only runs with this tag.")
 @click.option("-m", "--metric", "metrics", multiple=True, default=("recall@5", "mrr@10", "answer:score"),
               show_default=True, help="Metric columns: recall@5 (document level), chunk:recall@5, or an answer "
                                       "run's answer:score, answer:cite_f1, ...")

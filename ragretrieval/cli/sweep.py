@@ -18,14 +18,14 @@ from .runs import history_errors, runs_db_option
 SWEPT = {"models": "model", "retrievers": "retriever", "stores": "store", "chunk_sizes": "chunk_size",
          "chunk_overlaps": "chunk_overlap"}
 SWEPT_SETTINGS = [
-    Setting("model", EvalConfig, help="Embedding model (repeatable)."),
+    Setting("model", EvalConfig, help="Embedding model (repeatable).", show_old=True),
     Setting("retriever", EvalConfig, help="Retriever (repeatable); those without a model (bm25) ignore --model and "
                                           "--store.", extra={"type": click.Choice(sweepable_retrievers())}),
     Setting("store", EvalConfig, help="Vector store (repeatable)."),
     Setting("chunk_size", EvalConfig, help="Chunk size (repeatable)."),
     Setting("chunk_overlap", EvalConfig, help="Chunk overlap (repeatable)."),
 ]
-SWEPT_SETTINGS = [Setting(s.path, s.model, s.help, {**s.extra, "multiple": True}) for s in SWEPT_SETTINGS]
+SWEPT_SETTINGS = [Setting(s.path, s.model, s.help, {**s.extra, "multiple": True}, s.show_old) for s in SWEPT_SETTINGS]
 # settings every cell shares: eval's, for the cells they apply to
 SHARED_SETTINGS = [Setting("store_options", EvalConfig, help="key=value for every store."),
                    Setting("retriever_options", EvalConfig,

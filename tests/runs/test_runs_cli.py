@@ -60,7 +60,7 @@ def test_list_show_tag_rename_rm(history, history_url, bm25_reports):
     assert "document level (" in shown and f"[1/{len(bm25_reports[0].questions)}]" in shown
 
     assert run_cli("runs", "rm", "--runs-db", history_url, first) == f"removed {first}\n"
-    assert "no run 'renamed'" in run_cli("runs", "show", "--runs-db", history_url, "renamed", code=1)
+    assert "no run 'renamed'" in run_cli("runs", "show", "--runs-db", history_url, "renamed", code=2)
     assert run_cli("runs", "list", "--runs-db", history_url, "--json").count("\n") == 1
 
 
