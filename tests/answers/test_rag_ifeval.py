@@ -139,7 +139,7 @@ def test_bad_samples_are_named_and_counted(tmp_path):
     (tmp_path / "samples.json").write_text(json.dumps(samples), encoding="utf-8")
     args = ["dataset", "import", "--format", "rag-ifeval", "--documents", str(tmp_path / "documents.jsonl"),
             "--samples", str(tmp_path / "samples.json"), "--out", str(tmp_path / "ds")]
-    result, lines = import_dataset(*args[1:])
+    result, lines = import_dataset(*args[2:])
     assert lines == [
         f"skipped: {tmp_path / 'documents.jsonl'}:2: field 'id': document 'd1' is listed twice (first on line 1)",
         f"skipped: {tmp_path / 'samples.json'}: record 1 (id '2'): field 'context': document 'd9' is not in "
