@@ -85,7 +85,7 @@ def serve(arguments, folder: Path) -> str:
                     return response.read().decode("utf-8")
             except OSError:
                 if process.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError((folder / "serve.log").read_text(encoding="utf-8", errors="replace"))
+                    raise AssertionError((folder / "serve.log").read_text(encoding="utf-8", errors="replace")) from None
                 time.sleep(0.2)
     finally:
         process.terminate()
