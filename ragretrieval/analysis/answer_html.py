@@ -60,15 +60,16 @@ def configuration(runs: list[ComparedRun]) -> str:
 
 def summary(runs: list[ComparedRun]) -> str:
     names = [n for n in SUMMARY if any(n in r.report.means.get("answer", {}) for r in runs)]
-    head = "".join(f"<th>{esc(n)}</th>" for n in names)
+    head = "<th>answered</th>" + "".join(f"<th>{esc(n)}</th>" for n in names)
     body = ""
     for run in runs:
         means, ci = run.report.means.get("answer", {}), run.report.intervals.get("answer", {})
+        answered = f'<td class="num">{esc(run.report.answered)}</td>'
         cells = "".join(f'<td class="num">{fmt(means.get(n))}'
                         + (f'<br><span class="note">[{fmt(ci[n][0])}, {fmt(ci[n][1])}]</span>' if n in ci else "")
                         + "</td>" for n in names)
-        body += f'<tr class="run-row"><th>{esc(run.label)}</th>{cells}</tr>'
-    return (f'<h2 id="summary">Summary (answer metrics, mean and bootstrap 95% CI)</h2>'
+        body += f'<tr class="run-row"><th>{esc(run.label)}</th>{answered}{cells}</tr>'
+    return (f'<h2 id="summary">Summary (answer metrics, mean over the answered questions and bootstrap 95% CI)</h2>'
             f'<div style="overflow-x:auto"><table class="summary"><tr><th>run</th>{head}</tr>{body}</table></div>')
 
 

@@ -4,8 +4,8 @@ one `AnswerReport`. ``ragretrieval answer`` uses it; the web app calls `AnswerSe
 Resuming: each answered question is appended to a JSON Lines journal (llm/journal.py: one fsynced line each, a torn
 last line dropped) under the run's configuration key, so a run killed halfway and started again skips the questions
 already answered and sends none of their requests again (the others' requests were cached by the LLM client as they
-were answered). Questions whose generator failed are not journaled: a re-run asks for them again. The journal is
-removed by the caller once the report is safely written.
+were answered). Questions whose generator or one of whose judges failed are not journaled: a re-run asks for them
+again. The journal is removed by the caller once the report is safely written.
 
 `--log FILE`: one JSON line per question as it finishes (id, question, answer, scores, error), appended and flushed,
 so a long run can be watched with ``tail -f``.
@@ -25,11 +25,12 @@ from typing import Callable, Literal
 from pydantic import BaseModel
 
 from ..data.dataset import questions_fingerprint
+from ..io.redact import redact_urls
 from ..llm.journal import Journal
 from ..work.pool import parallel_map
 from ..work.progress import as_progress
 from .failures import ClassRules, classify_all
-from .judges.summary import failure_notes
+from .judges.summary import failed_verdict, failure_notes
 from .report import ANSWER_LEVEL, AnsweredQuestion, AnswerReport, answer_config_key
 from .session import AnswerSession
 from .summary import summarize
@@ -109,7 +110,7 @@ def run_answers(session: AnswerSession, threads: int = 4, journal_path=None, pro
                       f"{journal_path})")
     todo = [q for q in questions if q.id not in done]
     started = time.perf_counter()
-    progress.stage(f"answering with {session.generator.spec}", total=len(questions), unit="question")
+    progress.stage(f"answering with {redact_urls(session.generator.spec)}", total=len(questions), unit="question")
     progress.advance(len(done))
     status = usage_status(session)
     for start in range(0, len(todo), RETRIEVAL_BLOCK):
@@ -117,7 +118,8 @@ def run_answers(session: AnswerSession, threads: int = 4, journal_path=None, pro
         pairs = list(zip(block, session.retrieve_many(block)))
         for _, answered in parallel_map(lambda pair: session.answer_one(*pair), pairs, threads, stop=stop,
                                         name="ragretrieval-answer"):
-            if journal is not None and answered.error is None:
+            if journal is not None and answered.error is None and not any(map(failed_verdict,
+                                                                              answered.judges.values())):
                 journal.append(JournalEntry(run_key=key, answered=answered))
             done[answered.id] = answered
             if on_answer is not None:

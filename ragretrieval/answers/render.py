@@ -132,8 +132,8 @@ def metric_table(report: AnswerReport) -> str:
     """Every answer metric, the judges', and the retrieval metrics at the context k, each with its bootstrap 95% CI;
     then tokens per answer, judge trust and the bill."""
     cfg, usage = report.config, report.usage
-    lines = [f"{len(report.questions)} questions, {int(usage.get('answered', 0))} answered; generator "
-             f"{cfg.generator}; contexts {cfg.contexts}"
+    answered = report.answered
+    lines = [f"{answered}; generator {cfg.generator}; contexts {cfg.contexts}"
              + (f" (top {cfg.context_k} of {cfg.retrieval.retriever})" if cfg.retrieval else "")]
     answer_names = ordered(report.means.get(ANSWER_LEVEL, {}))
     blocks = [(ANSWER_LEVEL, "answers", [n for n in answer_names if n not in AGENT_METRICS and not is_judge_metric(n)]),
@@ -147,6 +147,7 @@ def metric_table(report: AnswerReport) -> str:
     for level, title, names in blocks:
         if not names:
             continue
+        title += f" ({answered})" if level == ANSWER_LEVEL else ""
         lines += ["", title, *_block(names, report.means[level], report.intervals.get(level, {}),
                                      report.counts.get(level, {}), width)]
     if not blocks[0][2] and not blocks[1][2]:

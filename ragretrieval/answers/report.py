@@ -30,10 +30,16 @@ from ..evaluation.report import (
     metrics_frame,
 )
 from ..io.jsonfiles import load_json, save_json, supported_version
+from ..io.redact import redact_urls
 
 ANSWER_REPORT_VERSION = 1
 ANSWER_LEVEL = "answer"  # the `metrics` key of answer-side values, beside "doc" and "chunk"
 CONTEXT_MODES = ("retrieved", "given")
+
+
+def answered_label(answered: int, total: int) -> str:
+    """``10 of 30 answered``: how many questions of an answer run got an answer (its answer means are over those)."""
+    return f"{answered} of {total} answered"
 
 
 class AnswerReportError(RagretrievalError):
@@ -175,6 +181,10 @@ class AnswerReport(BaseModel):
         """A pandas DataFrame with one row per question and metric: question_id, question, level (answer, doc,
         chunk), metric, value."""
         return metrics_frame(self)
+    @property
+    def answered(self) -> str:
+        """``10 of 30 answered``: what every table of the run says next to its means (they are over those)."""
+        return answered_label(len(self.questions) - self.failed, len(self.questions))
 
     @classmethod
     def load(cls, path) -> "AnswerReport":
@@ -226,5 +236,5 @@ def answer_config_key(config: AnswerConfig, corpus_fingerprint: str, questions_f
         settings["retrieval"] = config.retrieval.identity_settings()
     parts = {"kind": "answer", "config": settings, "corpus": corpus_fingerprint, "questions": questions_fp,
              "labels": labels_fp, "answer_labels": answer_labels_fp}
-    text = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    text = redact_urls(json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]

@@ -27,6 +27,7 @@ from pathlib import Path
 from .. import __version__
 from ..data.dataset import Dataset, QuestionRecord, answer_labels_fingerprint, labels_fingerprint
 from ..evaluation.report import DatasetInfo
+from ..io.redact import redact_urls
 from ..llm.budget import Budget
 from ..retrieval.registry import BuildContext
 from ..work.options import build_settings
@@ -125,7 +126,7 @@ class AnswerSession:
         s = self.settings
         retrieved = self.mode == "retrieved"
         return AnswerConfig(
-            generator=self.generator.spec, generator_settings=self.generator.info(), contexts=self.mode,
+            generator=redact_urls(self.generator.spec), generator_settings=self.generator.info(), contexts=self.mode,
             context_k=s.context_k if retrieved else None, shuffle_context=s.shuffle_context and self.mode == "given",
             seed=s.seed if s.shuffle_context and self.mode == "given" else None,
             retrieval=s.retrieval if retrieved else None, checks=self._check_config,
@@ -170,7 +171,7 @@ class AnswerSession:
         try:
             generated = self.generator.generate(GenerationRequest(question, contexts, self.refusal, self.language))
         except GenerationFailed as error:
-            answered.error = str(error)
+            answered.error = redact_urls(str(error))  # a message may quote a URL the user gave with its token
             answered.latency = time.perf_counter() - started
         else:
             contexts = generated.contexts if generated.contexts is not None else contexts

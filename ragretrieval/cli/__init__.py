@@ -3,9 +3,10 @@
 Errors are handled here, once: a `RagretrievalError` (bad input, settings that cannot work, a service that failed;
 a `SettingsError` names fields, which cli/fields.py writes as the flags)
 and an operating-system error (a read-only or full disk, a missing file) become one ``Error: ...`` line and a non-zero
-exit status: 2 for what the user must change in the command (a bad option, an unknown run, a missing or unreadable
-input), 1 for a failure while working, 130 interrupted (Ctrl-C, with what was kept said by the command), 3 when
-``--max-cost`` stopped the work. Anything else is a bug and keeps its traceback.
+exit status, with every URL in it written without credentials (io/redact.py): 2 for what the user must change in the
+command (a bad option, an unknown run, a missing or unreadable input), 1 for a failure while working, 130 interrupted
+(Ctrl-C, with what was kept said by the command), 3 when ``--max-cost`` stopped the work. Anything else is a bug and
+keeps its traceback.
 """
 
 from __future__ import annotations
@@ -13,15 +14,17 @@ from __future__ import annotations
 import click
 
 from ..errors import RagretrievalError
+from ..io.redact import redact_urls
 from ..work.options import SettingsError
 from .aliases import RENAMED, DefaultVerbGroup, resolve, warn
 
 
 class CommandError(click.ClickException):
-    """What the user sees of a `RagretrievalError`: its message, and its exit status."""
+    """What the user sees of a `RagretrievalError`: its message (any URL in it without its credentials,
+    io/redact.py), and its exit status."""
 
     def __init__(self, message: str, exit_code: int = 1):
-        super().__init__(message)
+        super().__init__(redact_urls(message))
         self.exit_code = exit_code
 
 
@@ -61,6 +64,9 @@ class Commands(click.Group):
         except KeyboardInterrupt:
             raise CommandError("interrupted; finished work is kept (caches, journals, stored runs): run the same "
                                "command again to continue", 130) from None
+        except click.ClickException as error:  # a usage error may quote an option's value: a URL with its token
+            error.message = redact_urls(error.message)
+            raise
 
 
 @click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})

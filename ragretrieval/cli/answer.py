@@ -12,6 +12,8 @@ import click
 
 from ..answers.batch import AnswerLog, journaled, run_answers, run_key
 from ..answers.dry_run import plan_answers
+from ..answers.judges import check_references
+from ..answers.judges.summary import check_judges
 from ..answers.render import metric_table, question_line
 from ..answers.session import AnswerSession
 from ..answers.settings import AnswerSettings
@@ -25,7 +27,7 @@ from .evaluate import retrieval_settings, run_options
 from .fields import Setting, collect, config_option, given_settings, setting_options
 from .judge_options import judge_settings, with_prompt_files
 from .progress import no_progress_option, terminal_progress
-from .runs import keep_report, open_history, save_options
+from .runs import claim_name, keep_report, open_history, save_options
 
 SHOWN_FAILURES = 10
 
@@ -85,7 +87,12 @@ def answer_command(dataset_dir, questions, config_file, executor_spec, index_dir
     click.get_current_context().call_on_close(executor.close)
     context = BuildContext(progress=progress, executor=executor, index_dir=index_dir, rebuild=rebuild)
     session = AnswerSession(dataset, settings, progress=progress, context=context)
-    journal = default_cache_dir() / "answers" / f"{run_key(session)}.journal.jsonl"
+    references = [bool((q.ground_truth or "").strip()) for q in dataset.questions]
+    for warning in check_references(settings.judges, references) if settings.judges else []:
+        click.echo(f"warning: {warning}", err=True)
+    key = run_key(session)
+    replace = claim_name(history, name, key)  # a taken --name is refused before anything is asked
+    journal = default_cache_dir() / "answers" / f"{key}.journal.jsonl"
     if dry_run:
         progress.close()
         return show_plan(plan_answers(session, journal), verbose)
@@ -104,6 +111,7 @@ def answer_command(dataset_dir, questions, config_file, executor_spec, index_dir
     failed = [q for q in report.questions if q.error is not None]
     check_failures([q.error for q in failed], len(report.questions), "questions",
                    f"the {len(report.questions) - len(failed)} answered are kept in {journal}")
+    check_judges(report.judges, f"nothing is stored; the questions whose verdicts were all had are kept in {journal}")
     if verbose:
         for i, answered in enumerate(report.questions, start=1):
             click.echo(question_line(i, len(report.questions), answered))
@@ -112,5 +120,5 @@ def answer_command(dataset_dir, questions, config_file, executor_spec, index_dir
     if len(failed) > SHOWN_FAILURES:
         click.echo(f"warning: ... and {len(failed) - SHOWN_FAILURES} more questions without an answer", err=True)
     click.echo(metric_table(report))
-    keep_report(report, out, history, name, tags)
+    keep_report(report, out, history, name, tags, replace)
     journal.unlink(missing_ok=True)

@@ -9,9 +9,10 @@ import click
 
 from ..analysis.calibrated_runs import read_values
 from ..answers.dry_run import plan_judging
-from ..answers.judges import JudgeError, JudgeOptions, build_judges
+from ..answers.judges import JudgeError, JudgeOptions, build_judges, check_references
 from ..answers.judges.audit import audit_judge, check_repeats
 from ..answers.judges.stored import judge_report, judging_key
+from ..answers.judges.summary import check_judges
 from ..answers.prompt import pick_language
 from ..answers.render import metric_table, question_line
 from ..answers.report import AnswerReport, load_report
@@ -19,13 +20,14 @@ from ..answers.settings import AnswerSettings
 from ..embedders.cache import default_cache_dir
 from ..evaluation.report import ReportError
 from ..llm.budget import Budget, BudgetReached
+from ..runs.identity import report_config_key
 from ..work.options import build_settings
 from .aliases import renamed_option
 from .cost_options import dry_run_option, show_plan, stopped_by_budget
 from .fields import Setting, collect, setting_options
 from .judge_options import judge_settings, with_prompt_files
 from .progress import no_progress_option, terminal_progress
-from .runs import history_errors, runs_db_option
+from .runs import claim_name, history_errors, runs_db_option
 
 JUDGE_SETTINGS = [*judge_settings("the run's generator's"),
                   Setting("max_cost", AnswerSettings, "Stop before the judges' spend at their prices would pass this "
@@ -101,6 +103,9 @@ def judge_answers_command(run, threads, new_run, name, tags, out, repeats, label
         budget=budget, generator=generator,
         base_url=settings.get("base_url") if generator.startswith("openai:") else None, api_key_env=None)
     names = judging.judges
+    answered = [q for q in report.questions if q.error is None]
+    for warning in check_references(names, [bool((q.ground_truth or "").strip()) for q in answered]):
+        click.echo(f"warning: {warning}", err=True)
     built = build_judges(names, options)
     journal = default_cache_dir() / "answers" / f"judge-{judging_key(report, built)}.journal.jsonl"
     if dry_run:
@@ -116,6 +121,8 @@ def judge_answers_command(run, threads, new_run, name, tags, out, repeats, label
         raise stopped_by_budget(error, f"the questions judged so far are kept in {journal}") from None
     finally:
         progress.close()
+    check_judges({n: s for n, s in judged.judges.items() if n in names},
+                 f"nothing is stored or written; the verdicts that were had are kept in {journal}")
     if new_run and stored is not None:
         judged = judged.model_copy(update={"judged_from": stored.id})
     if verbose:
@@ -129,9 +136,14 @@ def judge_answers_command(run, threads, new_run, name, tags, out, repeats, label
         with history_errors(runs_db) as history:
             if new_run:
                 new_name = name or (f"{stored.name}+judges" if stored.name else None)
-                new_id = history.save(judged, name=new_name, tags=[*stored.tags, *tags])
-                click.echo(f"run {new_id} saved to {history.display_url} (judged from {stored.id}, which is "
-                           "unchanged)")
+                replace = claim_name(history, new_name, report_config_key(judged))
+                if replace is not None:
+                    history.update(replace, judged)
+                    click.echo(f"run {replace} ({new_name}) replaced: same name and configuration")
+                else:
+                    new_id = history.save(judged, name=new_name, tags=[*stored.tags, *tags])
+                    click.echo(f"run {new_id} saved to {history.display_url} (judged from {stored.id}, which is "
+                               "unchanged)")
             else:
                 history.update(stored.id, judged, expected_key=stored.config_key)
                 click.echo(f"run {stored.id} updated in {history.display_url}: judges {', '.join(names)} added")

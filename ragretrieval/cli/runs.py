@@ -8,8 +8,9 @@ from pathlib import Path
 
 import click
 
+from ..answers.report import answered_label
 from ..evaluation.render import question_line, summary_table
-from ..runs import RunHistory
+from ..runs import RunHistory, RunHistoryError
 from ..runs.export import to_json, write_json, write_trec
 from ..runs.table import format_table, metric_value, number, parse_metric_column, retriever_cell
 from .aliases import renamed_option
@@ -74,7 +75,9 @@ def list_command(runs_db, tag, metrics, as_json) -> None:
                *metrics, "time"]
     rows = [[s.id, s.name or "", ",".join(s.tags), s.created_at.strftime("%Y-%m-%d %H:%M"), retriever_cell(s),
              s.model or "-", s.store if s.model else "-", f"{s.chunk_size}/{s.chunk_overlap}" if s.chunk_size else "-",
-             s.generator or "-", str(s.n_questions), *(number(metric_value(s.means, m)) for m in metrics),
+             s.generator or "-", str(s.n_questions) if s.n_answered is None else answered_label(s.n_answered,
+                                                                                               s.n_questions),
+             *(number(metric_value(s.means, m)) for m in metrics),
              f"{s.total_seconds:.1f}s"] for s in summaries]
     click.echo(format_table(headers, rows, right=set(range(9, len(headers)))))
 
@@ -194,13 +197,37 @@ def save_run(history: RunHistory, report, name: str | None = None, tags=()) -> s
     return run_id
 
 
-def keep_report(report, out, history: RunHistory | None, name: str | None, tags) -> None:
-    """Write ``--out`` first (a store that fails never loses the result), then store the run unless --no-save."""
+def claim_name(history: RunHistory | None, name: str | None, config_key: str) -> str | None:
+    """A ``--name`` stays unambiguous: the id of the run it already names when that run has the same configuration
+    (the new run replaces it: the same command run again), None when no run has it; a name held by a run of another
+    configuration (or by several runs) is refused, before any work when the key is known in advance."""
+    if history is None or not name:
+        return None
+    held = history.named(name)
+    if not held:
+        return None
+    if len(held) == 1 and held[0][1] == config_key:
+        return held[0][0]
+    shown = ", ".join(run_id for run_id, _ in held)
+    raise RunHistoryError(f"run name {name!r} is taken by {shown} with another configuration; give another --name, "
+                          f"or free it first (`ragretrieval runs rename {held[0][0]} NEW`, `runs rm {held[0][0]}`)")
+
+
+def keep_report(report, out, history: RunHistory | None, name: str | None, tags, replace: str | None = None) -> None:
+    """Write ``--out`` first (a store that fails never loses the result), then store the run unless --no-save; with
+    `replace` (`claim_name`), the new run replaces that stored run of the same configuration and name."""
     if out:
         report.save(out)
         click.echo(f"report written to {out}", err=True)
-    if history is not None:
+    if history is None:
+        return
+    if replace is None:
         save_run(history, report, name, tags)
+        return
+    history.update(replace, report)
+    if tags:
+        history.tag(replace, *tags)
+    click.echo(f"run {replace} ({name}) replaced in {history.display_url}: same name and configuration")
 
 
 def save_options(command):

@@ -30,8 +30,11 @@ TOKEN_HELP = ("Require this token (bearer for the API, a login for pages); neede
               help="Largest request body accepted (imports are half of it).")
 @click.option("--worker/--no-worker", "with_worker", default=True, show_default=True,
               help="Run evaluations inside the server (--no-worker: only `ragretrieval worker` processes do).")
+@click.option("--allow-model", "allow_models", multiple=True, metavar="NAME",
+              help="An embedding model web evaluations may name besides the registry's (m3e-small, e5-small-q4, ...): "
+                   "a Hugging Face id, st:ID or a folder on this machine (repeatable).")
 @worker_options
-def serve_command(host, port, runs_db, datasets, token, max_body_mb, with_worker, **worker) -> None:
+def serve_command(host, port, runs_db, datasets, token, max_body_mb, with_worker, allow_models, **worker) -> None:
     """Serve question sets, evaluations and their results on http://HOST:PORT."""
     import uvicorn
 
@@ -44,7 +47,7 @@ def serve_command(host, port, runs_db, datasets, token, max_body_mb, with_worker
     settings = ServeSettings(runs_db=runs_db, datasets=datasets, host=host, port=port, token=token or None,
                              max_body_bytes=int(max_body_mb * 2**20), worker=with_worker,
                              worker_settings=worker_settings(**worker), engine=worker["engine"],
-                             api_key_env=worker["api_key_env"])
+                             api_key_env=worker["api_key_env"], allow_models=tuple(allow_models))
     check_bind(settings)
     app = create_app(settings)
     shown = f"[{host}]" if ":" in host else host

@@ -193,6 +193,19 @@ def read_numbered_jsonl(path, model: type[Model]) -> list[tuple[int, Model]]:
     return list(iter_numbered_jsonl(path, model))
 
 
+def read_keyed_jsonl(path, model: type[Model], key: Callable[[Model], str], twice: str
+                     ) -> dict[str, tuple[int, Model]]:
+    """Key -> (line number, record) of a JSON Lines file whose records each hold one key; a key met twice raises
+    `DatasetError` naming both lines (`twice` says what, with ``{key}``: ``"query id {key} is used twice"``)."""
+    found: dict[str, tuple[int, Model]] = {}
+    for number, record in iter_numbered_jsonl(path, model):
+        name = key(record)
+        if name in found:
+            raise DatasetError(f"{path}:{number}: {twice.format(key=repr(name))} (first on line {found[name][0]})")
+        found[name] = (number, record)
+    return found
+
+
 def read_jsonl(path, model: type[Model]) -> list[Model]:
     """Read and validate a JSON Lines file; blank lines are allowed."""
     return [record for _, record in iter_numbered_jsonl(path, model)]

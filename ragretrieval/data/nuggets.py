@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..io.atomic import atomic_writer
 from ..io.jsonfiles import supported_version
-from .dataset import DatasetError, read_numbered_jsonl
+from .dataset import read_keyed_jsonl
 
 NUGGETS_FILE = "nuggets.jsonl"
 NUGGETS_VERSION = 1
@@ -75,12 +75,8 @@ def nuggets_path(dataset_dir) -> Path:
 def read_nuggets(path) -> dict[str, QuestionNuggets]:
     """Question id -> its nuggets, in file order; a bad line or a question listed twice raises `DatasetError` naming
     the file and the line."""
-    found: dict[str, tuple[int, QuestionNuggets]] = {}
-    for number, record in read_numbered_jsonl(path, QuestionNuggets):
-        if record.question_id in found:
-            raise DatasetError(f"{path}:{number}: question {record.question_id!r} has nuggets twice (first on line "
-                               f"{found[record.question_id][0]})")
-        found[record.question_id] = (number, record)
+    found = read_keyed_jsonl(path, QuestionNuggets, lambda record: record.question_id,
+                             "question {key} has nuggets twice")
     return {qid: record for qid, (_, record) in found.items()}
 
 

@@ -22,7 +22,8 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from ..io.openai_calls import DEFAULT_ENDPOINT, describe, is_retryable, public_url, retry_after, retryable_status
+from ..io.openai_calls import DEFAULT_ENDPOINT, describe, is_retryable, retry_after, retryable_status
+from ..io.redact import public_url
 from ..work.pool import parallel_map
 from ..work.retry import RetriesExhausted, with_retries
 from .base import Asymmetric, EmbedderError

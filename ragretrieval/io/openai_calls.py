@@ -8,22 +8,10 @@ will not change.
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit, urlunsplit
-
 from ..work.retry import parse_retry_after
 from .http import RETRY_STATUS
 
 DEFAULT_ENDPOINT = "https://api.openai.com/v1"
-
-
-def public_url(url: str | None) -> str | None:
-    """An endpoint as it may be written down: without user info or query string."""
-    if not url:
-        return None
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    host = f"[{host}]" if ":" in host else host
-    return urlunsplit((parts.scheme, f"{host}:{parts.port}" if parts.port else host, parts.path, "", ""))
 
 
 def retryable_status(error) -> bool:

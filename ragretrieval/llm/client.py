@@ -8,6 +8,11 @@ messages are scrubbed of it.
 What is retried (work/retry.py: backoff with jitter, ``Retry-After`` honoured): 429, 5xx, timeouts, lost
 connections, and a 200 answer that is not a completion (HTML from a proxy, a body that is not JSON, no choices).
 Other 4xx answers (a bad key, an unknown model) are not: they will not change. docs/troubleshooting.md says more.
+
+A completion without text (``content`` null, empty or white space; only a ``refusal``; only ``tool_calls``) is
+`EmptyReply`: that one request fails with the reason (a question without an answer, a verdict that failed), it is
+not retried (the same request gets the same reply) and never cached, so a later run asks again. An empty answer
+cached by an older version is not served either.
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ import time
 from dataclasses import dataclass, field
 
 from ..errors import RagretrievalError
-from ..io.openai_calls import describe, is_retryable, public_url, retry_after, retryable_status
+from ..io.openai_calls import describe, is_retryable, retry_after, retryable_status
+from ..io.redact import public_url
 from ..work.limits import check_bounds
 from ..work.retry import RetriesExhausted, with_retries
 from ..work.stop import StopToken
@@ -42,6 +48,17 @@ class LLMError(RagretrievalError, RuntimeError):
     def __init__(self, message: str, status: int | None = None):
         super().__init__(message)
         self.status = status
+
+    @property
+    def per_request(self) -> bool:
+        """This request failed, others may pass (a context too long): the item fails, the run goes on."""
+        return self.status in PER_REQUEST_STATUS
+
+
+class EmptyReply(LLMError):
+    """A completion without text (see the module's text): this request fails, the run goes on."""
+
+    per_request = True
 
 
 class _NotACompletion(Exception):
@@ -176,6 +193,8 @@ class ChatClient:
         """The answer to `messages`; `sample` tells repeated samples of one request apart (they are cached apart).
         With a `budget`, a request that would pass it is not sent (`BudgetReached`)."""
         body, answer = self.lookup(messages, temperature=temperature, max_tokens=max_tokens, sample=sample)
+        if answer is not None and not answer.text.strip():  # cached as good by a version that took empty answers
+            answer = None
         if answer is None:
             key = self._key(body, sample)
             held = self.estimate(body)[2] if self.budget is not None else 0.0
@@ -217,7 +236,10 @@ class ChatClient:
                     raise
                 raise LLMError(f"{self._where()}: {self._describe(error)} (not retried)",
                                error.status_code) from None
-            return _answer(response, time.perf_counter() - started)
+            try:
+                return _answer(response, time.perf_counter() - started)
+            except EmptyReply as error:
+                raise EmptyReply(f"{self._where()}: {error}") from None
 
         try:
             return with_retries(attempt, retries=self.settings.max_retries, backoff=self.settings.backoff,
@@ -243,10 +265,27 @@ def _answer(response, latency: float) -> Answer:
     first = choices[0]
     message = getattr(first, "message", None)
     text = message.content if message is not None else getattr(first, "text", None)
+    if not isinstance(text, str) or not text.strip():
+        raise EmptyReply(why_empty(message, text))
     usage = getattr(response, "usage", None)
     return Answer(
-        text=text or "",
+        text=text,
         prompt_tokens=(getattr(usage, "prompt_tokens", 0) or 0) if usage else 0,
         completion_tokens=(getattr(usage, "completion_tokens", 0) or 0) if usage else 0,
         latency=latency,
     )
+
+
+def why_empty(message, text) -> str:
+    """Why a completion has no text, in the words of its fields."""
+    refusal = getattr(message, "refusal", None)
+    if isinstance(refusal, str) and refusal.strip():
+        return f"the model refused: {refusal.strip()[:SHOWN]!r}"
+    calls = getattr(message, "tool_calls", None) or getattr(message, "function_call", None)
+    if calls:
+        calls = calls if isinstance(calls, list) else [calls]
+        names = [getattr(getattr(c, "function", c), "name", None) or "?" for c in calls]
+        return f"the reply holds only tool calls ({', '.join(names)}), no text"
+    if text is None:
+        return "the reply's content is null"
+    return "the reply's content is empty" if text == "" else "the reply's content is only white space"

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ..errors import RagretrievalError
 from ..io.jsonfiles import describe
 from .cache import Answer
+from .client import EmptyReply
 from .prompts import REPAIR
 
 _FENCED = re.compile(r"```[A-Za-z]*[ \t]*\n?(.*?)```", re.S)
@@ -55,15 +56,22 @@ class Asked:
 def ask_parsed(client, messages: list[dict], parse, language: str, **options) -> Asked:
     """Ask, parse; when the answer is malformed, reject it from the cache (llm/cache.py: a later run asks again
     instead of failing on the same text forever) and send one repair request naming the problem. `options` go to
-    `client.complete` (temperature, sample, ...)."""
-    answer = client.complete(messages, **options)
+    `client.complete` (temperature, sample, ...). A reply without text fails at once, with its reason (no repair:
+    a refusal or a tool call is not a formatting slip)."""
+    try:
+        answer = client.complete(messages, **options)
+    except EmptyReply as error:
+        return Asked(None, str(error), ())
     try:
         return Asked(parse(answer.text), None, (answer,))
     except MalformedAnswer as error:
         client.reject(answer, str(error))
         repair = messages + [{"role": "assistant", "content": answer.text},
                              {"role": "user", "content": REPAIR[language].format(error=error)}]
-    second = client.complete(repair, **options)
+    try:
+        second = client.complete(repair, **options)
+    except EmptyReply as error:
+        return Asked(None, str(error), (answer,))
     try:
         return Asked(parse(second.text), None, (answer, second))
     except MalformedAnswer as error:
@@ -81,13 +89,27 @@ class TooManyFailures(RagretrievalError):
     """Most requests of a run got no usable answer: exit non-zero rather than write numbers from what is left."""
 
 
-def check_failures(reasons: list[str], total: int, noun: str, kept: str) -> None:
-    """Raise `TooManyFailures` when more than half of `total` items failed, with the count and the first reasons."""
-    if total and 2 * len(reasons) > total:
-        first = "; ".join(list(dict.fromkeys(reasons))[:3])
-        raise TooManyFailures(f"{len(reasons)} of {total} {noun} got no usable answer (first reasons: {first}); "
-                              f"{kept}. Failed answers are not cached as good: running the same command again asks "
-                              "for them again")
+def mostly_failed(failed: int, total: int) -> bool:
+    """The one failure rule of every run (`answer`, judges, LLM questions and judgements, web evaluations and their
+    workers): more than half of the items failed. At or below it the run completes, and says how many answered."""
+    return total > 0 and 2 * failed > total
+
+
+def failure_message(reasons: list[str], total: int, noun: str, failed: int | None = None) -> str:
+    """``20 of 30 questions got no usable answer (first reasons: ...)``: how many failed (`failed`, default: one per
+    reason) and up to three distinct reasons."""
+    first = "; ".join(list(dict.fromkeys(reasons))[:3])
+    count = len(reasons) if failed is None else failed
+    return f"{count} of {total} {noun} got no usable answer (first reasons: {first})"
+
+
+def check_failures(reasons: list[str], total: int, noun: str, kept: str, failed: int | None = None) -> None:
+    """Raise `TooManyFailures` when more than half of `total` items failed (`failed`, default: one per reason), with
+    the count and the first reasons."""
+    count = len(reasons) if failed is None else failed
+    if mostly_failed(count, total):
+        raise TooManyFailures(f"{failure_message(reasons, total, noun, count)}; {kept}. Failed answers are not cached "
+                              "as good: running the same command again asks for them again")
 
 
 class GeneratedQuestion(BaseModel):

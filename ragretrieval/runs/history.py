@@ -28,6 +28,7 @@ from sqlalchemy.exc import ArgumentError, IntegrityError
 from ..answers.report import AnswerReport, Report, parse_report
 from ..errors import RagretrievalError
 from ..evaluation.report import EvalReport
+from ..io.redact import redact_urls
 from .identity import package_versions, report_config_key, report_questions_fingerprint
 from .migrations import SchemaError, prepare, stored_version
 from .schema import SCHEMA_VERSION, run_reports, run_tags, runs
@@ -66,6 +67,7 @@ class RunSummary(BaseModel):
     questions_fingerprint: str
     config_key: str
     kind: str = "retrieval"  # or "answer" (ragretrieval answer)
+    n_answered: int | None = None  # answer runs: questions with an answer (the means are over them)
     generator: str | None = None  # answer runs: the --generator spec
     rerank: str | None = None  # the reranking stage after the retriever (its --rerank spec), when there is one
     n_questions: int
@@ -215,7 +217,7 @@ class RunHistory:
         tags = _clean_tags(tags)
         created = datetime.now(timezone.utc)  # microseconds keep runs saved in one second in order
         row = self._index_row(report, name, created)
-        body = report.model_dump_json()
+        body = redact_urls(report.model_dump_json())  # URLs are stored without their credentials
         for _attempt in range(5):  # a random suffix collides only when two runs start in the same second
             run_id = new_run_id(created)
             try:
@@ -245,9 +247,9 @@ class RunHistory:
             corpus_fingerprint=ds.corpus_fingerprint, questions_fingerprint=report_questions_fingerprint(report),
             chunks_fingerprint=ds.chunks_fingerprint,
             config_key=report_config_key(report), labels_fingerprint=ds.labels_fingerprint,
-            n_questions=ds.n_questions,
+            n_questions=ds.n_questions, n_answered=answered_count(report),
             n_documents=ds.n_documents, n_chunks=ds.n_chunks, embedded_texts=report.embedded_texts,
-            total_seconds=float(report.timings.get("total", 0.0)), config=cfg.model_dump_json(),
+            total_seconds=float(report.timings.get("total", 0.0)), config=redact_urls(cfg.model_dump_json()),
             means=json.dumps(report.means), timings=json.dumps(report.timings),
             packages=json.dumps(package_versions()),
         )
@@ -264,11 +266,11 @@ class RunHistory:
                 raise RunHistoryError(f"run {run_id} changed while it was being updated (another process judged or "
                                       "replaced it); run the command again")
             conn.execute(update(runs).where(runs.c.id == run_id).values(
-                config=report.config.model_dump_json(), config_key=report_config_key(report),
+                config=redact_urls(report.config.model_dump_json()), config_key=report_config_key(report),
                 means=json.dumps(report.means), timings=json.dumps(report.timings),
-                total_seconds=float(report.timings.get("total", 0.0))))
+                total_seconds=float(report.timings.get("total", 0.0)), n_answered=answered_count(report)))
             conn.execute(update(run_reports).where(run_reports.c.run_id == run_id).values(
-                report_version=report.report_version, report=report.model_dump_json()))
+                report_version=report.report_version, report=redact_urls(report.model_dump_json())))
         return run_id
 
     @staticmethod
@@ -330,6 +332,12 @@ class RunHistory:
                 raise RunNotFoundError(f"run {what} {ref!r} matches several runs ({shown}); give more of the id")
         raise RunNotFoundError(f"no run {ref!r} in {self.display_url} (`ragretrieval runs list` shows the runs)")
 
+    def named(self, name: str) -> list[tuple[str, str]]:
+        """(id, configuration key) of every run called `name`, oldest first."""
+        with self.engine.connect() as conn:
+            return [tuple(row) for row in conn.execute(select(runs.c.id, runs.c.config_key)
+                                                       .where(runs.c.name == name).order_by(runs.c.id))]
+
     def _tags_of(self, conn, ids: list[str]) -> dict[str, list[str]]:
         found: dict[str, list[str]] = {i: [] for i in ids}
         query = select(run_tags.c.run_id, run_tags.c.tag).order_by(run_tags.c.run_id, run_tags.c.tag)
@@ -366,6 +374,11 @@ class RunHistory:
         return [RunSummary(**{**row, "tags": tags[row["id"]], "means": json.loads(row["means"]),
                               "created_at": datetime.fromisoformat(row["created_at"]),
                               **_from_config(row)}) for row in rows]
+
+
+def answered_count(report: EvalReport | AnswerReport) -> int | None:
+    """An answer run's questions that got an answer; None for a retrieval run."""
+    return sum(q.error is None for q in report.questions) if report.kind == "answer" else None
 
 
 def _from_config(row) -> dict:

@@ -19,6 +19,7 @@ from importlib import metadata
 from ..answers.report import AnswerReport, answer_config_key
 from ..data.dataset import labels_fingerprint, questions_fingerprint
 from ..evaluation.report import EvalConfig, EvalReport
+from ..io.redact import redact_urls
 
 __all__ = ["config_key", "labels_fingerprint", "package_versions", "questions_fingerprint", "report_config_key"]
 
@@ -28,7 +29,8 @@ TRACKED_PACKAGES = ("ragretrieval", "numpy", "faiss-cpu", "sentence-transformers
 
 
 def _digest(value) -> str:
-    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    """sha256 of `value` as canonical JSON, its URLs without credentials (a new token is the same configuration)."""
+    text = redact_urls(json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

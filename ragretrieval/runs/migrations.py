@@ -12,6 +12,7 @@ the version before up to it (new tables need no step: they are created after the
 
 from __future__ import annotations
 
+import json
 from typing import Callable
 
 from sqlalchemy import insert, inspect, select, text, update
@@ -36,7 +37,19 @@ def _v3_web_app(conn: Connection) -> None:
     the steps; the step exists so that the version says what a store holds."""
 
 
-STEPS: dict[int, Callable[[Connection], None]] = {2: _v2_kind_and_labels, 3: _v3_web_app}
+def _v4_answered(conn: Connection) -> None:
+    """Schema 4: how many questions of an answer run got an answer (``runs list`` shows "10 of 30 answered"), read
+    from each stored answer run's report."""
+    if "n_answered" not in {c["name"] for c in inspect(conn).get_columns("rr_runs")}:
+        conn.execute(text("ALTER TABLE rr_runs ADD COLUMN n_answered INTEGER"))
+    stored = conn.execute(text("SELECT r.id, p.report FROM rr_runs r JOIN rr_run_reports p ON p.run_id = r.id "
+                               "WHERE r.kind = 'answer' AND r.n_answered IS NULL")).all()
+    for run_id, report in stored:
+        answered = sum(1 for q in json.loads(report).get("questions", []) if q.get("error") is None)
+        conn.execute(text("UPDATE rr_runs SET n_answered = :n WHERE id = :id"), {"n": answered, "id": run_id})
+
+
+STEPS: dict[int, Callable[[Connection], None]] = {2: _v2_kind_and_labels, 3: _v3_web_app, 4: _v4_answered}
 
 
 class SchemaError(Exception):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from sqlalchemy import Column, Float, ForeignKey, Index, Integer, MetaData, String, Table, Text, UniqueConstraint
 
-SCHEMA_VERSION = 3  # migrations.py upgrades older stores in place
+SCHEMA_VERSION = 4  # migrations.py upgrades older stores in place
 
 metadata = MetaData()
 
@@ -46,6 +46,7 @@ runs = Table(
     Column("config_key", String(64), nullable=False, index=True),  # configuration + corpus + labels
     Column("labels_fingerprint", String(128)),  # since schema 2; NULL for runs stored before
     Column("kind", String(20), nullable=False, server_default="retrieval"),  # since schema 2: retrieval | answer
+    Column("n_answered", Integer),  # since schema 4: an answer run's questions with an answer (NULL: retrieval run)
     Column("n_questions", Integer, nullable=False),
     Column("n_documents", Integer, nullable=False),
     Column("n_chunks", Integer, nullable=False),
@@ -131,6 +132,8 @@ evaluations = Table(
     Column("finished_at", String(40)),
     *_stamps(indexed=True),
 )
+
+SCORE_JUDGE = "score5"  # the 1-5 judge whose verdict is a result's llm_judge_score (the others are among its checks)
 
 evaluation_results = Table(
     "rr_evaluation_results", metadata,

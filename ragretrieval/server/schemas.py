@@ -1,7 +1,9 @@
 """The JSON the API takes and gives (field names of the evaluation design: docs/web.md shows each with an example).
 
 Inputs forbid unknown fields, so a client that sends an API key (``api_key``, ``openai_api_key``, ...) is told no
-rather than having it silently stored: keys stay in the server's environment.
+rather than having it silently stored: keys stay in the server's environment. A URL carrying a credential (user info,
+a ``token=`` in its query: io/redact.py) is refused for the same reason, and the URLs an evaluation shows are
+written without credentials (a row stored by an older version may hold one).
 """
 
 from __future__ import annotations
@@ -12,12 +14,12 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ..io.redact import looks_secret, public_url, redact_urls, url_credentials
 from .jobs.options import EvaluationOptions, default_retriever, web_retrievers
 
 STATUSES = ("PENDING", "RUNNING", "PAUSED", "COMPLETED", "FAILED")
 QUESTION_TYPES = ("FACTUAL", "INFERENTIAL", "USER_DEFINED")  # the design's; any other short label is kept as given
 MAX_QUESTIONS = 20_000  # per request and per set
-SECRET_WORDS = ("key", "secret", "token", "password", "authorization")
 _JUDGE = re.compile(r"^[a-z][a-z0-9_]*(,[a-z][a-z0-9_]*)*$")
 
 
@@ -42,14 +44,21 @@ class _Endpoints(_Input):
 
 
 def plain_url(value: str | None, field: str) -> str | None:
-    """An http(s) URL without credentials in it (a stored row must never hold a password)."""
+    """An http(s) URL without credentials in it (a stored row must never hold a password or a token); the refusal
+    names where the credential is, never its value."""
     if value is None or value == "":
         return None
-    parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"{field} must be an http:// or https:// URL; got {value!r}")
-    if parts.username or parts.password:
-        raise ValueError(f"{field} must not carry credentials: keys stay in the server's environment")
+    try:
+        parts = urlsplit(value)
+        valid = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:  # an unclosed [ in the host, and the like
+        valid = False
+    if not valid:
+        raise ValueError(f"{field} must be an http:// or https:// URL; got {public_url(value)!r}")
+    found = url_credentials(value)
+    if found:
+        raise ValueError(f"{field} must not carry credentials ({', '.join(found)}): keys stay in the server's "
+                         "environment")
     return value
 
 
@@ -173,7 +182,7 @@ class EvaluationIn(_Endpoints):
         """A name with a word such as key, apikey or token (not max_tokens) is refused with this reason; any other
         unknown name is refused by the engine's options (jobs/options.py)."""
         for name in value if isinstance(value, dict) else ():
-            if any(word in SECRET_WORDS or word.endswith(SECRET_WORDS) for word in re.split(r"[\W_]+", name.lower())):
+            if looks_secret(name):
                 raise ValueError(f"option {name!r} looks like a secret: API keys stay in the server's environment "
                                  "and are never stored")
         return value
@@ -245,12 +254,17 @@ class ResultOut(BaseModel):
 
 
 class EvaluationOut(BaseModel):
+    """An evaluation as the API and the pages show it; `failed_questions` of the `completed_questions` got no
+    answer (their result has an ``error``), `answered_questions` did, and the means are over those."""
+
     id: str
     name: str
     status: Literal["PENDING", "RUNNING", "PAUSED", "COMPLETED", "FAILED"]
     progress: int
     total_questions: int
     completed_questions: int
+    answered_questions: int = 0
+    failed_questions: int = 0
     average_score: float | None
     error: str | None
     dataset: str
@@ -267,6 +281,11 @@ class EvaluationOut(BaseModel):
     finished_at: str | None
     gmt_created: str
     gmt_updated: str
+
+    @field_validator("generator", "base_url", "judge_base_url", "error")
+    @classmethod
+    def _shown_without_credentials(cls, value):
+        return redact_urls(value) if value else value
 
 
 class EvaluationDetail(EvaluationOut):

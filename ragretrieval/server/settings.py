@@ -32,6 +32,7 @@ class ServeSettings:
     worker_settings: WorkerSettings = field(default_factory=WorkerSettings)
     engine: str | None = None  # module:function; None is the built-in engine
     api_key_env: str = "OPENAI_API_KEY"  # where models' API keys are read (generation, the engine's generator, judges)
+    allow_models: tuple[str, ...] = ()  # models a client may name besides the registry's (`serve --allow-model`)
 
     def __post_init__(self) -> None:
         check_bounds(self)  # port 1 to 65535 (work/limits.py)

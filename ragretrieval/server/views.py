@@ -99,13 +99,15 @@ def metric_grids(metrics: dict[str, float]) -> tuple[dict, dict]:
 def judges_line(summary: dict) -> list[dict]:
     """Each judge's verdicts over the finished questions (``summary.judges``, when the API gives it): name, judged,
     failed, skipped (it did not apply: no reference answer, no contexts), the first failure's reason, and whether it
-    looks like a failure (a verdict missing where the judge applied)."""
+    looks like a failure (a verdict missing where the judge applied). A judge with no verdict asked yet has no row."""
     found = summary.get("judges") or {}
     rows = []
     for name, counts in found.items():
         if not isinstance(counts, dict):
             continue
         judged, failed, skipped = (int(counts.get(key) or 0) for key in ("judged", "failed", "skipped"))
+        if judged + failed + skipped == 0:
+            continue  # nothing answered yet: "0 of 0 judged" says nothing the answered count does not
         rows.append({"name": name, "judged": judged, "failed": failed, "skipped": skipped,
                      "asked": judged + failed + skipped, "reason": counts.get("reason"), "bad": failed > 0})
     return rows

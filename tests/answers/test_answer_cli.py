@@ -31,7 +31,7 @@ def test_answer_runs_offline_and_is_stored(demo_dataset, history_url, tmp_path):
                  "--no-progress")
     out = result.stdout
     assert "[1/30] 如何做" in out and "score=" in out
-    assert "answers\n  metric" in out and "95% CI" in out and "cite_f1" in out
+    assert "answers (30 of 30 answered)\n  metric" in out and "95% CI" in out and "cite_f1" in out
     assert "retrieval, document level" in out and "recall@5" in out
     report = AnswerReport.load(tmp_path / "a.json")
     assert report.kind == "answer" and len(report.questions) == 30 and report.failed == 0
@@ -46,7 +46,7 @@ def test_answer_runs_offline_and_is_stored(demo_dataset, history_url, tmp_path):
         stored = history.get("floor")
     assert stored.kind == "answer" and stored.report == report and stored.tags == ["demo"]
     shown = run("runs", "show", "--runs-db", history_url, "floor", "-v").stdout
-    assert "[30/30]" in shown and "answers\n" in shown
+    assert "[30/30]" in shown and "answers (30 of 30 answered)\n" in shown
     exported = json.loads(run("runs", "export", "--runs-db", history_url, "floor", "--format", "json").stdout)
     assert exported["report"]["kind"] == "answer"
 

@@ -81,9 +81,9 @@ def test_malformed_and_off_scale_verdicts_are_failures_counted_apart(demo_datase
         if request["model"] != "judge-model":
             return plays_both(request)
         name = which_judge(request["messages"][0]["content"])
-        if name == "correctness":
-            return Reply("Yes, I think it is correct.")  # never JSON, not even after the repair request
         question = BLOCK.findall(request["messages"][0]["content"])[0]
+        if name == "correctness" and "鸡" in question:  # two of the five questions
+            return Reply("Yes, I think it is correct.")  # never JSON, not even after the repair request
         if name == "score5" and "鲈鱼" in question:
             return Reply('{"score": 7, "reasoning": "even better than perfect"}')
         return plays_both(request)
@@ -91,17 +91,17 @@ def test_malformed_and_off_scale_verdicts_are_failures_counted_apart(demo_datase
     with ChatServer(sloppy) as server:
         result = invoke(*args(server, demo_dataset, "--judge", "score5,correctness", "--out", tmp_path / "r.json",
                               "--no-save"))
-        assert judge_requests(server, "correctness") == 5 * 2  # each verdict, then its one repair request
+        assert judge_requests(server, "correctness") == 5 + 2  # each verdict, then one repair request for two
         assert judge_requests(server, "score5") == 4 + 2
     report = AnswerReport.load(tmp_path / "r.json")
-    assert "response/llm_judged/correctness/rating" not in report.means["answer"]  # never a 0
-    assert report.judges["correctness"].failed == 5 and report.judges["correctness"].judged == 0
+    assert report.counts["answer"]["response/llm_judged/correctness/rating"] == 3  # the failed two are never a 0
+    assert report.judges["correctness"].failed == 2 and report.judges["correctness"].judged == 3
     assert report.judges["score5"].failed == 1 and report.counts["answer"]["average_score"] == 4
     luyu = next(q for q in report.questions if q.id == "a-luyu")
     assert luyu.judges["score5"]["value"] is None and "score must be a whole number from 1 to 5" in \
         luyu.judges["score5"]["failure"]
     assert "llm_judge_score" not in luyu.metrics["answer"]
-    assert "judge correctness: 5 of 5 verdicts failed" in result.output
+    assert "judge correctness: 2 of 5 verdicts failed" in result.output
 
 
 def test_a_refused_judge_request_fails_that_verdict_only(demo_dataset, llm_env, tmp_path):

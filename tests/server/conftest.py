@@ -105,6 +105,21 @@ def api(make_client) -> Api:
 
 
 @pytest.fixture
+def in_process_worker(db_url, datasets):
+    """A worker with the built-in engine on the test's database, running while the test lasts."""
+    from ragretrieval.server.db import Database
+    from ragretrieval.server.jobs.engine import load_engine
+    from ragretrieval.server.jobs.worker import Worker
+
+    db = Database(db_url)
+    worker = Worker(db, load_engine(None), FAST, locate=lambda name: str(datasets / name))
+    worker.start()
+    yield worker
+    worker.stop()
+    db.close()
+
+
+@pytest.fixture
 def rag_service():
     with RagService() as service:
         yield service

@@ -3,7 +3,7 @@ http_service.py): ``POST`` with ``{"query", "history"}``, answered with ``{"answ
 "content"}]}`` from `respond(request)`.
 
 The service counts the questions it was asked (by their text), can be slow (``delay``), can answer HTTP 500 to some
-questions (a `respond` that returns None), and can crash mid-request (``crash``: the connection is closed without an
+questions (a `respond` that returns None) or any other status (a `respond` that returns it), and can crash mid-request (``crash``: the connection is closed without an
 answer), so the worker meets real network failures and real slowness.
 """
 
@@ -49,8 +49,8 @@ class RagService(LocalServer):
                     self.connection.shutdown(2)
                     return
                 answer = service.respond(request)
-                if answer is None:
-                    return send_json(self, 500, {"error": "the model refused"})
+                if answer is None or isinstance(answer, int):
+                    return send_json(self, answer or 500, {"error": "the model refused"})
                 send_json(self, 200, answer)
 
         super().__init__(Handler, "/answer")

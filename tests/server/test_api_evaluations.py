@@ -72,7 +72,7 @@ def test_an_evaluation_starts_pending_with_one_work_item_per_question(api):
      'a valid number'),
     ({"retriever": "bm25", "options": {"retriever_options": {"k9": 1}}}, 422, "unknown option (known: k1, b)"),
     ({"options": {"embed": {"api_key_env": "HOME"}}}, 422, "api_key_env names a variable of the server's environment"),
-    ({"retriever": "run-file"}, 400, "retriever 'run-file' calls or reads something outside ragretrieval"),
+    ({"retriever": "run-file"}, 400, "retriever 'run-file' is not offered here"),
     ({"generator": "http:ftp://x"}, 422, "must be an http:// or https:// URL"),
     ({"base_url": "https://user:secret@api.example.com/v1"}, 422, "must not carry credentials"),
     ({"options": {"openai_api_key": "sk-1"}}, 422, "looks like a secret"),

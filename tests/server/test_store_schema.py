@@ -9,7 +9,7 @@ from sqlalchemy import create_engine, insert, inspect, select, text, update
 from sqlalchemy.exc import IntegrityError
 
 from ragretrieval.runs import RunHistory
-from ragretrieval.runs.schema import evaluation_results, evaluations, meta, question_sets, questions
+from ragretrieval.runs.schema import SCHEMA_VERSION, evaluation_results, evaluations, meta, question_sets, questions
 from ragretrieval.server.db import Database, new_id, utc_now
 
 WEB_TABLES = [evaluation_results, evaluations, questions, question_sets]  # children first
@@ -37,7 +37,7 @@ def test_a_schema_2_store_is_upgraded_in_place(db_url, bm25_reports):
         tables = set(inspect(db.engine).get_table_names())
         assert {"rr_question_sets", "rr_questions", "rr_evaluations", "rr_evaluation_results"} <= tables
         with db.read() as conn:
-            assert conn.execute(select(meta.c.value).where(meta.c.key == "schema_version")).scalar() == "3"
+            assert conn.execute(select(meta.c.value).where(meta.c.key == "schema_version")).scalar() == str(SCHEMA_VERSION)
         (summary,) = db.history.list()
         assert (summary.id, summary.name, summary.tags) == (run_id, "before the web app", ["old"])
         assert db.history.get(run_id).report.means == bm25_reports[0].means
@@ -49,7 +49,7 @@ def test_a_schema_2_store_is_upgraded_in_place(db_url, bm25_reports):
     finally:
         db.close()
     with RunHistory(db_url) as again:
-        assert again.upgraded_from == 3  # nothing left to do
+        assert again.upgraded_from == SCHEMA_VERSION  # nothing left to do
 
 
 @pytest.fixture

@@ -13,21 +13,31 @@ Options (``--generator-option key=value``, or ``mapping=FILE`` with the same key
   list). Sources become the answer's contexts, in order; ids naming corpus documents are resolved to them.
 - ``header.NAME=VALUE``: a request header; ``${VAR}`` in a value is read from the environment when the request is
   sent, so a token never reaches the report. ``timeout`` (seconds, default 60), ``retries`` (default 3).
+
+Credentials in the URL: ``https://user:password@host/ask`` is sent as HTTP basic authentication (the user info is
+taken out of the URL; a ``header.Authorization`` option wins), and a token in the query string is sent as given.
+Neither is written down: the run records the URL as `io.redact.public_url` writes it (no user info, ``token=***``), and
+every message names it so. A header naming an environment variable keeps the token off the command line too.
+
+A reply whose answer is empty (or only white space) fails the question ("the answer is empty"): an empty string is
+no answer to score.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 import urllib.request
 from pathlib import Path
 from typing import ClassVar, Literal
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from pydantic import ConfigDict, Field, model_validator
 
 from ...data.importers.agent_jsonl import DocumentUris
 from ...io.http import HttpError, request_json
-from ...llm.client import public_url
+from ...io.redact import public_url
 from ...retrieval.external import ExternalRetrieverError
 from ...retrieval.external.http import expand_env
 from ...retrieval.external.paths import HitPath, follow, hit_list
@@ -92,13 +102,25 @@ def load_options(options: dict) -> dict:
     return plugin_options(HttpGeneratorOptions, options, "generator http:", "generator_options")
 
 
+def basic_auth(url: str) -> tuple[str, dict[str, str]]:
+    """`url` without its user info, and the basic-authentication header that user info stands for (none: {})."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, {}
+    user, _, password = parts.netloc.rpartition("@")[0].partition(":")
+    token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode("utf-8")).decode("ascii")
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2])), {"Authorization": f"Basic {token}"}
+
+
 class HttpGenerator:
     needs_contexts: ClassVar[bool] = False
     provides_contexts = True
     Options: ClassVar[type[PluginOptions]] = HttpGeneratorOptions
 
     def __init__(self, spec: str, url: str, options: dict, documents: dict, stop=None):
-        self.spec, self.url, self.stop = spec, url, stop
+        self.spec, self.stop = spec, stop
+        self.url, self.auth = basic_auth(url)
+        self.shown_url = public_url(url)  # what messages and the report name
         self.shape = options.get("request", "query")
         self.wrap = options.get("wrap")
         self.answer_path = str(options["answer"]).split(".") if options.get("answer") else None
@@ -135,8 +157,8 @@ class HttpGenerator:
         return {self.wrap: body} if self.wrap else body
 
     def generate(self, request: GenerationRequest) -> Generated:
-        where = f"POST {self.url} (question {request.question.id})"
-        headers = {"Content-Type": "application/json", "Accept": "application/json",
+        where = f"POST {self.shown_url} (question {request.question.id})"
+        headers = {"Content-Type": "application/json", "Accept": "application/json", **self.auth,
                    **{k: expand_env(v) for k, v in self.headers.items()}}
         data = json.dumps(self.body(request), ensure_ascii=False).encode("utf-8")
         started = time.perf_counter()
@@ -164,6 +186,8 @@ class HttpGenerator:
             value = reply[key]
         if not isinstance(value, str):
             raise ExternalRetrieverError(f"{where}: the answer is a {type(value).__name__}, not a string")
+        if not value.strip():
+            raise ExternalRetrieverError(f"{where}: the answer is empty")
         return value
 
     def sources(self, reply, where: str) -> list[ContextUsed] | None:
@@ -189,4 +213,4 @@ class HttpGenerator:
         return contexts
 
     def info(self) -> dict:
-        return {"url": public_url(self.url), **self.options}
+        return {"url": self.shown_url, **self.options}

@@ -8,7 +8,8 @@ comes first when set (the language's default otherwise; ``--system-message ""`` 
 of a multi-turn question (`conversation_history`), as they were, before the prompt. ``--text-completion``
 sends the messages joined as one prompt to ``/completions`` instead of ``/chat/completions``.
 
-An endpoint that refuses one request (HTTP 400, 413, 422: a context too long, say) fails that question only; any
+An endpoint that refuses one request (HTTP 400, 413, 422: a context too long, say), or a reply without text (content
+null or empty, only a refusal or tool calls: llm/client.py), fails that question only, with the reason; any
 other error that outlasts the retries (a bad key, a server that stays down) stops the run, whose finished questions
 are kept.
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ...llm.client import PER_REQUEST_STATUS, ChatClient, LLMError, LLMSettings, price
+from ...llm.client import ChatClient, LLMError, LLMSettings, price
 from ...work.options import NoOptions, PluginOptions, SettingsError
 from ..prompt import SYSTEM_MESSAGES, AnswerPrompt
 from .base import (
@@ -66,7 +67,7 @@ class OpenAIGenerator:
         try:
             answer = self.client.complete(self.messages(request))
         except LLMError as error:
-            if error.status in PER_REQUEST_STATUS:  # this request is refused (too long, ...); others may pass
+            if error.per_request:  # this request is refused (too long, ...) or has no text; others may pass
                 raise GenerationFailed(str(error)) from None
             raise
         return Generated(answer.text, input_tokens=answer.prompt_tokens, output_tokens=answer.completion_tokens,

@@ -9,7 +9,8 @@ reasoning, tokens, cost, latency, failure).
 """
 
 from .base import BaseJudge, Judge, JudgeContext, JudgeError, JudgeOptions, JudgeResult, judge_endpoint, record
-from .registry import available_judges, build_judge, build_judges, judge_class, judge_names
+from .registry import available_judges, build_judge, build_judges, check_references, judge_class, judge_names
 
 __all__ = ["BaseJudge", "Judge", "JudgeContext", "JudgeError", "JudgeOptions", "JudgeResult", "available_judges",
-           "build_judge", "build_judges", "judge_class", "judge_endpoint", "judge_names", "record"]
+           "build_judge", "build_judges", "check_references", "judge_class", "judge_endpoint", "judge_names",
+           "record"]

@@ -26,7 +26,7 @@ from typing import ClassVar
 from pydantic import BaseModel
 
 from ...llm.cache import Answer
-from ...llm.client import PER_REQUEST_STATUS, LLMError, price
+from ...llm.client import LLMError, price
 from ...llm.prompts import PromptSpec
 from ...llm.replies import ask_parsed, parse_object
 from ..report import AnsweredQuestion
@@ -163,7 +163,7 @@ class LLMJudge(BaseJudge):
             try:
                 asked = ask_parsed(self.client, messages, parse, options.language, sample=sample)
             except LLMError as error:
-                if error.status not in PER_REQUEST_STATUS:  # the endpoint is down or refuses every request
+                if not error.per_request:  # the endpoint is down or refuses every request
                     raise
                 reasons.append(str(error))
                 continue

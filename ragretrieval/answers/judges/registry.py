@@ -69,6 +69,24 @@ def judge_names(spec) -> list[str]:
     return names
 
 
+def check_references(names, references: list[bool]) -> list[str]:
+    """Judges that need a reference answer (``needs`` holds ``ground_truth``: score5, correctness,
+    context_sufficiency) against the questions to judge (`references`: whether each has one). None of them has one:
+    `JudgeError`, before anything is asked (every verdict would be skipped). Some lack one: a warning per judge, and
+    those questions are skipped (counted in the judge's ``skipped``)."""
+    warnings = []
+    missing, total = references.count(False), len(references)
+    for name in judge_names(names):
+        if "ground_truth" not in getattr(judge_class(name), "needs", ()) or not missing:
+            continue
+        if missing == total:
+            raise JudgeError(f"judge {name} needs reference answers (ground_truth) and none of the {total} questions "
+                             "has one: add them, or choose a judge that needs none (groundedness, relevance_to_query, "
+                             "safety, chunk_relevance)")
+        warnings.append(f"judge {name} skips the {missing} of {total} questions without a reference answer")
+    return warnings
+
+
 def build_judges(names, options: JudgeOptions | JudgeContext) -> list[Judge]:
     """The judges `names` names (``"score5,correctness"`` or a list), sharing one context (client, cache, bill).
     A ``--judge-prompt`` for a judge that is not among them is refused."""

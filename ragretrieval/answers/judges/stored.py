@@ -14,7 +14,7 @@ silently.
 
 Resuming: each judged question is appended to a journal (llm/journal.py) under a key of the run and the judges'
 settings, and every request is in the answer cache, so a judging killed halfway and started again sends no request
-twice.
+twice; a verdict that failed is not taken from the journal but asked again (its answer was never cached as good).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from ..report import AnsweredQuestion, AnswerReport, answer_config_key
 from ..summary import summarize
 from ..usage import add_agent_metrics
 from .base import Judge, JudgeResult, record
-from .summary import failure_notes
+from .summary import failed_verdict, failure_notes
 
 JOURNAL_VERSION = 1
 NOTE_PREFIX = "judges added by judge-answers"
@@ -85,7 +85,7 @@ def _kept(report: AnswerReport, judge: Judge, answered: AnsweredQuestion) -> boo
     verdict = answered.judges.get(judge.name)
     if verdict is None or report.config.scorers.get(judge.name) != judge.settings():
         return False
-    return verdict.get("value") is not None or verdict.get("skipped") is not None
+    return not failed_verdict(verdict)
 
 
 def pending(report: AnswerReport, judges: list[Judge], journal: Journal | None
@@ -100,8 +100,9 @@ def pending(report: AnswerReport, judges: list[Judge], journal: Journal | None
         if answered.error is not None:
             continue
         for judge in judges:
-            if judge.name in done.get(answered.id, {}):
-                record(judge.name, judge.metric, answered, JudgeResult.model_validate(done[answered.id][judge.name]))
+            if judge.name in done.get(answered.id, {}) and not failed_verdict(done[answered.id][judge.name]):
+                result = JudgeResult.model_validate(done[answered.id][judge.name])
+                record(judge.name, judge.metric, answered, result)
             elif not _kept(report, judge, answered):
                 wanted.setdefault(answered.id, []).append(judge)
     return questions, wanted, done

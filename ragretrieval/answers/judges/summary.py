@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ...llm.replies import check_failures
 from ..report import AnsweredQuestion, JudgeSummary
 from .base import JudgeResult
 from .trust import agreement
@@ -55,3 +56,15 @@ def failure_notes(summaries: dict[str, JudgeSummary]) -> list[str]:
     return [f"judge {name}: {s.failed} of {s.judged + s.failed} verdicts failed and are left out of its mean "
             f"(first reasons: {'; '.join(s.failures)}); running the same command again asks for them again"
             for name, s in summaries.items() if s.failed]
+
+
+def failed_verdict(verdict: dict) -> bool:
+    """A verdict that could not be had (neither a value nor a reason to skip): asked again by a later run."""
+    return verdict.get("value") is None and verdict.get("skipped") is None
+
+
+def check_judges(summaries: dict[str, JudgeSummary], kept: str) -> None:
+    """`TooManyFailures` (exit 1) when more than half of one judge's verdicts failed, naming the judge, the count and
+    the first reasons: the rule `check_failures` applies to answers (llm/replies.py), per judge."""
+    for name, s in summaries.items():
+        check_failures(s.failures or ["no verdict"], s.judged + s.failed, f"verdicts of judge {name}", kept, s.failed)

@@ -43,6 +43,7 @@ from ..dataset import (
     RelevantDocument,
     check_writable,
     iter_numbered_jsonl,
+    read_keyed_jsonl,
     write_jsonl,
 )
 from .agent_jsonl import RagretrievalFields
@@ -177,13 +178,7 @@ def stream_corpus(path: Path, out, progress) -> StreamedCorpus:
 
 
 def read_queries(path: Path) -> dict[str, tuple[int, BeirQuery]]:
-    queries: dict[str, tuple[int, BeirQuery]] = {}
-    for number, query in iter_numbered_jsonl(path, BeirQuery):
-        if query.id in queries:
-            raise DatasetError(f"{path}:{number}: query id {query.id!r} is used twice (first on line "
-                               f"{queries[query.id][0]})")
-        queries[query.id] = (number, query)
-    return queries
+    return read_keyed_jsonl(path, BeirQuery, lambda query: query.id, "query id {key} is used twice")
 
 
 def _qrel_fields(line: str) -> list[str]:

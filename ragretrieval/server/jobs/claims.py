@@ -14,7 +14,9 @@ one worker, which moves the row's ``heartbeat`` every few seconds while it works
 - **Heartbeat** (`heartbeat`): one statement for all of a worker's claims, on the database's clock.
 - **Completion**: the transaction that stores an evaluation's last result also marks it COMPLETED and, through the
   worker's `complete` callback, stores its answer run (stored_run.py), so the run exists exactly when the
-  evaluation completed, and a worker that dies before committing leaves its question to be taken over.
+  evaluation completed, and a worker that dies before committing leaves its question to be taken over. Unless most
+  questions got no answer (`llm.replies.mostly_failed`, the rule `ragretrieval answer` exits 1 by): then it ends
+  FAILED with the count and the first causes, and no run is stored; a resume asks the failed questions again.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Callable
 from sqlalchemy import and_, or_, select, update
 from sqlalchemy.engine import Connection
 
+from ...llm.replies import failure_message, mostly_failed
 from ...runs.schema import evaluation_results, evaluations
 from ..db import Database, utc_now
 from ..store.summary import recount
@@ -140,7 +143,12 @@ def finish(db: Database, claim: Claim, worker: str, result: QuestionResult,
         counters = recount(conn, claim.evaluation.id, evaluation.total_questions)
         status = "COMPLETED" if counters["completed_questions"] >= evaluation.total_questions else evaluation.status
         extra = {"finished_at": stamp, "error": None} if status == "COMPLETED" else {}
-        if status == "COMPLETED" and complete is not None:
+        failed = _failures(conn, claim.evaluation.id) if status == "COMPLETED" else []
+        if mostly_failed(len(failed), evaluation.total_questions):
+            status = "FAILED"
+            extra["error"] = (f"{failure_message(failed, evaluation.total_questions, 'questions')}; no run is "
+                              "stored: resume asks the failed questions again")[:10_000]
+        elif status == "COMPLETED" and complete is not None:
             extra.update(complete(conn))
         if evaluation.status == "PENDING":  # its claim could not mark it (jobs/claims.py `_mark_running`)
             status = "RUNNING" if status == "PENDING" else status
@@ -148,6 +156,12 @@ def finish(db: Database, claim: Claim, worker: str, result: QuestionResult,
         conn.execute(update(evaluations).where(E.id == claim.evaluation.id).values(
             **counters, status=status, gmt_updated=stamp, **extra))
         return status
+
+
+def _failures(conn: Connection, eval_id: str) -> list[str]:
+    """The errors of the evaluation's finished questions that got no answer, in question order."""
+    return list(conn.execute(select(R.error).where(R.evaluation_id == eval_id, R.state == "DONE",
+                                                   R.error.is_not(None)).order_by(R.position)).scalars())
 
 
 def release(db: Database, worker: str, result_id: str | None = None) -> int:

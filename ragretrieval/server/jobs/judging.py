@@ -21,13 +21,12 @@ from __future__ import annotations
 
 import math
 
-from ...answers.judges import JudgeError, judge_class, judge_names
+from ...answers.judges import JudgeError, check_references, judge_class, judge_names
 from ...answers.judges import available_judges as registered_judges
 from ...answers.judges.registry import SUMMARY
 from ...answers.report import ANSWER_LEVEL, AnsweredQuestion
+from ...runs.schema import SCORE_JUDGE
 from .engine import EngineError
-
-SCORE_JUDGE = "score5"  # the 1-5 judge whose verdict is the result's llm_judge_score
 
 
 def available_judges() -> dict[str, str]:
@@ -39,6 +38,20 @@ def check_judges(judge: str | None) -> list[str]:
     """The judge names of an evaluation's ``judge`` field, each one known; `EngineError` otherwise."""
     try:
         return judge_names(judge or "")
+    except JudgeError as error:
+        raise EngineError(f"judge: {error}") from None
+
+
+def check_judges_apply(judge: str | None, questions) -> None:
+    """A judge that needs reference answers on a question set without any is refused when the evaluation is
+    created (`EngineError`); one where only some questions lack them runs, and its summary counts the skipped ones.
+    `questions` are the set's (``ground_truth``, and a dataset question's ``source_record``)."""
+    if not judge:
+        return
+    references = [bool((q.ground_truth or (q.source_record or {}).get("ground_truth") or "").strip())
+                  for q in questions]
+    try:
+        check_references(judge, references)
     except JudgeError as error:
         raise EngineError(f"judge: {error}") from None
 

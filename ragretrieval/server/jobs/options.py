@@ -8,7 +8,13 @@ Left out on purpose: anything that reads a file on the server (``prompt_file``, 
 ``--lemmatizer fst:``, an http mapping file), anything that names an environment variable (``api_key_env``,
 ``embed.api_key_env``, http ``header.*`` values with ``${VAR}``: a page could have the server send any of its
 variables to a URL of its choosing), ``file:`` answers, and retrievers that call or read something outside
-ragretrieval (``http``, ``run-file``). Those stay with the command line.
+ragretrieval (``http``, ``run-file``, ``rerank``). Those stay with the command line.
+
+Models. A model name can be a folder or a Hugging Face id, which the server would read from its disk (and whose
+errors would tell a client whether a path exists), so ``options.model`` must be a fixed name of the embedders'
+registry (``m3e-small``, ``e5-small-q4``, ...: `registered_models`) or a name the operator allowed (``serve
+--allow-model NAME``, repeatable); anything else is refused with one message that never depends on the name or on
+the server's disk.
 
 Checked when the evaluation is created (`check_evaluation`: a bad value is refused at once, naming its field, not a
 FAILED evaluation later) and turned into `AnswerSettings` by `answer_settings` when a worker prepares it.
@@ -17,13 +23,16 @@ FAILED evaluation later) and turned into `AnswerSettings` by `answer_settings` w
 from __future__ import annotations
 
 import copy
+import re
 
 from pydantic import ConfigDict, create_model, field_validator
 
 from ...answers.generators import generator_class
 from ...answers.settings import AnswerSettings
+from ...embedders.registry import family_of, registered_models
 from ...evaluation.report import EvalConfig
 from ...retrieval.registry import available_retrievers, retriever_class
+from ...stores import BUILT_IN
 from ...work.options import SettingsError, build_settings
 from .engine import EngineError, EvaluationSettings
 from .judging import check_judges
@@ -77,6 +86,39 @@ EvaluationOptions = create_model(
     **_copied(AnswerSettings, ANSWER_OPTIONS), **_copied(EvalConfig, RETRIEVAL_OPTIONS))
 
 
+def offered_models(allowed=()) -> list[str]:
+    """The model names a web evaluation may use: the registry's fixed names, then those the operator allowed."""
+    return list(dict.fromkeys([*registered_models(), *allowed]))
+
+
+def offered(model, allowed=()) -> bool:
+    """Whether a web evaluation may name `model`: a fixed name, one the operator allowed, or a built-in family's
+    name that reads nothing from disk (``hashing-64``: feature hashing, its width in the name)."""
+    if model in offered_models(allowed):
+        return True
+    family = family_of(model) if isinstance(model, str) else None
+    return (family is not None and family.source == "built in" and bool(family.names)
+            and not family.sentence_transformers and re.fullmatch(r"[\w.@-]{1,100}", model) is not None)
+
+
+def check_model(model, allowed=()) -> None:
+    """``options.model`` must be offered (see the module's text); the refusal never depends on the server's disk."""
+    if model is not None and not offered(model, allowed):
+        raise EngineError(f"options.model: not a model this server offers (it offers "
+                          f"{', '.join(offered_models(allowed))}; the server's operator can offer others with "
+                          "serve --allow-model NAME)")
+
+
+def check_store_options(store, options) -> None:
+    """An engine store's options name a folder or a server (lancedb ``path``, milvus ``uri``, qdrant ``url``,
+    chroma ``host``): a web evaluation may use such a store with its defaults (embedded, in a temporary folder), and
+    options only for the built-in ones (faiss ``kind``, ...)."""
+    if options and store not in (None, *BUILT_IN):
+        raise SettingsError(f"options.store_options: store {store!r} takes its options (a folder, a server) from the "
+                            f"command line only; here it runs with its defaults (options for: "
+                            f"{', '.join(BUILT_IN)})", ["options.store_options"])
+
+
 def web_retrievers() -> list[str]:
     """The retrievers an evaluation may name: those that need nothing outside ragretrieval."""
     return sorted(name for name in available_retrievers() if retriever_class(name).sweepable)
@@ -111,9 +153,11 @@ def request_field(path: str) -> str:
     return "options." + path.removeprefix("retrieval.")
 
 
-def check_evaluation(generator: str, retriever: str | None, judge: str | None, options: dict) -> None:
+def check_evaluation(generator: str, retriever: str | None, judge: str | None, options: dict,
+                     allowed_models=()) -> None:
     """Everything about a new evaluation that can be checked before a worker prepares it; `EngineError` names the
-    body field, a `SettingsError` the settings' fields as the request names them."""
+    body field, a `SettingsError` the settings' fields as the request names them. `allowed_models` are the models
+    the operator offers besides the registry's (``serve --allow-model``)."""
     if generator.startswith("file:"):
         raise EngineError("generator file: reads answers from a file on the server; use `ragretrieval answer "
                           "--generator file:PATH` for answers already produced")
@@ -124,10 +168,13 @@ def check_evaluation(generator: str, retriever: str | None, judge: str | None, o
     if retriever and retriever not in web_retrievers():
         known = available_retrievers()
         if retriever in known:
-            raise EngineError(f"retriever {retriever!r} calls or reads something outside ragretrieval; use "
-                              f"`ragretrieval answer` for it (here: {', '.join(web_retrievers())})")
+            raise EngineError(f"retriever {retriever!r} is not offered here: it reads a file or needs settings that "
+                              f"stay with the command line (answer --retriever {retriever}); offered: "
+                              f"{', '.join(web_retrievers())}")
         raise EngineError(f"unknown retriever {retriever!r}; known: {', '.join(web_retrievers())}")
     check_judges(judge)
+    check_model(options.get("model"), allowed_models)
+    check_store_options(options.get("store"), options.get("store_options"))
     if options.get("generator_options") and not generator.startswith("http:"):
         raise SettingsError("options.generator_options: only an http: generator takes them",
                             ["options.generator_options"])

@@ -18,6 +18,7 @@ import threading
 from dataclasses import dataclass
 
 from ...errors import RagretrievalError
+from ...io.redact import redact_urls
 from ...work.stop import Stopped, StopToken
 from ..db import Database
 from . import claims
@@ -122,6 +123,8 @@ class Worker:
             log.warning("evaluation %s failed: %s: %s", evaluation.id, where, describe(error))
             self.runners.retire(evaluation.id)
             return
+        if status == "FAILED":
+            log.warning("evaluation %s failed: most of its questions got no answer", evaluation.id)
         if status is None:
             log.info("worker %s: question %s of %s was taken over or deleted; its answer is dropped", self.id,
                      question.question_id, evaluation.id)
@@ -154,6 +157,7 @@ class Worker:
 
 
 def describe(error: BaseException) -> str:
-    """An error as the evaluation shows it: our own errors by their message, others with their type."""
-    text = str(error) or type(error).__name__
+    """An error as the evaluation and the log show it: our own errors by their message, others with their type; any
+    URL in it without credentials (io/redact.py)."""
+    text = redact_urls(str(error) or type(error).__name__)
     return text if isinstance(error, RagretrievalError) else f"{type(error).__name__}: {text}"

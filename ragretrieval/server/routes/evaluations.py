@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Query, Request
 
 from ..jobs.engine import EngineError
+from ..jobs.judging import check_judges_apply
 from ..jobs.options import check_evaluation
 from ..schemas import (
     MAX_OFFSET,
@@ -51,10 +52,14 @@ def delete_evaluations(request: Request, body: IdsIn):
 @router.post("", status_code=201, response_model=EvaluationOut)
 def create_evaluation(request: Request, body: EvaluationIn):
     """A new evaluation, PENDING, with one work item per question of the set; a worker starts on it at once. The
-    generator, retriever and judges are checked against ragretrieval's registries, `options` against the engine's."""
+    generator, retriever and judges are checked against ragretrieval's registries, `options` against the engine's,
+    and a judge that needs reference answers against the set (refused when no question has one)."""
     deps.corpus(request, body.dataset)
     try:
-        check_evaluation(body.generator, body.retriever, body.judge, body.options.model_dump(exclude_unset=True))
+        check_evaluation(body.generator, body.retriever, body.judge, body.options.model_dump(exclude_unset=True),
+                         deps.settings(request).allow_models)
+        if body.judge:
+            check_judges_apply(body.judge, deps.question_sets(request).get(body.question_set_id).questions)
     except EngineError as error:
         raise Invalid(str(error)) from None
     return deps.evaluations(request).create(body)

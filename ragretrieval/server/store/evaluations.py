@@ -14,7 +14,7 @@ from ..rendering import public_text
 from ..schemas import EvaluationDetail, EvaluationIn, EvaluationOut, ResultOut
 from . import Conflict, Invalid, NotFound
 from .question_sets import QuestionSets
-from .summary import recount, summaries
+from .summary import failed_counts, recount, summaries
 
 E, R = evaluations.c, evaluation_results.c
 DONE = "DONE"
@@ -26,11 +26,19 @@ SHOWN = [R.question_id, R.position, R.question_type, R.question_text, R.ground_t
          *(getattr(R, name) for name in RESULT_FIELDS)]
 
 
-def evaluation_out(row, **detail) -> EvaluationOut:
+def evaluation_out(row, failed: int = 0, **detail) -> EvaluationOut:
+    """The row as the API shows it; `failed` of its finished questions got no answer."""
     data = dict(row._mapping)
     data["options"] = json.loads(data.get("options") or "{}")
+    data.update(failed_questions=failed, answered_questions=data["completed_questions"] - failed)
     data["error"] = public_text(data.get("error"))
     return EvaluationDetail(**data, **detail) if detail else EvaluationOut(**data)
+
+
+def shown(conn, eval_id: str) -> EvaluationOut:
+    """The evaluation `eval_id` as it is now in `conn`'s transaction."""
+    row = conn.execute(select(evaluations).where(E.id == eval_id)).one()
+    return evaluation_out(row, failed_counts(conn, [eval_id]).get(eval_id, 0))
 
 
 def result_out(row) -> ResultOut:
@@ -85,7 +93,7 @@ class Evaluations:
                 question_type=q.question_type, question_text=q.question_text, ground_truth=q.ground_truth,
                 source_record=q.source_record, state="PENDING", attempts=0, gmt_created=now, gmt_updated=now)
                 for position, q in enumerate(rows)])
-            return evaluation_out(conn.execute(select(evaluations).where(E.id == eval_id)).one())
+            return shown(conn, eval_id)
 
     def list(self, offset: int = 0, limit: int = 50, status: str | None = None,
              name: str | None = None) -> tuple[list[EvaluationOut], int]:
@@ -99,7 +107,8 @@ class Evaluations:
         with self.db.read() as conn:
             rows = conn.execute(query.order_by(E.gmt_created.desc(), E.id.desc()).offset(offset).limit(limit)).all()
             total = conn.execute(count).scalar_one()
-        return [evaluation_out(row) for row in rows], total
+            failed = failed_counts(conn, [row.id for row in rows])
+        return [evaluation_out(row, failed.get(row.id, 0)) for row in rows], total
 
     def get(self, eval_id: str, offset: int = 0, limit: int = 50, score: str | None = None) -> EvaluationDetail:
         """The evaluation with `limit` of its finished results from `offset` (in question order), those matching
@@ -116,8 +125,9 @@ class Evaluations:
             results = [] if limit == 0 else [result_out(r) for r in conn.execute(
                 finished.order_by(R.position).offset(offset).limit(limit))]
             summary = summaries.get(conn, row)
-            return evaluation_out(row, results=results, results_total=conn.execute(total).scalar_one(),
-                                  summary=summary, offset=offset, limit=limit)
+            return evaluation_out(row, summary["errors"], results=results,
+                                  results_total=conn.execute(total).scalar_one(), summary=summary, offset=offset,
+                                  limit=limit)
 
     def delete(self, eval_id: str) -> None:
         """Delete an evaluation and its results; a worker busy with one of its questions drops its answer."""
@@ -174,7 +184,7 @@ class Evaluations:
             elif not (status == goal or (target is None and status in ("PENDING", "RUNNING"))):
                 raise Conflict(f"evaluation {eval_id!r} is {status}; only a {' or '.join(sorted(sources))} "
                                f"evaluation can be {verb}")
-            return evaluation_out(conn.execute(select(evaluations).where(E.id == eval_id)).one())
+            return shown(conn, eval_id)
 
     @staticmethod
     def _ask_failed_again(conn, eval_id: str, completed: int) -> int:

@@ -1,5 +1,7 @@
-"""An evaluation's summary, computed from its finished results when it is shown: counts, the average judge score and
-how the scores spread, the mean of every check and retrieval metric, tokens, cost and latency.
+"""An evaluation's summary, computed from its finished results when it is shown: counts (``answered``: finished
+without an error; the means are over those), the average judge score and how the scores spread, each judge's
+verdicts (``judges``: judged, failed, skipped, and the first failure's reason), the mean of every check and retrieval
+metric, tokens, cost and latency.
 
 Why computed on read: results arrive one by one from several workers; a summary kept in a column would be one more
 thing to keep right under concurrency. Reading 1,000 finished results and averaging their checks and retrieval
@@ -21,9 +23,9 @@ import numpy as np
 from sqlalchemy import cast, func, select
 from sqlalchemy.engine import Connection
 
-from ...runs.schema import evaluation_results
+from ...runs.schema import SCORE_JUDGE, evaluation_results, evaluations
 
-R = evaluation_results.c
+R, E = evaluation_results.c, evaluations.c
 
 
 def percentile(values: list[float], share: float) -> float | None:
@@ -87,13 +89,45 @@ def failure_classes(conn: Connection, eval_id: str) -> dict[str, int]:
     found = dict(conn.execute(select(kind, func.count()).where(
         R.evaluation_id == eval_id, R.state == "DONE", R.answer_record.is_not(None)).group_by(kind)).all())
     return {name: found[name] for name in CLASSES if found.get(name)}
+def failed_counts(conn: Connection, eval_ids: list[str]) -> dict[str, int]:
+    """Evaluation id -> its finished questions that got no answer (an ``error``): the API's ``failed_questions``."""
+    if not eval_ids:
+        return {}
+    rows = conn.execute(select(R.evaluation_id, func.count()).where(
+        R.evaluation_id.in_(eval_ids), R.state == "DONE", R.error.is_not(None)).group_by(R.evaluation_id)).all()
+    return dict(rows)
+
+
+def judge_counts(names: list[str], rows) -> dict[str, dict]:
+    """Judge name -> ``{"judged", "failed", "skipped", "reason"}`` over the answered questions among `rows` (in
+    question order): a verdict with a value is judged, one without is skipped (the judge does not apply: no reference
+    answer) or failed, and `reason` is the first failure's (None without failures)."""
+    found = {name: {"judged": 0, "failed": 0, "skipped": 0, "reason": None} for name in names}
+    for row in rows:
+        if row.error is not None:
+            continue  # no answer: nothing was judged
+        checks = json.loads(row.checks or "{}")
+        for name, counts in found.items():
+            verdict = checks.get(name)
+            if name == SCORE_JUDGE and row.llm_judge_score is not None:
+                counts["judged"] += 1
+            elif isinstance(verdict, dict) and verdict.get("value") is not None:
+                counts["judged"] += 1
+            elif isinstance(verdict, dict) and verdict.get("skipped"):
+                counts["skipped"] += 1
+            elif isinstance(verdict, dict):
+                counts["failed"] += 1
+                counts["reason"] = counts["reason"] or str(verdict.get("error") or "no verdict")
+    return found
 
 
 def summarize(conn: Connection, eval_id: str) -> dict:
     states = dict(conn.execute(select(R.state, func.count()).where(R.evaluation_id == eval_id)
                                .group_by(R.state)).all())
     rows = conn.execute(select(R.llm_judge_score, R.checks, R.metrics, R.input_tokens, R.output_tokens, R.latency,
-                               R.cost, R.error).where(R.evaluation_id == eval_id, R.state == "DONE")).all()
+                               R.cost, R.error).where(R.evaluation_id == eval_id, R.state == "DONE")
+                        .order_by(R.position)).all()
+    judges = [n for n in (conn.execute(select(E.judge).where(E.id == eval_id)).scalar() or "").split(",") if n]
     scores = [r.llm_judge_score for r in rows if r.llm_judge_score is not None]
     spread = {str(s): 0 for s in range(1, 6)}
     for score in scores:
@@ -101,9 +135,10 @@ def summarize(conn: Connection, eval_id: str) -> dict:
     latencies = [r.latency for r in rows if r.latency is not None]
     tokens_in = sum(r.input_tokens or 0 for r in rows)
     tokens_out = sum(r.output_tokens or 0 for r in rows)
+    errors = sum(1 for r in rows if r.error is not None)
     return {
         "finished": len(rows), "pending": states.get("PENDING", 0), "running": states.get("RUNNING", 0),
-        "errors": sum(1 for r in rows if r.error),
+        "errors": errors, "answered": len(rows) - errors, "judges": judge_counts(judges, rows),
         "average_score": sum(scores) / len(scores) if scores else None,
         "scores": {**spread, "none": len(rows) - len(scores)},
         "checks": _means([r.checks for r in rows]),
