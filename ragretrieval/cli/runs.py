@@ -162,8 +162,8 @@ def rename_command(runs_db, run_id, name) -> None:
 @runs_db_option
 @click.argument("run_id")
 @click.option("--format", "fmt", type=click.Choice(["trec", "json"]), required=True)
-@click.option("--level", type=click.Choice(["doc", "chunk", "both"]), default="doc", show_default=True,
-              help="TREC: which ranking; both writes OUT with .doc/.chunk before its suffix.")
+@renamed_option("--granularity", "--level", "level", type=click.Choice(["doc", "chunk", "both"]), default="doc",
+               show_default=True, help="TREC: which ranking; both writes OUT with .doc/.chunk before its suffix.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="File to write [default: standard output].")
 def export_command(runs_db, run_id, fmt, level, out) -> None:
@@ -177,7 +177,7 @@ def export_command(runs_db, run_id, fmt, level, out) -> None:
                 click.echo(to_json(run), nl=False)
         elif level == "both":
             if out is None:
-                raise click.UsageError("--level both writes two files: give --out")
+                raise click.UsageError("--granularity both writes two files: give --out")
             for one in ("doc", "chunk"):
                 write_trec(run, out.with_name(f"{out.stem}.{one}{out.suffix}"), one)
         elif out:

@@ -67,7 +67,7 @@ def test_list_show_tag_rename_rm(history, history_url, bm25_reports):
 def test_export_trec_reproduces_the_stored_rankings(history, history_url, bm25_reports, tmp_path):
     report = bm25_reports[0]
     run_id = history.save(report)
-    run_cli("runs", "export", "--runs-db", history_url, run_id, "--format", "trec", "--level", "both",
+    run_cli("runs", "export", "--runs-db", history_url, run_id, "--format", "trec", "--granularity", "both",
             "--out", tmp_path / "run.trec")
     first_question = report.questions[0]
     doc_lines = (tmp_path / "run.doc.trec").read_text(encoding="utf-8").splitlines()
@@ -97,7 +97,7 @@ def test_export_json_round_trips(history, history_url, bm25_reports, tmp_path):
 def test_export_both_levels_needs_a_file(history, history_url, bm25_reports):
     run_id = history.save(bm25_reports[0])
     out = run_cli("runs", "export", "--runs-db", history_url, run_id, "--format", "trec", "--level", "both", code=2)
-    assert "--level both writes two files: give --out" in out
+    assert "--granularity both writes two files: give --out" in out
 
 
 def test_runs_list_shows_a_reranked_run_apart_from_its_first_stage(dataset_dir, history_url):
