@@ -12,6 +12,7 @@ from ..analysis.compare import DEFAULT_METRICS, CompareError, compare, level_and
 from ..analysis.noise import noise_bounds, noise_lines, within_noise
 from ..analysis.stats import CORRECTIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, TESTS, StatsError
 from ..scoring.trec import TrecFormatError
+from .fields import comma_separated
 from .runs import runs_db_option
 
 
@@ -89,9 +90,9 @@ def failure_classes(runs):
 
 @click.command("compare")
 @click.argument("runs", nargs=-1, required=True)
-@click.option("-m", "--metric", "metrics", multiple=True,
-              help=f"Metric to compare, repeatable [default: {', '.join(DEFAULT_METRICS)}; answer runs: their "
-                   "answer metrics, score first].")
+@click.option("-m", "--metric", "metrics", multiple=True, callback=comma_separated,
+              help=f"Metric to compare, repeatable or comma-separated [default: {', '.join(DEFAULT_METRICS)}; "
+                   "answer runs: their answer metrics, score first].")
 @click.option("--test", type=click.Choice(TESTS), default="t", show_default=True, help="Paired test.")
 @click.option("--correction", type=click.Choice(CORRECTIONS), default="holm", show_default=True,
               help="Multiple-testing correction over every (run, metric) p-value.")

@@ -69,6 +69,15 @@ def flag_message(error: SettingsError) -> str:
     return message
 
 
+def comma_separated(ctx, param, values):
+    """A click callback for a repeatable option: ``-m a,b -m c`` is ``-m a -m b -m c`` (empty parts dropped; values
+    click already typed, such as numbers, are kept as they are)."""
+    if values is None:
+        return values
+    parts = ([p.strip() for p in value.split(",")] if isinstance(value, str) else [value] for value in values)
+    return tuple(part for group in parts for part in group if part != "")
+
+
 def field_default(model: type[BaseModel], name: str):
     """The field's default; None for a field the model requires (a reranker's name: none unless given)."""
     declared = model.model_fields[name]

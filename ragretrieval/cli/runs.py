@@ -14,6 +14,7 @@ from ..runs import RunHistory, RunHistoryError
 from ..runs.export import to_json, write_json, write_trec
 from ..runs.table import format_table, metric_value, number, parse_metric_column, retriever_cell
 from .aliases import renamed_option
+from .fields import comma_separated
 
 runs_db_option = click.option(
     "--runs-db", "runs_db", metavar="URL", default=None, envvar="RAGRETRIEVAL_RUNS_URL", show_envvar=True,
@@ -56,6 +57,7 @@ def runs_group() -> None:
 @runs_db_option
 @renamed_option("--with-tag", "--tag", "tag", default=None, help="Only runs with this tag.")
 @click.option("-m", "--metric", "metrics", multiple=True, default=("recall@5", "mrr@10", "answer:score"),
+              callback=comma_separated,
               show_default=True, help="Metric columns: recall@5 (document level), chunk:recall@5, or an answer "
                                       "run's answer:score, answer:cite_f1, ...")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line instead of a table.")

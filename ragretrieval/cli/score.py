@@ -16,12 +16,13 @@ from ..io.atomic import atomic_writer
 from ..scoring import parse_metric, score
 from ..scoring.means import DEFAULT_METRICS, means_table
 from ..scoring.trec import read_qrels, read_run
+from .fields import comma_separated
 
 
 @click.command("score")
 @click.argument("qrels", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.argument("run", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("-m", "--metric", "names", multiple=True, metavar="NAME",
+@click.option("-m", "--metric", "names", multiple=True, metavar="NAME", callback=comma_separated,
               help=f"A metric such as recall@10, ndcg@10, mrr, map, r_precision (repeatable) "
                    f"[default: {' '.join(DEFAULT_METRICS)}].")
 @click.option("--rel-level", type=int, default=1, show_default=True, help="Labels >= this are relevant (trec_eval -l).")

@@ -10,7 +10,7 @@ from ..evaluation.report import EvalConfig
 from ..retrieval.registry import sweepable_retrievers
 from ..runs.sweep import read_grid, run_sweep, sweep_table
 from .evaluate import embedding_settings, fusion_settings, rerank_settings
-from .fields import Setting, collect, setting_options
+from .fields import Setting, collect, comma_separated, setting_options
 from .progress import no_progress_option, terminal_progress
 from .runs import history_errors, runs_db_option
 
@@ -25,7 +25,8 @@ SWEPT_SETTINGS = [
     Setting("chunk_size", EvalConfig, help="Chunk size (repeatable)."),
     Setting("chunk_overlap", EvalConfig, help="Chunk overlap (repeatable)."),
 ]
-SWEPT_SETTINGS = [Setting(s.path, s.model, s.help, {**s.extra, "multiple": True}, s.show_old) for s in SWEPT_SETTINGS]
+SWEPT_SETTINGS = [Setting(s.path, s.model, s.help, {**s.extra, "multiple": True, "callback": comma_separated},
+                          s.show_old) for s in SWEPT_SETTINGS]
 # settings every cell shares: eval's, for the cells they apply to
 SHARED_SETTINGS = [Setting("store_options", EvalConfig, help="key=value for every store."),
                    Setting("retriever_options", EvalConfig,
@@ -40,7 +41,7 @@ SHARED_SETTINGS = [Setting("store_options", EvalConfig, help="key=value for ever
 @click.option("--dataset", "dataset_dir", type=click.Path(path_type=Path), help="Dataset folder.")
 @click.option("--questions", type=click.Path(path_type=Path), help="Another questions.jsonl for the same corpus.")
 @setting_options(SWEPT_SETTINGS)
-@click.option("--rerank", "reranks", multiple=True,
+@click.option("--rerank", "reranks", multiple=True, callback=comma_separated,
               help="A reranking stage after every retriever (repeatable; 'none': the retriever alone), e.g. "
                    "--rerank none --rerank embed:e5-small-q4 [default: none].")
 @click.option("--primary", default=None, help="Metric that ranks the cells: recall@5 or chunk:ndcg@10 "

@@ -71,3 +71,20 @@ def test_old_and_new_flags_give_the_same_runs(tmp_path, demo_dataset):
 def test_a_bad_value_names_the_new_flag_whichever_was_typed(flag, demo_dataset):
     result = run("answer", "--dataset", demo_dataset, "--generator", "extractive", flag, "0", code=2)
     assert "--concurrency" in result.stderr and "--threads" not in result.stderr
+
+
+def test_comma_lists_and_repeated_flags_are_one(tmp_path):
+    qrels, trec = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels.write_text("q1 0 d1 1\nq2 0 d2 1\n", encoding="utf-8")
+    trec.write_text("q1 Q0 d1 1 2.0 x\nq1 Q0 d2 2 1.0 x\nq2 Q0 d1 1 2.0 x\nq2 Q0 d2 2 1.0 x\n", encoding="utf-8")
+    repeated = json.loads(run("score", qrels, trec, "-m", "recall@1", "-m", "mrr", "--json").stdout)
+    commas = json.loads(run("score", qrels, trec, "-m", "recall@1,mrr", "--json").stdout)
+    assert commas == repeated == {"recall@1": 0.5, "mrr": 0.75}
+    assert json.loads(run("score", qrels, trec, "-m", "recall@1, ,mrr,", "--json").stdout) == repeated
+
+
+def test_a_sweep_takes_comma_lists_of_models_and_numbers_repeated(tmp_path, demo_dataset):
+    shown = run("sweep", "--dataset", demo_dataset, "--model", "hashing-32,hashing-64", "--retriever", "dense",
+                "--chunk-size", 200, "--chunk-size", 300, "--runs-db", tmp_path / "runs.sqlite", "--no-progress")
+    cells = [line for line in shown.stderr.splitlines() if line.startswith("cell ") and ": run " in line]
+    assert len(cells) == 4 and sum("hashing-32" in c for c in cells) == 2
