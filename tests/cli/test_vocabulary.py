@@ -84,7 +84,13 @@ def test_comma_lists_and_repeated_flags_are_one(tmp_path):
 
 
 def test_a_sweep_takes_comma_lists_of_models_and_numbers_repeated(tmp_path, demo_dataset):
-    shown = run("sweep", "--dataset", demo_dataset, "--model", "hashing-32,hashing-64", "--retriever", "dense",
+    shown = run("sweep", "--dataset", demo_dataset, "--model", "hashing-32,hashing-64", "--retriever", "dense,",
                 "--chunk-size", 200, "--chunk-size", 300, "--runs-db", tmp_path / "runs.sqlite", "--no-progress")
     cells = [line for line in shown.stderr.splitlines() if line.startswith("cell ") and ": run " in line]
     assert len(cells) == 4 and sum("hashing-32" in c for c in cells) == 2
+
+
+def test_a_sweep_refuses_an_unknown_retriever_in_a_comma_list(tmp_path, demo_dataset):
+    result = run("sweep", "--dataset", demo_dataset, "--retriever", "bm25,bm2", "--runs-db", tmp_path / "r.sqlite",
+                 code=2)
+    assert "Invalid value for '--retriever': 'bm2' is not one of 'dense', 'bm25', 'hybrid'." in result.stderr
