@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -167,3 +168,15 @@ def test_every_old_name_runs_a_real_command_like_the_new_one(work, monkeypatch):
     shown = [json.loads(run("runs", "list", "--json", "--runs-db", history, "-m", "answer:score").stdout
                         .splitlines()[i]) for i in (-2, -1)]
     assert [row["name"] for row in shown] == ["judged-old", "judged-new"]
+
+
+OLD_README_LINES = (Path(__file__).with_name("readme_0_2_commands.txt").read_text(encoding="utf-8").splitlines())
+
+
+@pytest.mark.parametrize("line", OLD_README_LINES)
+def test_every_command_line_of_the_0_2_readme_still_parses(line):
+    """Each command line of the 0.2 README (readme_0_2_commands.txt, copied from it) with --help: click
+    parses every option before the eager --help, so an option or a command that no longer exists fails here."""
+    result = run(*shlex.split(line)[1:], "--help")
+    assert result.stdout.startswith("Usage: ")
+    assert all(WARNING.match(warning) for warning in result.stderr.splitlines()) and len(result.stderr.splitlines()) <= 1
