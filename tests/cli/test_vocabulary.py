@@ -32,6 +32,8 @@ def options(*command) -> set[str]:
     (("dataset", "build"), "--llm-base-url", "--base-url"),
     (("questions", "generate"), "--llm-timeout", "--timeout"),
     (("judge", "chunks"), "--llm-api-key-env", "--api-key-env"),
+    (("questions", "nuggets"), "--llm-model", "--nuggets-model"),
+    (("questions", "nuggets"), "--concurrency", "--nuggets-concurrency"),
     (("runs", "report"), "--out", "--html"),
     (("runs", "list"), "--with-tag", "--tag"),
     (("runs", "export"), "--granularity", "--level"),

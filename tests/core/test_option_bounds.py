@@ -83,7 +83,8 @@ def test_answer_refuses_bounds_naming_the_flag(demo_dataset, flag, value, proble
     (["judge", "chunks", "--dataset", "DATASET", "--runs", "r", "--timeout", "-1"],
      "Invalid value for '--llm-timeout'"),
     (["judge", "answers", "r", "--judge", "score5", "--threads", "0"], "Invalid value for '--concurrency'"),
-    (["questions", "nuggets", "DATASET", "--nuggets-timeout", "nan"], "Invalid value for '--nuggets-timeout'"),
+    (["questions", "nuggets", "DATASET", "--nuggets-timeout", "nan"], "Invalid value for '--llm-timeout'"),  # 0.2's
+    (["questions", "nuggets", "DATASET", "--llm-timeout", "nan"], "Invalid value for '--llm-timeout'"),
     (["judge", "answers", "r", "--judge", "score5", "--judge-timeout", "0"], f"--judge-timeout: {GREATER}"),
     (["eval", "--dataset", "DATASET", "--embed-price", "-1"], f"--embed-price: {AT_LEAST}"),
     (["serve", "--port", "70000"], "Invalid value for '--port': must be less than or equal to 65535, got '70000'"),
