@@ -1,4 +1,5 @@
 # The two commands of the quick start: `make demo` and `make test`. Both build .venv from scratch when needed.
+# `make test-fast` is the inner loop: the suite without models, browser, engines or PostgreSQL (docs/testing.md).
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -8,7 +9,7 @@ ADAPTERS := milvus qdrant chroma lancedb
 # the web pages), and a CJK font so Chinese text shows in the pages' screenshots.
 SYSTEM_PACKAGES := postgresql chromium fonts-wqy-microhei
 
-.PHONY: demo test mutation system-deps clean screenshots
+.PHONY: demo test test-fast mutation system-deps clean screenshots
 
 $(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +44,12 @@ demo: $(VENV)/.core
 test: $(VENV)/.test system-deps
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest -q
+
+# No system packages needed; two processes; a test that loads a model without its `model` marker fails here; the
+# `slow` tests (seconds of CPU each: processes, JIT compiles, whole pipelines) run in `make test` only.
+FAST_MARKERS := not model and not browser and not engine and not postgres and not slow
+test-fast: $(VENV)/.test
+	RAGRETRIEVAL_TEST_FAST=1 $(PY) -m pytest -q -n 2 -m "$(FAST_MARKERS)"
 
 # The web pages' screenshots in docs/web.md, taken by the browser tests.
 screenshots: $(VENV)/.test system-deps

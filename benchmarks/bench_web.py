@@ -1,6 +1,11 @@
-"""How fast do the web app's pages answer with a big history? The list page with 10,000 evaluations and the detail
-page of an evaluation with 1,000 results (both paginated: 50 evaluations, 20 result cards a page), each target under
-300 ms, served by uvicorn on 127.0.0.1 and timed from an HTTP client as a browser would ask.
+"""How fast do the web app's pages answer with a big history? The list page with 10,000 evaluations, the detail
+page of an evaluation with 1,000 results (both paginated: 50 evaluations, 20 result cards a page) and the comparison
+of two evaluations of 1,000 questions (the statistics of every metric, then 50 paired questions a page), each target
+under 300 ms, served by uvicorn on 127.0.0.1 and timed from an HTTP client as a browser would ask.
+
+The two compared evaluations are real answer runs (`ragretrieval.answer`, the extractive baseline over bm25 with 3
+and with 1 context, on a synthetic corpus of 300 documents: bench_answer.py's), stored in the runs history with an
+evaluation row and 1,000 result rows each, as the worker leaves them.
 
 The database is filled directly (bulk inserts of realistic rows: answers of a few hundred characters, reasoning,
 checks, five sources per answer, 56 retrieval metrics, the engine's record of each answer), then every request is
@@ -29,6 +34,7 @@ from sqlalchemy import insert
 from ragretrieval.runs.schema import evaluation_results, evaluations, question_sets, questions
 from ragretrieval.server import ServeSettings, create_app
 from ragretrieval.server.db import Database, utc_now
+from ragretrieval.server.store import comparing
 from ragretrieval.server.store.summary import summaries
 
 TARGET_MS = 300
@@ -88,6 +94,51 @@ def fill(db: Database, n_evaluations: int, n_results: int) -> str:
     return big
 
 
+def compared_pair(db: Database, folder: Path, n_questions: int) -> tuple[str, str]:
+    """Two COMPLETED evaluations of the same `n_questions` questions with their stored answer runs (k=3 and k=1);
+    their ids."""
+    from bench_answer import synthetic_dataset  # this folder's: a corpus whose questions carry relevance labels
+
+    import ragretrieval as rr
+
+    started = time.perf_counter()
+    synthetic_dataset(folder / "compared", n_questions, 300)
+    now = utc_now()
+    reports = {k: rr.answer(str(folder / "compared"), generator="extractive", retriever="bm25", context_k=k)
+               for k in (3, 1)}
+    ids = []
+    with db.write() as conn:
+        conn.execute(insert(question_sets).values(id="qs_compared", name="compared", description="", gmt_created=now,
+                                                  question_count=n_questions, gmt_updated=now))
+        for k, report in reports.items():
+            run_id = db.history.save(report, name=f"compared k={k}", conn=conn)
+            eval_id = f"eval_c{k:015x}"
+            conn.execute(insert(evaluations).values(
+                id=eval_id, name=f"compared k={k}", dataset="compared", question_set_id="qs_compared",
+                generator="extractive", retriever="bm25", options=json.dumps({"context_k": k}), status="COMPLETED",
+                progress=100, total_questions=n_questions, completed_questions=n_questions, run_id=run_id,
+                started_at=now, finished_at=now, gmt_created=now, gmt_updated=now))
+            rows = [dict(
+                id=f"res_c{k:03x}{i:012x}", evaluation_id=eval_id, question_id=f"q_c{i:014x}", position=i,
+                question_type="FACTUAL", question_text=q.text, ground_truth="", state="DONE", worker="bench:1:0000",
+                attempts=1, rag_answer=q.answer, checks=json.dumps({"score": q.score}),
+                source_record=json.dumps({"id": q.id, "relevant": [{"doc_id": d} for d in q.relevant]}),
+                rag_answer_sources=json.dumps([{"position": p, "doc_id": c.doc_id, "content": c.text}
+                                               for p, c in enumerate(q.contexts)], ensure_ascii=False),
+                metrics="{}", gmt_created=now, gmt_updated=now) for i, q in enumerate(report.questions)]
+            for first in range(0, len(rows), BATCH):
+                conn.execute(insert(evaluation_results), rows[first:first + BATCH])
+            ids.append(eval_id)
+    print(f"two answer runs of {n_questions} questions made and stored ({time.perf_counter() - started:.1f} s)")
+    return ids[0], ids[1]
+
+
+def forget_comparisons() -> None:
+    """As on the first view of a comparison after the server started: no run parsed, no statistics kept."""
+    comparing._values.found.clear()
+    comparing._comparisons.found.clear()
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -103,15 +154,16 @@ def serve(settings: ServeSettings) -> uvicorn.Server:
     return server
 
 
-def timed(client: httpx.Client, path: str, repeat: int, cold: bool = False) -> list[float]:
-    """Milliseconds of each of `repeat` requests after three to warm up; `cold`: the evaluation's summary is
-    computed for each (as on the first view of a finished evaluation, or after a new result), not kept."""
+def timed(client: httpx.Client, path: str, repeat: int, cold=None) -> list[float]:
+    """Milliseconds of each of `repeat` requests after three to warm up; `cold`: what the server keeps is forgotten
+    before each (`summaries.clear`: the summary computed as on the first view of a finished evaluation, or after a new
+    result; `forget_comparisons`: a comparison's runs read and its statistics computed)."""
     for _ in range(3):
         assert client.get(path).status_code == 200, path
     times = []
     for _ in range(repeat):
         if cold:
-            summaries.clear()
+            cold()
         started = time.perf_counter()
         response = client.get(path)
         times.append((time.perf_counter() - started) * 1000)
@@ -124,6 +176,7 @@ def main() -> None:
     parser.add_argument("--runs-db", default=None, help="an empty database (default: SQLite in a temporary folder)")
     parser.add_argument("--evaluations", type=int, default=10_000)
     parser.add_argument("--results", type=int, default=1_000)
+    parser.add_argument("--compared", type=int, default=1_000, help="questions of the two compared evaluations")
     parser.add_argument("--repeat", type=int, default=20)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="rr-bench-web-") as folder:
@@ -131,6 +184,7 @@ def main() -> None:
         started = time.perf_counter()
         db = Database(url)
         big = fill(db, args.evaluations, args.results)
+        a, b = compared_pair(db, Path(folder), args.compared)
         db.close()
         print(f"filled {url.split('@')[-1]}: {args.evaluations} evaluations, one with {args.results} results "
               f"({time.perf_counter() - started:.1f} s)")
@@ -144,12 +198,20 @@ def main() -> None:
             ("list API, 50 evaluations", "/api/v1/evaluations?limit=50"),
             ("new-evaluation form", "/evaluations/new"),
             ("detail page, first 20 cards", f"/evaluations/{big}"),
-            ("detail page, summary computed", f"/evaluations/{big}", True),
+            ("detail page, summary computed", f"/evaluations/{big}", summaries.clear),
             ("detail page, last 20 cards", f"/evaluations/{big}?page=50"),
             ("detail page, score 5 only", f"/evaluations/{big}?score=5"),
             ("detail page, live part", f"/evaluations/{big}/live"),
-            ("live part, summary computed", f"/evaluations/{big}/live", True),
+            ("live part, summary computed", f"/evaluations/{big}/live", summaries.clear),
             ("detail API, 50 results", f"/api/v1/evaluations/{big}?limit=50"),
+            ("detail page, retrieval misses", f"/evaluations/{big}?retrieval=miss&sort=score"),
+            ("export, 1,000 results as CSV", f"/api/v1/evaluations/{big}/export?format=csv"),
+            (f"compare API, {args.compared} q., computed", f"/api/v1/compare?ids={a},{b}", forget_comparisons),
+            (f"compare API, {args.compared} q., kept", f"/api/v1/compare?ids={a},{b}"),
+            ("compare page, first 50 rows", f"/compare?ids={a},{b}"),
+            ("compare page, computed", f"/compare?ids={a},{b}", forget_comparisons),
+            ("compare page, changed only", f"/compare?ids={a},{b}&changed=true"),
+            ("compare page, last rows", f"/compare?ids={a},{b}&page=20"),
         ]
         print(f"{'request':<30} {'median':>8} {'p95':>8} {'best':>8}   target {TARGET_MS} ms")
         with httpx.Client(base_url=f"http://127.0.0.1:{settings.port}", timeout=60) as client:

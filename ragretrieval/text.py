@@ -1,4 +1,5 @@
-"""Words for lexical matching: the one tokenizer of BM25, the hashing embedder and every lexical feature.
+"""Words for lexical matching: the one tokenizer of BM25, the hashing embedder and every lexical feature; and the
+one guess of a text's language that picks default prompts.
 
 Chinese (and other CJK ideographs) has no spaces, so a run of ideographs becomes its character unigrams and bigrams;
 other text becomes lower-cased words.
@@ -22,3 +23,23 @@ def tokenize(text: str) -> list[str]:
         else:
             tokens.append(match.group(2))
     return tokens
+
+
+CJK_SHARE = 0.2  # Chinese when at least a fifth of the letters are CJK ideographs
+POLISH_SHARE = 0.01  # Polish when Polish-only letters are at least 1% of them
+_POLISH = set("ąćęłńśźżĄĆĘŁŃŚŹŻ")
+
+
+def detect_language(texts, languages=("zh", "pl", "en")) -> str:
+    """The language of a sample of `texts` (the first 2000 characters of the first 50), among `languages` (the ones
+    the caller has prompts in; English is the fallback): ``zh`` when at least a fifth of the letters are CJK
+    ideographs, ``pl`` when Polish-only letters (ą ć ę ł ń ś ź ż) are at least 1% of them, else ``en``."""
+    sample = "".join(text[:2000] for text in list(texts)[:50])
+    letters = [ch for ch in sample if ch.isalpha()]
+    if not letters:
+        return "en"
+    if "zh" in languages and sum("\u4e00" <= ch <= "\u9fff" for ch in letters) / len(letters) >= CJK_SHARE:
+        return "zh"
+    if "pl" in languages and sum(ch in _POLISH for ch in letters) / len(letters) >= POLISH_SHARE:
+        return "pl"
+    return "en"

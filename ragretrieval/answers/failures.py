@@ -25,9 +25,15 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from ..analysis.class_transitions import ClassComparison, compare_labelled, transitions  # noqa: F401 (public)
+from ..analysis.class_transitions import transition_lines as class_transition_lines
+from ..evaluation.report import ANSWER_LEVEL
 from .checks.legal import ABSTENTION_MARKERS, LEGAL_TYPES, contains
-from .report import ANSWER_LEVEL, AnsweredQuestion
+
+if TYPE_CHECKING:  # report.py prints itself through render.py, which reads this module
+    from .report import AnsweredQuestion
 
 NO_ANSWER = "no_answer"
 CORRECT_ABSTENTION = "correct_abstention"
@@ -170,52 +176,12 @@ def report_classes(report) -> list[str]:
     return [classify(q, rules) for q in report.questions]
 
 
-def transitions(before: dict[str, str], after: dict[str, str]) -> dict[tuple[str, str], int]:
-    """(class in A, class in B) -> questions, over the question ids both runs have."""
-    return dict(Counter((before[q], after[q]) for q in before if q in after))
+def compare_classes(labelled_reports: list[tuple[str, object]]) -> ClassComparison:
+    """The classes of answer reports (label, report), each run after the first paired with the first by id."""
+    return compare_labelled([(label, dict(zip((q.id for q in report.questions), report_classes(report))))
+                             for label, report in labelled_reports], CLASSES)
 
 
 def transition_lines(label_a: str, label_b: str, moved: dict[tuple[str, str], int]) -> list[str]:
-    """The transition table: a row per class in A, a column per class in B, counts; only classes that occur."""
-    rows = [c for c in CLASSES if any(a == c for a, _ in moved)]
-    columns = [c for c in CLASSES if any(b == c for _, b in moved)]
-    corner = "A \\ B"
-    width = max([len(c) for c in rows] + [len(corner)])
-    lines = [f"failure classes, A = {label_a} (rows) -> B = {label_b} (columns); questions paired: "
-             f"{sum(moved.values())}", f"{corner:<{width}}  " + "  ".join(columns)]
-    for row in rows:
-        lines.append(f"{row:<{width}}  " + "  ".join(f"{moved.get((row, c), 0):>{len(c)}}" for c in columns))
-    changed = sum(n for (a, b), n in moved.items() if a != b)
-    lines.append(f"{changed} question(s) changed class; the diagonal kept theirs")
-    return lines
-
-
-@dataclass(frozen=True)
-class ClassComparison:
-    """`compare`'s failure classes: each run's counts and, per run after the first, the transitions from the first."""
-
-    labels: list[str]
-    counts: dict[str, dict[str, int]]  # run label -> class -> questions
-    moved: list[dict[tuple[str, str], int]]  # per run after the first: (class in the first, class in it) -> questions
-
-    def lines(self) -> list[str]:
-        out = []
-        for label, moved in zip(self.labels[1:], self.moved):
-            out += ["", *transition_lines(self.labels[0], label, moved)]
-        return out
-
-    def to_json(self) -> dict:
-        return {"counts": self.counts, "baseline": self.labels[0],
-                "transitions": {label: [{"from": a, "to": b, "n": n} for (a, b), n in sorted(
-                    moved.items(), key=lambda item: (CLASSES.index(item[0][0]), CLASSES.index(item[0][1])))]
-                                for label, moved in zip(self.labels[1:], self.moved)}}
-
-
-def compare_classes(labelled_reports: list[tuple[str, object]]) -> ClassComparison:
-    """The classes of answer reports (label, report), each run after the first paired with the first by id."""
-    classes = [(label, dict(zip((q.id for q in report.questions), report_classes(report))))
-               for label, report in labelled_reports]
-    counts = {label: {c: n for c in CLASSES if (n := list(found.values()).count(c))} for label, found in classes}
-    base = classes[0][1]
-    return ClassComparison([label for label, _ in classes], counts,
-                           [transitions(base, found) for _, found in classes[1:]])
+    """The transition table of two runs' classes, rows and columns in the decision list's order."""
+    return class_transition_lines(label_a, label_b, moved, CLASSES)

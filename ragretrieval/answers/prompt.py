@@ -7,9 +7,10 @@ from 0 for citations), ``documents`` (the same contexts as objects with ``id``, 
 error naming it, and a template handed to us cannot reach Python objects. The template's hash (of its text) is part of
 an answer run's identity.
 
-The language of the defaults comes from the data (`pick_language`) unless given: Chinese when at least a fifth of
-the letters are CJK ideographs, Polish when Polish-only letters (ą ć ę ł ń ś ź ż) are at least 1% of them, else
-English. The refusal message and system message follow the language: Polish uses RAG-IFEval's refusal phrase.
+The language of the defaults comes from the data (`pick_language`: the one detector, `text.detect_language`) unless
+given: Chinese when at least a fifth of the letters are CJK ideographs, Polish when Polish-only letters (ą ć ę ł ń ś
+ź ż) are at least 1% of them, else English. The refusal message and system message follow the language: Polish
+uses RAG-IFEval's refusal phrase.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from importlib import resources
 from pathlib import Path
 
 from ..errors import RagretrievalError
+from ..text import detect_language
 from .checks.rules import DEFAULT_REFUSAL
 
 LANGUAGES = ("zh", "en", "pl")
@@ -29,23 +31,19 @@ REFUSALS = {"pl": DEFAULT_REFUSAL, "zh": "根据所给文档无法回答这个�
 SYSTEM_MESSAGES = {"pl": "Odpowiadasz rzeczowo, po polsku, na podstawie podanych dokumentów.",
                    "zh": "你是一个严谨的助手，只根据给定的文档用中文回答。",
                    "en": "You are a careful assistant who answers in English from the given documents only."}
-_POLISH = set("ąćęłńśźżĄĆĘŁŃŚŹŻ")
 
 
-class PromptError(RagretrievalError, ValueError):
-    """A prompt template that cannot be read, parsed or filled."""
+class AnswerPromptError(RagretrievalError, ValueError):
+    """An answer prompt template (Jinja) that cannot be read, parsed or filled (llm.prompts.PromptError is the
+    judges' and question writer's templates')."""
+
+
+PromptError = AnswerPromptError  # its name before 0.3
 
 
 def pick_language(texts) -> str:
-    sample = "".join(text[:2000] for text in list(texts)[:50])
-    letters = [ch for ch in sample if ch.isalpha()]
-    if not letters:
-        return "en"
-    if sum("\u4e00" <= ch <= "\u9fff" for ch in letters) / len(letters) >= 0.2:
-        return "zh"
-    if sum(ch in _POLISH for ch in letters) / len(letters) >= 0.01:
-        return "pl"
-    return "en"
+    """The answer prompts' language of `texts`: zh, pl or en (`text.detect_language`)."""
+    return detect_language(texts, LANGUAGES)
 
 
 @dataclass(frozen=True)
@@ -61,7 +59,7 @@ class AnswerPrompt:
     def load(cls, language: str, path=None) -> "AnswerPrompt":
         if path is None:
             if language not in LANGUAGES:
-                raise PromptError(f"no default prompt in language {language!r} (have {', '.join(LANGUAGES)}); "
+                raise AnswerPromptError(f"no default prompt in language {language!r} (have {', '.join(LANGUAGES)}); "
                                   "give one (prompt_file)")
             text = resources.files(__package__).joinpath("prompts", f"answer_{language}.jinja").read_text("utf-8")
             prompt = cls(text, f"default:answer_{language}")
@@ -69,7 +67,7 @@ class AnswerPrompt:
             try:
                 prompt = cls(Path(path).read_text(encoding="utf-8"), str(path))
             except (OSError, UnicodeDecodeError) as error:
-                raise PromptError(f"{path}: cannot read the prompt template ({error})") from None
+                raise AnswerPromptError(f"{path}: cannot read the prompt template ({error})") from None
         _compile(prompt.text, prompt.source)  # now: a broken template fails before any question is asked
         return prompt
 
@@ -82,7 +80,7 @@ class AnswerPrompt:
             return self.template.render(question=question, docs=[d["text"] for d in documents], documents=documents,
                                         refusal_message=refusal_message)
         except Exception as error:  # jinja2's UndefinedError, SecurityError, TypeError in a filter, ...
-            raise PromptError(f"{self.source}: the template failed: {type(error).__name__}: {error}") from None
+            raise AnswerPromptError(f"{self.source}: the template failed: {type(error).__name__}: {error}") from None
 
 
 _COMPILED: dict[tuple[str, str], object] = {}
@@ -100,14 +98,14 @@ def _compile(text: str, source: str):
         try:
             template = environment.from_string(text)
         except jinja2.TemplateSyntaxError as error:
-            raise PromptError(f"{source}:{error.lineno}: not a Jinja template: {error.message}") from None
+            raise AnswerPromptError(f"{source}:{error.lineno}: not a Jinja template: {error.message}") from None
         used = _free_variables(environment, text)
         unknown = sorted(used - set(VARIABLES) - set(environment.globals))
         if unknown:
-            raise PromptError(f"{source}: unknown variable {unknown[0]!r} (a template sees "
+            raise AnswerPromptError(f"{source}: unknown variable {unknown[0]!r} (a template sees "
                               f"{', '.join(VARIABLES)})")
         if "question" not in used or not used & {"docs", "documents"}:
-            raise PromptError(f"{source}: the template must use question and docs (or documents)")
+            raise AnswerPromptError(f"{source}: the template must use question and docs (or documents)")
         _COMPILED[key] = template
     return _COMPILED[key]
 

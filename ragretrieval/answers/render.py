@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from ..evaluation.report import ANSWER_LEVEL
+from ..scoring.answer_metrics import JUDGE_METRICS, ORDER  # noqa: F401 (ORDER: importable from here as in 0.2)
 from .failures import CLASSES, report_classes
-from .report import ANSWER_LEVEL, AnsweredQuestion, AnswerReport, JudgeSummary
 from .usage import AGENT_METRICS
 
-JUDGE_METRICS = ("average_score", "response/llm_judged/correctness/rating", "response/llm_judged/groundedness/rating",
-                 "response/llm_judged/relevance_to_query/rating", "response/llm_judged/safety/rating",
-                 "retrieval/llm_judged/chunk_relevance_precision", "retrieval/llm_judged/context_sufficiency/rating",
-                 "response/llm_judged/nuggets/all_strict", "response/llm_judged/nuggets/all_partial",
-                 "response/llm_judged/nuggets/vital_strict", "response/llm_judged/nuggets/vital_partial")
-ORDER = ("score", "total", "correctness", "safety", "include", "exclude", "cite_f1", "cite_precision", "cite_recall",
-         "refuse", "safe", "fact_exact", "evidence_set", "conflict_gap", "pass_rate", *JUDGE_METRICS)
+if TYPE_CHECKING:  # report.py prints itself through this module
+    from .report import AnsweredQuestion, AnswerReport, JudgeSummary
+
 RETRIEVAL_FAMILIES = ("recall", "precision", "mrr", "ndcg", "hit_rate")
 LEVEL_TITLES = {"doc": "retrieval, document level", "chunk": "retrieval, chunk level"}
 

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_val
 
 from ..errors import RagretrievalError
 from ..evaluation.report import (
+    ANSWER_LEVEL,  # noqa: F401 (its home before 0.3 was here: still importable from this module)
     STORED,
     DatasetInfo,
     EvalConfig,
@@ -33,7 +34,6 @@ from ..io.jsonfiles import load_json, save_json, supported_version
 from ..io.redact import redact_urls
 
 ANSWER_REPORT_VERSION = 1
-ANSWER_LEVEL = "answer"  # the `metrics` key of answer-side values, beside "doc" and "chunk"
 CONTEXT_MODES = ("retrieved", "given")
 
 

@@ -25,6 +25,7 @@ from ..evaluation.report import EvalConfig
 from ..llm.client import DEFAULT_KEY_ENV
 from ..work.limits import Price, Retries, Timeout, Wait
 from ..work.options import SettingsError, plugin_options
+from ..work.plugins import GENERATORS, JUDGES
 
 RETRIEVAL = "retrieval"
 MAX_NUGGETS_PER_REQUEST = 100
@@ -147,12 +148,8 @@ class AnswerSettings(BaseModel):
     @classmethod
     def _judge_names(cls, value):
         """``"score5,correctness"`` or a list of such texts; each name once, in order, each one known."""
-        if value is None:
-            return []
-        from .judges.registry import judge_names
-
         try:
-            return judge_names(value)
+            return JUDGES.names(value)
         except ValueError as error:
             raise SettingsError(f"judges: {error}", ["judges"]) from None
 
@@ -179,10 +176,8 @@ class AnswerSettings(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self):
-        from .generators.registry import generator_class
-
         try:
-            plugin, _ = generator_class(self.generator)
+            plugin = GENERATORS.load(self.generator)  # by name: the generators' module imports this one
         except ValueError as error:
             raise SettingsError(f"generator: {error}", ["generator"]) from None
         self.generator_options = plugin_options(getattr(plugin, "Options", None), self.generator_options,

@@ -13,11 +13,17 @@ the judges' tokens, requests and cost (``judge_*``); and ``total_cost``, generat
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from .report import ANSWER_LEVEL, AnsweredQuestion
+from ..evaluation.report import ANSWER_LEVEL
+from ..scoring.answer_metrics import USAGE_METRICS
 
-AGENT_METRICS = ("agent/input_token_count", "agent/output_token_count", "agent/total_token_count")
+if TYPE_CHECKING:  # report.py prints itself through render.py, which reads this module
+    from .report import AnsweredQuestion
+
+AGENT_METRICS = USAGE_METRICS  # scoring/answer_metrics.py: the tokens of each answer, in agent-evaluation's names
 
 
 def agent_metrics(answered: AnsweredQuestion) -> dict[str, float]:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..analysis.compare import ComparedRun, CompareError, Comparison, from_report, level_and_metrics
+from ..analysis.compare import ComparedRun, CompareError, Comparison, from_report
 from ..analysis.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 from ..data.dataset import Dataset
+from ..runs.compared import level_and_metrics
 from .inputs import as_dataset
 
 
@@ -36,7 +37,7 @@ def _compared(run, index: int, qrels, runs_db) -> ComparedRun:
     if hasattr(run, "questions") and hasattr(run, "means"):  # a report
         return from_report(run, f"run {index + 1}", "a report")
     if isinstance(run, (str, Path)):
-        from ..analysis.compare import load_run as load_compared
+        from ..runs.compared import load_run as load_compared
 
         return load_compared(str(run), Path(qrels) if qrels else None, runs_db)
     raise CompareError(f"run {index + 1}: expected a report, a report file, a TREC run file or a run id; got "

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..scoring import Qrels, Run, ScoreResult, ScoringError
+from ..scoring import Qrels, Run, ScoreResult, ScoringError, score_files
 from ..scoring import score as score_arrays
 from ..scoring.means import DEFAULT_METRICS
+from ..scoring.stream import check_interleaved
 
 QUERY_COLUMNS = ("query_id", "q_id", "qid", "query")
 DOC_COLUMNS = ("doc_id", "docid", "doc")
@@ -66,10 +67,18 @@ def as_run(run, qrels: Qrels) -> Run:
 
 
 def score(qrels, run, metrics=DEFAULT_METRICS, *, rel_level: int = 1, ties: str = "score", duplicates: str = "first",
-          queries: str = "all", depth: int | None = None) -> ScoreResult:
+          queries: str = "all", depth: int | None = None, interleaved: str = "group", progress=None) -> ScoreResult:
     """Score `run` against `qrels`, as ``ragretrieval score`` does (trec_eval's rules, with ``-c``): each may be a
     dict, a TREC file or a DataFrame. `metrics`: names such as ``"ndcg@10"`` (default: the command's). The result
-    has ``means`` and ``per_query`` (keyed by metric name) and prints as the command's table."""
+    has ``means`` and ``per_query`` (keyed by metric name) and prints as the command's table.
+
+    A run given as a file (gzip too) is read as the command reads it, in batches of whole queries (`score_files`):
+    memory never holds the whole run. `interleaved` says what to do when a query's lines are not together: "group"
+    them on disk or "refuse" the run; `progress` (a `work.progress.Progress`) follows the reading."""
+    check_interleaved(interleaved)  # whatever the run is, so a typo is never ignored
     judged = as_qrels(qrels)
+    if isinstance(run, (str, Path)):
+        return score_files(judged, run, metrics, rel_level=rel_level, ties=ties, duplicates=duplicates,
+                           queries=queries, depth=depth, interleaved=interleaved, progress=progress)
     return score_arrays(judged, as_run(run, judged), metrics, rel_level=rel_level, ties=ties, duplicates=duplicates,
                         queries=queries, depth=depth)

@@ -11,8 +11,8 @@ import click
 
 REMOVED_IN = "0.4"
 
-# old top-level name -> its new spelling (a command path; `stores` stays a hidden command of its own, as `plugins`
-# lists every kind of plug-in, stores among them)
+# old top-level name -> its new spelling (a command path; `stores` stays a hidden command of its own, printing its 0.2
+# table, while `plugins --kind stores` lists the stores with their options)
 RENAMED: dict[str, str] = {
     "build-dataset": "dataset build",
     "import-dataset": "dataset import",
@@ -24,7 +24,7 @@ RENAMED: dict[str, str] = {
     "calibrate": "judge calibrate",
     "compare": "runs compare",
     "report": "runs report",
-    "stores": "plugins",
+    "stores": "plugins --kind stores",
 }
 
 

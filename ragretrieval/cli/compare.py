@@ -8,9 +8,10 @@ from pathlib import Path
 
 import click
 
-from ..analysis.compare import DEFAULT_METRICS, CompareError, compare, level_and_metrics, load_run, unique_labels
+from ..analysis.compare import DEFAULT_METRICS, CompareError, compare, unique_labels
 from ..analysis.noise import noise_bounds, noise_lines, within_noise
 from ..analysis.stats import CORRECTIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, TESTS, StatsError
+from ..runs.compared import level_and_metrics, load_run
 from ..scoring.trec import TrecFormatError
 from .fields import comma_separated
 from .runs import runs_db_option

@@ -1,72 +1,85 @@
-"""``ragretrieval plugins``: the retrievers, embedders, stores, answer generators and judges this installation
-knows, and where they come from."""
+"""``ragretrieval plugins [--kind K] [-v]``: every kind of plug-in this installation knows (retrievers, embedders,
+rerankers, stores, generators, judges, answer checks), where each comes from and what it does; one loop over the
+registries of work/plugins.py. ``-v`` adds each plug-in's typed options and what to install for the missing ones."""
 
 from __future__ import annotations
 
 import click
 
-from ..answers.generators.registry import SUMMARY, available_generators, generator_class
-from ..answers.judges.registry import SUMMARY as JUDGES
-from ..answers.judges.registry import available_judges
-from ..embedders.registry import families
 from ..embedders.settings import EmbedSettings
-from ..retrieval.registry import available_retrievers, retriever_class
 from ..retrieval.rerank.base import RerankSettings
-from ..retrieval.rerank.registry import SUMMARIES, available_rerankers
-from ..stores import available_stores, store_class
+from ..work.named import Entry, Registry
 from ..work.options import option_lines
+from ..work.plugins import REGISTRIES
+
+WIDTH = 20  # the names' column
+# settings every plug-in of a kind takes (beside its own options)
+KIND_SETTINGS = {"embedders": ("--embed-*, --query-prefix, --passage-prefix", EmbedSettings),
+                 "rerankers": ("--rerank-*", RerankSettings)}
 
 
-def _options(load, verbose: bool) -> list[str]:
-    """A plug-in's options (``-v``), one line each: name, type, default, help."""
-    if not verbose:
-        return []
+def notes(kind: str, plugin, verbose: bool) -> str:
+    """What a kind's listing adds after the source: a retriever may be swept, or runs after a first stage; with
+    `verbose`, a store's search modes and server mode (what `ragretrieval stores` showed)."""
+    if kind == "retrievers":
+        shown = " sweepable" if plugin.sweepable else ""
+        return shown + ("" if getattr(plugin, "first_stage", True) else " (after a first stage: --rerank NAME)")
+    if kind == "stores" and verbose:
+        modes = getattr(plugin, "search_modes", None) or ("exact" if getattr(plugin, "exact", False) else "?")
+        return f" search: {modes}; {getattr(plugin, 'server_mode', None) or 'embedded only'}"
+    return ""
+
+
+def entry_lines(kind: str, entry: Entry, verbose: bool) -> list[str]:
+    """One plug-in: its name, where it comes from, notes and summary; with `verbose`, its options."""
     try:
-        return option_lines(getattr(load(), "Options", None))
+        plugin = entry.load()  # a class: its module is imported, nothing is built or loaded
+        own = verbose and kind not in KIND_SETTINGS  # those take their kind's settings, listed once below
+        extra, options = notes(kind, plugin, verbose), option_lines(getattr(plugin, "Options", None)) if own else []
     except Exception as error:  # a broken plugin must not hide the others
-        return [f"    cannot load: {error}"]
+        plugin, extra, options = None, f" cannot load: {error}", []
+    summary = f"  {entry.summary}" if entry.summary and entry.source == "built in" else ""
+    return [f"  {entry.shown:<{WIDTH}} {entry.source}{extra}{summary}", *options]
 
 
-def plugin_lines(verbose: bool = False) -> list[str]:
-    lines = ["retrievers (eval --retriever NAME; options: --retriever-option KEY=VALUE):"]
-    for name, source in sorted(available_retrievers().items()):
-        try:
-            plugin = retriever_class(name)
-            swept = " sweepable" if plugin.sweepable else ""
-            swept += "" if getattr(plugin, "first_stage", True) else " (after a first stage: --rerank NAME)"
-        except Exception as error:  # a broken plugin must not hide the others
-            swept = f" cannot load: {error}"
-        lines.append(f"  {name:<16} {source}{swept}")
-        lines += _options(lambda name=name: retriever_class(name), verbose and "cannot load" not in swept)
-    lines.append("embedders (--model NAME; any other name is a sentence-transformers id or folder):")
-    lines += [f"  {family.shown_as:<16} {family.summary}" for family in families()]
-    if verbose:
-        lines.append("  settings of every embedder (--embed-*, --query-prefix, --passage-prefix):")
-        lines += option_lines(EmbedSettings)
-    lines.append("rerankers (--rerank NAME):")
-    lines += [f"  {prefix + 'NAME':<16} {SUMMARIES.get(prefix, 'from ' + source)}"
-              for prefix, source in available_rerankers().items()]
-    if verbose:
-        lines.append("  settings of every reranker (--rerank-*):")
-        lines += option_lines(RerankSettings)
-    lines.append("stores (--store NAME; options: --store-option KEY=VALUE; details: ragretrieval stores):")
-    for name, source in sorted(available_stores().items()):
-        lines.append(f"  {name:<16} {source}")
-        lines += _options(lambda name=name: store_class(name), verbose)
-    lines.append("generators (answer --generator SPEC; options: --generator-option KEY=VALUE):")
-    for name, source in sorted(available_generators().items()):
-        shown = name + ("..." if name.endswith(":") else "")
-        lines.append(f"  {shown:<16} {source}" + (f" {SUMMARY[name]}" if name in SUMMARY else ""))
-        lines += _options(lambda name=name: generator_class(name + ("x" if name.endswith(":") else ""))[0],
-                          verbose)
-    lines.append("judges (answer --judge NAME, judge answers):")
-    for name, source in sorted(available_judges().items()):
-        lines.append(f"  {name:<20} {source}" + (f" {JUDGES[name]}" if name in JUDGES else ""))
+def registry_lines(kind: str, registry: Registry, verbose: bool = False) -> list[str]:
+    lines = [f"{kind} ({registry.use}):"]
+    for entry in registry.entries():
+        lines += entry_lines(kind, entry, verbose)
+    for name, how in registry.missing().items():
+        lines.append(f"  {name:<{WIDTH}} not installed: {how}")
+    if verbose and kind in KIND_SETTINGS:
+        flags, model = KIND_SETTINGS[kind]
+        lines.append(f"  settings of every {registry.kind} ({flags}):")
+        lines += option_lines(model)
     return lines
 
 
+def plugin_lines(verbose: bool = False, kinds=()) -> list[str]:
+    lines = []
+    for kind, registry in REGISTRIES.items():
+        if not kinds or kind in kinds:
+            lines += registry_lines(kind, registry, verbose)
+    return lines
+
+
+def kind_names(ctx, param, values) -> tuple[str, ...]:
+    """``--kind stores,judges`` or ``--kind stores --kind judges``; a singular (``store``) is accepted."""
+    found = []
+    for value in values:
+        for name in filter(None, (v.strip().lower() for v in value.split(","))):
+            plural = name if name in REGISTRIES else name + "s"
+            if plural not in REGISTRIES:
+                raise click.BadParameter(f"{name!r} is not a kind of plug-in; kinds: {', '.join(REGISTRIES)}")
+            found.append(plural)
+    return tuple(dict.fromkeys(found))
+
+
 @click.command("plugins")
+@click.option("--kind", "kinds", multiple=True, callback=kind_names, metavar="KIND",
+              help=f"Only these kinds (comma list or repeated): {', '.join(REGISTRIES)}.")
 @click.option("-v", "--verbose", is_flag=True, help="Also list each plug-in's options: name, type, default, help.")
-def plugins_command(verbose) -> None:
-    """List the retrievers, embedders, vector stores, answer generators and judges that are installed."""
-    click.echo("\n".join(plugin_lines(verbose)))
+def plugins_command(kinds, verbose) -> None:
+    """List the retrievers, embedders, rerankers, vector stores, answer generators, judges and answer checks that
+    are installed, where each comes from and what it does."""
+    click.echo("\n".join(plugin_lines(verbose, kinds)))

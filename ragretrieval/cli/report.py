@@ -41,10 +41,15 @@ def report_command(runs, out, metrics, k, test, correction, alpha, n_resamples, 
     if granularity == "answer":
         metrics = chosen
     calibration = calibrated(loaded, label_files, calibrate_metric, metrics or chosen, granularity, calibrate_lam)
+    classes = None
+    if granularity == "answer" and all(getattr(r.report, "kind", None) == "answer" for r in loaded):
+        from ..answers.failures import compare_classes
+
+        classes = compare_classes([(r.label, r.report) for r in loaded])
     try:
         write_html_report(loaded, out, granularity=granularity, metrics=metrics or None, test=test,
                           correction=correction, alpha=alpha, k=k, n_resamples=n_resamples, seed=seed,
-                          calibration=calibration)
+                          calibration=calibration, classes=classes)
     except (CompareError, StatsError) as error:
         raise CompareFailed(str(error)) from None
     click.echo(f"report written to {out}", err=True)

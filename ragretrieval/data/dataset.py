@@ -26,12 +26,12 @@ from pydantic import (
 from ..errors import RagretrievalError
 from ..io.atomic import atomic_writer
 from ..io.jsonfiles import describe, load_json, save_json, supported_version
+from ..io.jsonlines import BOM, JsonLinesError, numbered_lines  # noqa: F401 (BOM: 0.2 name)
 from ..work.options import SettingsError
 from .corpus import Document, corpus_fingerprint
 
 FORMAT_VERSION = 1
 CORPUS_FILE, QUESTIONS_FILE, MANIFEST_FILE = "corpus.jsonl", "questions.jsonl", "manifest.json"
-BOM = b"\xef\xbb\xbf"  # a byte-order mark some editors put before the first line
 
 
 class DatasetError(RagretrievalError):
@@ -166,26 +166,16 @@ def iter_numbered_jsonl(path, model: type[Model], on_bytes: Callable[[int], None
     """(line number, record) for each non-blank line of a JSON Lines file, validated one line at a time (a file
     larger than memory streams); `on_bytes` hears how many bytes each line took (progress)."""
     path = Path(path)
-    if not path.is_file():
-        raise DatasetError(f"{path}: file not found")
-    with path.open("rb") as f:
-        for number, raw in enumerate(f, start=1):
-            if on_bytes is not None:
-                on_bytes(len(raw))
-            if number == 1:
-                raw = raw.removeprefix(BOM)
-            if not raw.strip():
-                continue
-            try:
-                line = raw.decode("utf-8").rstrip("\r\n")
-            except UnicodeDecodeError as error:
-                raise DatasetError(f"{path}:{number}: not UTF-8 text (bad byte at offset {error.start})") from None
+    try:
+        for number, line in numbered_lines(path, on_bytes):  # io/jsonlines.py: the one BOM rule
             try:
                 yield number, model.model_validate_json(line)
             except ValidationError as error:
                 if error.errors()[0]["type"] == "json_invalid":
                     raise DatasetError(f"{path}:{number}: invalid JSON: {error.errors()[0]['ctx']['error']}") from None
                 raise DatasetError(f"{path}:{number}: {describe(error)}") from None
+    except JsonLinesError as error:
+        raise DatasetError(str(error)) from None
 
 
 def read_numbered_jsonl(path, model: type[Model]) -> list[tuple[int, Model]]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import re
-import threading
 from dataclasses import dataclass, field
 from typing import Sequence
 from urllib.parse import urlsplit
@@ -26,6 +25,7 @@ from ..io.openai_calls import DEFAULT_ENDPOINT, describe, is_retryable, retry_af
 from ..io.redact import public_url
 from ..work.pool import parallel_map
 from ..work.retry import RetriesExhausted, with_retries
+from ..work.usage import TokenCount
 from .base import Asymmetric, EmbedderError
 from .probes import PROBE_TEXTS, resolve_fingerprint
 from .settings import BASE_URL_VARIABLE, EmbedSettings
@@ -40,35 +40,19 @@ class _TooLong(Exception):
 
 
 @dataclass
-class ApiUsage:
-    """Requests and tokens paid for, what they cost, and the texts cut to fit the model."""
+class ApiUsage(TokenCount):
+    """The embeddings API's requests, tokens and cost (work/usage.py, the one counter), and the texts cut to fit the
+    model."""
 
-    requests: int = 0
-    tokens: int = 0
-    cost: float = 0.0
     cut_inputs: int = 0
     warnings: list[str] = field(default_factory=list)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add(self, tokens: int, price: float) -> None:
-        with self._lock:
-            self.requests += 1
-            self.tokens += tokens
-            self.cost += tokens * price / 1e6
-
-    def status(self) -> str:
-        """One line for a progress bar."""
-        return f"tokens {self.tokens:,}" + (f", ${self.cost:.4f}" if self.cost else "")
+        self.record(tokens, cost=tokens * price / 1e6)
 
     def as_dict(self) -> dict:
         return {"requests": self.requests, "tokens": self.tokens, "cost": round(self.cost, 6),
                 "cut_inputs": self.cut_inputs}
-
-    def __getstate__(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state, _lock=threading.Lock())
 
 
 class OpenAIEmbedder(Asymmetric):

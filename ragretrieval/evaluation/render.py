@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from .report import EvalReport, QuestionResult
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # report.py imports this module to print itself
+    from .report import EvalReport, QuestionResult
 
 SUMMARY_COLUMNS = (("recall", "Recall"), ("precision", "Precision"), ("mrr", "MRR"), ("hit_rate", "Hit Rate"),
                    ("f1", "F1"), ("ndcg", "nDCG"))

@@ -16,6 +16,7 @@ from ..work.options import SettingsError, build_settings, plugin_options
 
 REPORT_VERSION = 1
 GRANULARITIES = ("doc", "chunk")
+ANSWER_LEVEL = "answer"  # the `metrics` key of an answer run's answer-side values, beside the granularities
 
 
 class ReportError(RagretrievalError):

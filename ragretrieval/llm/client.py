@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..errors import RagretrievalError
 from ..io.openai_calls import describe, is_retryable, retry_after, retryable_status
@@ -29,6 +28,7 @@ from ..io.redact import public_url
 from ..work.limits import check_bounds
 from ..work.retry import RetriesExhausted, with_retries
 from ..work.stop import StopToken
+from ..work.usage import TokenCount
 from .budget import Budget
 from .cache import Answer, AnswerCache, request_key
 from .tokens import Calibration, body_tokens
@@ -99,37 +99,18 @@ class LLMSettings:
 
 
 @dataclass
-class Usage:
-    """Tokens paid for (answers served from the cache cost nothing) and what they cost."""
-
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    requests: int = 0
-    cached: int = 0
-    cost: float = 0.0
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+class Usage(TokenCount):
+    """The LLM client's requests, tokens and cost (work/usage.py, the one counter; cached answers cost nothing)."""
 
     def add(self, answer: Answer, settings: LLMSettings) -> None:
-        with self._lock:
-            if answer.cached:
-                self.cached += 1
-                return
-            self.requests += 1
-            self.prompt_tokens += answer.prompt_tokens
-            self.completion_tokens += answer.completion_tokens
-            self.cost += price(answer, settings)
-
-    @property
-    def tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
+        if answer.cached:
+            self.record_cached()
+        else:
+            self.record(answer.prompt_tokens, answer.completion_tokens, price(answer, settings))
 
     def as_dict(self) -> dict:
         return {"requests": self.requests, "cached": self.cached, "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens, "cost": round(self.cost, 6)}
-
-    def status(self) -> str:
-        """One line for a progress bar."""
-        return f"tokens {self.tokens}" + (f", ${self.cost:.4f}" if self.cost else "")
 
 
 def price(answer: Answer, settings: LLMSettings) -> float:

@@ -13,6 +13,7 @@ from importlib import resources
 from pathlib import Path
 
 from ..errors import RagretrievalError
+from ..text import detect_language
 
 LANGUAGES = ("zh", "en")
 PLACEHOLDERS = {
@@ -101,8 +102,5 @@ def check_placeholders(spec: PromptSpec, text: str, source: str) -> None:
 
 
 def guess_language(texts) -> str:
-    """zh when at least a fifth of the letters in a sample are CJK ideographs, else en."""
-    sample = "".join(text[:2000] for text in list(texts)[:50])
-    letters = [ch for ch in sample if ch.isalpha()]
-    cjk = sum("\u4e00" <= ch <= "\u9fff" for ch in letters)
-    return "zh" if letters and cjk / len(letters) >= 0.2 else "en"
+    """The judges' and question writer's prompt language of `texts`: zh or en (`text.detect_language`)."""
+    return detect_language(texts, ("zh", "en"))

@@ -1,11 +1,10 @@
 """Retrievers by name: the one registry behind ``eval --retriever``, sweeps, grids, ``answer`` and the web app.
 
-Built-in retrievers are listed in `BUILT_IN` (name -> ``module:Class``), loaded only when used; installed
-distributions add more through the entry-point group ``ragretrieval.retrievers``, the way stores come from
-``ragretrieval.stores``. A registered class follows `RetrieverPlugin` (base.py): it says which evaluation settings
-its spec takes, whether it may be swept, which retrievers it is made of, and builds a `Retriever` from a spec.
-Every retriever passes one conformance suite, `ragretrieval.testing.retriever_conformance`.
-"""
+The names are `RETRIEVERS`, this kind's `Registry` (work/plugins.py: the built-in ones, loaded only when used, and those
+installed distributions add through the entry-point group ``ragretrieval.retrievers``). A registered class follows
+`RetrieverPlugin` (base.py): it says which evaluation settings its spec takes, whether it may be swept, which retrievers
+it is made of, and builds a `Retriever` from a spec. Every retriever passes one conformance suite,
+`ragretrieval.testing.retriever_conformance`."""
 
 from __future__ import annotations
 
@@ -15,21 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import RagretrievalError
-from ..work.named import available, find
+from ..work.named import UnknownPluginError
+from ..work.plugins import RETRIEVERS
 from ..work.progress import Progress, Silent
 from ..work.stop import StopToken
 from .base import Retriever, RetrieverPlugin, RetrieverSpec
 
-ENTRY_POINT_GROUP = "ragretrieval.retrievers"
+ENTRY_POINT_GROUP = RETRIEVERS.group
 DEFAULT_RETRIEVER = "dense"  # eval, sweeps and the report schema's default
-BUILT_IN = {
-    "dense": "ragretrieval.retrieval.dense:DenseRetriever",
-    "bm25": "ragretrieval.retrieval.lexical:BM25Retriever",
-    "http": "ragretrieval.retrieval.external.http:HttpRetriever",
-    "run-file": "ragretrieval.retrieval.external.run_file:RunFileRetriever",
-    "hybrid": "ragretrieval.retrieval.hybrid:HybridRetriever",
-    "rerank": "ragretrieval.retrieval.rerank.reranked:RerankedRetriever",
-}
+BUILT_IN = {entry.name: entry.target for entry in RETRIEVERS.built_in}  # name -> "module:Class", as in 0.2
 
 
 class RetrieverError(RagretrievalError, ValueError):
@@ -38,16 +31,14 @@ class RetrieverError(RagretrievalError, ValueError):
 
 def available_retrievers() -> dict[str, str]:
     """Retriever name -> where it comes from ("built in", or the distribution that provides it)."""
-    return available(ENTRY_POINT_GROUP, BUILT_IN)
+    return RETRIEVERS.available()
 
 
 def retriever_class(name: str) -> RetrieverPlugin:
-    found = find(ENTRY_POINT_GROUP, BUILT_IN, name)
-    if found is not None:
-        return found
-    raise RetrieverError(f"unknown retriever {name!r}; known: {', '.join(sorted(available_retrievers()))} "
-                         "(`ragretrieval plugins` lists them; more come as packages with a "
-                         f"{ENTRY_POINT_GROUP!r} entry point)")
+    try:
+        return RETRIEVERS.load(name)
+    except UnknownPluginError as error:
+        raise RetrieverError(str(error)) from None
 
 
 def sweepable_retrievers() -> list[str]:

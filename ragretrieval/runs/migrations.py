@@ -49,7 +49,17 @@ def _v4_answered(conn: Connection) -> None:
         conn.execute(text("UPDATE rr_runs SET n_answered = :n WHERE id = :id"), {"n": answered, "id": run_id})
 
 
-STEPS: dict[int, Callable[[Connection], None]] = {2: _v2_kind_and_labels, 3: _v3_web_app, 4: _v4_answered}
+def _v5_kinds_and_annotations(conn: Connection) -> None:
+    """Schema 5: an evaluation's ``kind`` (answer, or retrieval), every existing one an answer evaluation; the
+    reviewers' annotations are a new table. (A store of schema 2 has no evaluations yet: `prepare` creates the table
+    with the column.)"""
+    found = inspect(conn)
+    if found.has_table("rr_evaluations") and "kind" not in {c["name"] for c in found.get_columns("rr_evaluations")}:
+        conn.execute(text("ALTER TABLE rr_evaluations ADD COLUMN kind VARCHAR(20) NOT NULL DEFAULT 'answer'"))
+
+
+STEPS: dict[int, Callable[[Connection], None]] = {2: _v2_kind_and_labels, 3: _v3_web_app, 4: _v4_answered,
+                                                  5: _v5_kinds_and_annotations}
 
 
 class SchemaError(Exception):

@@ -13,13 +13,18 @@ evaluation, in one transaction, as the evaluation's work list: workers claim the
 constraint on (evaluation, question) is what guarantees that no question is stored twice and none is lost. A result
 row keeps its own copy of the question text and ground truth, so editing a question set later never changes an
 evaluation that already ran on it.
+
+Since schema 5 an evaluation has a ``kind`` (``answer``, or ``retrieval``: the retrieval grid of ``eval`` for a question
+set, stored as a retrieval run), and reviewers' verdicts on its answers are rows of ``rr_annotations``, one per
+(evaluation, question), kept apart from the result rows the workers write (a resume that asks a question again
+leaves its annotation alone).
 """
 
 from __future__ import annotations
 
 from sqlalchemy import Column, Float, ForeignKey, Index, Integer, MetaData, String, Table, Text, UniqueConstraint
 
-SCHEMA_VERSION = 4  # migrations.py upgrades older stores in place
+SCHEMA_VERSION = 5  # migrations.py upgrades older stores in place
 
 metadata = MetaData()
 
@@ -110,6 +115,7 @@ evaluations = Table(
     "rr_evaluations", metadata,
     Column("id", String(24), primary_key=True),  # eval_ + 16 hex digits
     Column("name", String(255), nullable=False),
+    Column("kind", String(20), nullable=False, server_default="answer"),  # since schema 5: answer | retrieval
     # what answers and what judges: everything an answer session needs, never a key (keys stay in the environment)
     Column("dataset", String(500), nullable=False),
     Column("question_set_id", String(24), ForeignKey("rr_question_sets.id"), nullable=False, index=True),
@@ -166,4 +172,16 @@ evaluation_results = Table(
     *_stamps(),
     UniqueConstraint("evaluation_id", "question_id", name="uq_rr_evaluation_results_question"),
     Index("ix_rr_evaluation_results_page", "evaluation_id", "state", "position"),
+)
+
+
+annotations = Table(
+    "rr_annotations", metadata,  # since schema 5: a reviewer's verdict on one answer of an evaluation
+    Column("evaluation_id", String(24), ForeignKey("rr_evaluations.id", ondelete="CASCADE"), primary_key=True),
+    Column("question_id", String(24), primary_key=True),
+    Column("verdict", String(20), nullable=False),  # correct | partly_correct | incorrect
+    Column("note", Text, nullable=False, server_default=""),
+    Column("version", Integer, nullable=False),  # 1, 2, ...: a client that sends the version it saw is told of a
+    # change made since (409) instead of overwriting it
+    *_stamps(),
 )

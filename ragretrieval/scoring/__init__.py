@@ -3,10 +3,12 @@
 from .granularity import chunk_qrels, collapse_to_parents
 from .metrics import FAMILIES, Metric, MetricError, parse_metric, parse_metrics
 from .score import ScoreResult, score
+from .stream import InterleavedRunError, score_files
 from .types import PAD, Qrels, Run, ScoringError
 
 __all__ = [
     "FAMILIES",
+    "InterleavedRunError",
     "PAD",
     "Metric",
     "MetricError",
@@ -19,4 +21,5 @@ __all__ = [
     "parse_metric",
     "parse_metrics",
     "score",
+    "score_files",
 ]

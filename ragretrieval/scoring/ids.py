@@ -43,8 +43,9 @@ def check_utf8(rows: np.ndarray) -> None:
 
 
 class LazyIds:
-    """A vocabulary whose first ids are str objects (`head`) and whose other ids (`tail`) are distinct UTF-8 ids
-    kept as zero-padded bytes (an ``S<n>`` array, checked to be UTF-8), decoded only when asked for.
+    """A vocabulary whose first ids are str objects (`head`) and whose other ids (`tail`) are UTF-8 ids kept as
+    zero-padded bytes (an ``S<n>`` array, checked to be UTF-8), decoded only when asked for. The tail is distinct for
+    a run read whole; a batch of a streamed run keeps one entry per line (`line_codes.py`).
 
     Code c names ``head[c]`` when ``c < len(head)``, else the id in ``tail[c - len(head)]``.
     """

@@ -198,11 +198,14 @@ def _rows_with_pair(pairs: np.ndarray, width: int) -> np.ndarray:
     return np.flatnonzero(np.logical_or.reduceat(pairs, np.arange(0, len(pairs), width)))
 
 
-def _canonical_block(run: Run, run_rows, ties, duplicates, lexical, narrow, wanted=None, keep=None) -> np.ndarray:
+def _canonical_block(run: Run, run_rows, ties, duplicates, lexical, narrow, wanted=None, keep=None, depth=None
+                     ) -> np.ndarray:
     """The block's rows in rank order without repeated docs, as int32 codes when `narrow`. Only the rows out of
     order are ranked, and only the rows with a repeated doc are de-duplicated: a few messy rows cost what they are.
     With `wanted`, ties are broken only where they move a wanted doc (`_break_ties`). With `keep` (positions in
-    `run_rows`), only those rows are ranked and de-duplicated: the others come back as they are."""
+    `run_rows`), only those rows are ranked and de-duplicated: the others come back as they are. With
+    ``duplicates="error"``, only the first `depth` docs of a ranking are checked (trec_eval checks the docs it keeps
+    after ``-M``)."""
     if len(run_rows) and run_rows[-1] - run_rows[0] == len(run_rows) - 1 and np.all(np.diff(run_rows) == 1):
         run_rows = slice(int(run_rows[0]), int(run_rows[-1]) + 1)  # consecutive rows: a view, not a copy
     codes = run.codes[run_rows]
@@ -214,12 +217,13 @@ def _canonical_block(run: Run, run_rows, ties, duplicates, lexical, narrow, want
         if shared:
             compact, shared = compact.copy(), False
         compact[messy] = rank_rows(codes[messy], None if scores is None else scores[messy], ties, lexical, wanted)
-    repeats = _kept(_rows_with_repeats(compact), keep, len(codes))
-    if len(repeats):
+    checked = compact if depth is None or duplicates == "first" else compact[:, :depth]
+    repeats = _kept(_rows_with_repeats(checked), keep, len(codes))
+    if len(repeats):  # with duplicates="error", drop_duplicates raises
+        fixed = drop_duplicates(checked[repeats], duplicates, run.query_ids[run_rows][repeats], run.vocabulary)
         if shared:
             compact = compact.copy()
-        compact[repeats] = drop_duplicates(compact[repeats], duplicates, run.query_ids[run_rows][repeats],
-                                           run.vocabulary)
+        compact[repeats] = fixed
     return compact
 
 
@@ -241,13 +245,15 @@ def judged_ranks(
     ties: str,
     duplicates: str,
     depth: int | None,
+    lengths: np.ndarray | None = None,
 ) -> np.ndarray:
     """Rank (1-based) of each judgement's document in its query's ranking, aligned with ``qrels.doc_codes``; 0 when
     the document is not retrieved (or only below `depth`).
 
     `run_rows[i]` is the run row of qrels query i (-1 when the run lacks it); `judged_run_codes` gives, per
     judgement, the document's code in the run's vocabulary (-1 when the run never retrieves it, or when its rank is
-    not wanted: it is then left at 0).
+    not wanted: it is then left at 0). `lengths` (one int per qrels query), when given, receives the number of docs
+    in each ranking the run holds (after de-duplication and `depth`), and then every such ranking is read.
     """
     ranks = np.zeros(len(qrels.doc_codes), dtype=np.int64)
     lexical = LexicalOrder(run.vocabulary)
@@ -256,7 +262,7 @@ def judged_ranks(
     wanted = np.zeros(run.n_docs, dtype=bool)  # the docs whose rank is read: only their ties need breaking
     wanted[judged_run_codes[judged_run_codes >= 0]] = True
     present = run_rows >= 0
-    if duplicates == "first":  # a query none of whose docs is wanted has no rank to read: its row is left alone
+    if duplicates == "first" and lengths is None:  # a query none of whose docs is wanted has no rank to read
         present &= np.bincount(qrels.rows[targets >= 0], minlength=qrels.n_queries) > 0
     present = np.flatnonzero(present)
     if np.any(np.diff(run_rows[present]) < 0):  # the run lists queries in another order: take blocks in its order
@@ -265,7 +271,8 @@ def judged_ranks(
         present = by_run_row[by_run_row >= 0]
 
     rank_block = partial(_rank_block, qrels=qrels, run=run, run_rows=run_rows, targets=targets, wanted=wanted,
-                         lexical=lexical, narrow=narrow, ties=ties, duplicates=duplicates, depth=depth, ranks=ranks)
+                         lexical=lexical, narrow=narrow, ties=ties, duplicates=duplicates, depth=depth, ranks=ranks,
+                         lengths=lengths)
     blocks = [present[lo : lo + BLOCK_ROWS] for lo in range(0, len(present), BLOCK_ROWS)]
     if THREADS == 1 or len(blocks) < 2:
         for rows in blocks:
@@ -277,21 +284,25 @@ def judged_ranks(
     return ranks
 
 
-def _rank_block(rows, *, qrels, run, run_rows, targets, wanted, lexical, narrow, ties, duplicates, depth, ranks
-                ) -> None:
-    """Write into `ranks` the ranks of the judged docs of qrels queries `rows` (present in the run, in run order)."""
+def _rank_block(rows, *, qrels, run, run_rows, targets, wanted, lexical, narrow, ties, duplicates, depth, ranks,
+                lengths=None) -> None:
+    """Write into `ranks` the ranks of the judged docs of qrels queries `rows` (present in the run, in run order),
+    and into `lengths`, when given, the length of their rankings."""
     block = run_rows[rows]
     start, span = int(block[0]), int(block[-1]) - int(block[0]) + 1
     if span <= DENSE_SPAN * len(rows):  # read the run's rows in place, passing over the few not wanted
         queries = np.full(span, -1, dtype=np.int64)
         queries[block - start] = rows
         codes = _canonical_block(run, np.arange(start, start + span), ties, duplicates, lexical, narrow, wanted,
-                                 keep=block - start)
+                                 keep=block - start, depth=depth)
     else:
         queries = rows
-        codes = _canonical_block(run, block, ties, duplicates, lexical, narrow, wanted)
+        codes = _canonical_block(run, block, ties, duplicates, lexical, narrow, wanted, depth=depth)
     if depth is not None:
         codes = codes[:, :depth]
+    if lengths is not None:
+        scored = queries >= 0
+        lengths[queries[scored]] = np.count_nonzero(codes[scored] != PAD, axis=1)
     _locate(qrels.indptr, targets, queries, codes, ranks)  # blocks hold distinct queries: disjoint writes
 
 

@@ -7,6 +7,9 @@ number columns are parsed eight bytes at a time. Used by `trec.py`; ids become i
 
 from __future__ import annotations
 
+import gzip
+import zlib
+
 import numpy as np
 
 from ..errors import RagretrievalError
@@ -14,6 +17,7 @@ from ..errors import RagretrievalError
 BLOCK_BYTES = 1 << 22  # small enough for every per-block temporary to be recycled by malloc instead of re-mapped
 SLACK = 256  # spare bytes after a block, so a fixed-width window may start at any token
 NEWLINE, SPACE = 10, 32
+GZIP_MAGIC = b"\x1f\x8b"
 
 
 class TrecFormatError(RagretrievalError, ValueError):
@@ -29,37 +33,70 @@ class LineError(ValueError):
         self.line, self.detail = line, detail
 
 
-def blocks(path, buffers: int = 1):
+def is_gzip(path) -> bool:
+    """Whether the file starts as a gzip stream does (its name does not matter)."""
+    with open(path, "rb") as probe:
+        return probe.read(2) == GZIP_MAGIC
+
+
+def open_binary(path):
+    """`path` opened for reading bytes; a gzip file (`is_gzip`) is decompressed as it is read."""
+    return gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")
+
+
+def _read_into(file, view, path) -> int:
+    """`file.readinto(view)`, a damaged gzip stream told as a `TrecFormatError` naming the file."""
+    try:
+        return file.readinto(view)
+    except EOFError as error:
+        raise TrecFormatError(f"{path}: the gzip file is truncated ({error})") from None
+    except (gzip.BadGzipFile, zlib.error) as error:
+        raise TrecFormatError(f"{path}: not a valid gzip file ({error})") from None
+
+
+def blocks(path, buffers: int = 1, whole_queries: bool = False):
     """Yield (buffer, size): the first `size` bytes of `buffer` are whole lines, with spare bytes after the buffer's
-    data. `buffers` buffers are reused in turn: a block's buffer is refilled `buffers` blocks later.
+    data. `buffers` buffers are reused in turn: a block's buffer is refilled `buffers` blocks later. With
+    `whole_queries`, a block also ends where a query's lines do: its last line's first field (the query id) differs
+    from the next line's (`_last_query_start`); a block then holds at least one query, however long.
 
     For parallel parsing this is safe only if (1) fewer than `buffers` blocks are still being parsed whenever the
     generator resumes, and (2) parsing never writes into a buffer (`tokens` and the number parsers copy or read)."""
     ring = [np.empty(2 * BLOCK_BYTES + SLACK, np.uint8) for _ in range(buffers)]
-    buffer, turn, held, first = ring[0], 0, 0, True  # held: bytes of an unfinished line kept at the front
-    with open(path, "rb") as file:
+    buffer, turn, held, first = ring[0], 0, 0, True  # held: bytes not yet yielded, kept at the front
+    floor = 0  # with whole_queries: the lines from 0 up to the line starting here are known to be one query
+    with open_binary(path) as file:
         while True:
-            if held + BLOCK_BYTES + SLACK > len(buffer):  # one line longer than a block
-                buffer = ring[turn] = np.concatenate([buffer[:held], np.empty(held + BLOCK_BYTES + SLACK, np.uint8)])
-            got = file.readinto(memoryview(buffer)[held : held + BLOCK_BYTES])
+            if held + BLOCK_BYTES + SLACK > len(buffer):  # a line (or a query) longer than a block: grow, doubling
+                grown = np.empty(max(2 * len(buffer), held + BLOCK_BYTES + SLACK), np.uint8)
+                grown[:held] = buffer[:held]
+                buffer = ring[turn] = grown
+            got = _read_into(file, memoryview(buffer)[held : held + BLOCK_BYTES], path)
             end = held + got
             if end == 0:
                 return
-            if got == 0:  # no final newline
+            if got == 0 and buffer[end - 1] != NEWLINE:  # no final newline
                 buffer[end] = NEWLINE
                 end += 1
             if first and bytes(buffer[:3]) == b"\xef\xbb\xbf":
                 buffer[:3] = SPACE  # a UTF-8 byte-order mark is not part of the first id
             first = False
             cut = _after_last_newline(buffer, end)
+            if whole_queries and got and cut:  # at the end of the file, everything left is whole queries
+                start = _last_query_start(buffer, cut, floor)
+                floor = 0 if start else _after_last_newline(buffer, cut - 1)
+                cut = start
             held = end - cut
-            if cut == 0:  # no whole line yet: keep reading into the same buffer
+            if cut == 0:  # no whole line (or query) yet: keep reading into the same buffer
                 continue
             yield buffer, cut
             turn = (turn + 1) % buffers
             # held < BLOCK_BYTES (what follows the last newline of the last read) and every buffer holds at least
-            # 2 * BLOCK_BYTES + SLACK bytes: the held bytes, the next read and the slack always fit
+            # 2 * BLOCK_BYTES + SLACK bytes: the held bytes, the next read and the slack always fit (with
+            # whole_queries, the held query may be longer: the buffer grows above)
             following = ring[turn]
+            if held + BLOCK_BYTES + SLACK > len(following):
+                following = ring[turn] = np.empty(held + BLOCK_BYTES + SLACK, np.uint8)
             following[:held] = buffer[cut:end]  # a different buffer, or the same one (then the copy is safe)
             buffer = following
 
@@ -71,6 +108,38 @@ def _after_last_newline(buffer, end: int) -> int:
         if len(found):
             return start + int(found[-1]) + 1
     return 0
+
+
+_QUERY_WINDOW = 1 << 14  # bytes searched first for the start of the last query (a query is usually shorter)
+
+
+def _last_query_start(buffer, end: int, floor: int) -> int:
+    """Where the lines at the end of ``buffer[:end]`` (whole lines) that share the last non-blank line's first field
+    begin: just after the last line whose first field differs (blank lines go with either). 0 when no line from
+    `floor` (a line start) on differs: the caller knows the lines before `floor` to be of that same query."""
+    size = _QUERY_WINDOW
+    while True:
+        low = max(floor, end - size)
+        region = buffer[low:end]
+        newlines = np.flatnonzero(region == NEWLINE) + low
+        starts = newlines[:-1] + 1  # the lines that start inside the window (a partial first line is left out)
+        if low == floor:
+            starts = np.concatenate(([floor], starts))
+        solid = np.flatnonzero(region > SPACE) + low
+        at = np.searchsorted(solid, starts)
+        token_starts = solid[np.minimum(at, len(solid) - 1)] if len(solid) else starts
+        line_ends = newlines[np.searchsorted(newlines, starts)]
+        filled = (at < len(solid)) & (token_starts < line_ends)
+        if filled.any():
+            token_starts, line_ends = token_starts[filled], line_ends[filled]
+            blank = np.flatnonzero(region <= SPACE) + low
+            matrix = tokens(buffer, token_starts, blank[np.searchsorted(blank, token_starts)])
+            differ = np.flatnonzero((matrix != matrix[-1]).any(axis=1))
+            if len(differ):
+                return int(line_ends[differ[-1]]) + 1
+        if low == floor:
+            return 0
+        size *= 4
 
 
 def newlines_in(buffer, size: int) -> np.ndarray:

@@ -60,6 +60,33 @@ def _judged_run_codes(qrels: Qrels, run: Run) -> np.ndarray:
     return index_in(qrels.doc_ids, run.doc_ids)[qrels.doc_codes]
 
 
+def checked_options(metrics, *, rel_level, ties, duplicates, queries, depth) -> list[Metric]:
+    """The metrics, parsed; a `ScoringError` naming the first option that cannot be used."""
+    metrics = parse_metrics([metrics] if isinstance(metrics, (str, Metric)) else metrics)
+    if not metrics:
+        raise ScoringError("no metrics given")
+    _check_option("ties", ties, TIES)
+    _check_option("duplicates", duplicates, DUPLICATES)
+    _check_option("queries", queries, QUERIES)
+    if not isinstance(rel_level, (int, np.integer)) or isinstance(rel_level, bool) or rel_level < 1:
+        raise ScoringError(f"rel_level must be an integer >= 1, got {rel_level!r}")
+    if depth is not None and (not isinstance(depth, (int, np.integer)) or isinstance(depth, bool) or depth <= 0):
+        raise ScoringError(f"depth must be a positive integer, got {depth!r}")
+    return metrics
+
+
+def scored(qrels: Qrels, ranks: np.ndarray, in_run: np.ndarray, metrics: list[Metric], rel_level: int,
+           queries: str) -> ScoreResult:
+    """The metrics from the rank of every judgement (`judged_ranks`); `in_run` marks the qrels queries the run
+    ranks. The in-memory and the streamed paths both end here, so the same ranks give the same bits."""
+    missing = qrels.query_ids[~in_run].tolist()
+    selected = slice(None) if queries == "all" or not missing else np.flatnonzero(in_run)
+    by_name = compute_all(qrels.rows, qrels.labels, ranks, qrels.n_queries, rel_level, metrics)
+    per_query = {m.name: by_name[m.name][selected] for m in metrics}
+    means = {name: float(values.mean()) if len(values) else 0.0 for name, values in per_query.items()}
+    return ScoreResult(qrels.query_ids[selected], per_query, means, metrics, missing)
+
+
 def score(
     qrels: Qrels,
     run: Run,
@@ -72,23 +99,9 @@ def score(
     depth: int | None = None,
 ) -> ScoreResult:
     """Score `run` against `qrels`; the defaults follow trec_eval (with ``-c``). See docs/metrics.md."""
-    metrics = parse_metrics([metrics] if isinstance(metrics, (str, Metric)) else metrics)
-    if not metrics:
-        raise ScoringError("no metrics given")
-    _check_option("ties", ties, TIES)
-    _check_option("duplicates", duplicates, DUPLICATES)
-    _check_option("queries", queries, QUERIES)
-    if not isinstance(rel_level, (int, np.integer)) or rel_level < 1:
-        raise ScoringError(f"rel_level must be an integer >= 1, got {rel_level!r}")
-    if depth is not None and depth <= 0:
-        raise ScoringError(f"depth must be a positive integer, got {depth!r}")
-
+    metrics = checked_options(metrics, rel_level=rel_level, ties=ties, duplicates=duplicates, queries=queries,
+                              depth=depth)
     run_rows = _run_rows(qrels, run)
-    missing = qrels.query_ids[run_rows < 0].tolist()
-    selected = slice(None) if queries == "all" or not missing else np.flatnonzero(run_rows >= 0)
     wanted = np.where(qrels.labels > 0, _judged_run_codes(qrels, run), -1)  # labels <= 0 add to no metric
     ranks = judged_ranks(qrels, run, run_rows, wanted, ties=ties, duplicates=duplicates, depth=depth)
-    by_name = compute_all(qrels.rows, qrels.labels, ranks, qrels.n_queries, rel_level, metrics)
-    per_query = {m.name: by_name[m.name][selected] for m in metrics}
-    means = {name: float(values.mean()) if len(values) else 0.0 for name, values in per_query.items()}
-    return ScoreResult(qrels.query_ids[selected], per_query, means, metrics, missing)
+    return scored(qrels, ranks, run_rows >= 0, metrics, rel_level, queries)

@@ -14,16 +14,18 @@ import re
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from ..errors import RagretrievalError
 from ..io.atomic import atomic_writer
-from .scan import NEWLINE, SPACE, LineError, TrecFormatError, blocks, fields, newlines_in, numbers, tokens
+from .scan import NEWLINE, SPACE, LineError, TrecFormatError, blocks, fields, newlines_in, numbers, open_binary, tokens
 from .types import PAD, THREADS, Qrels, Run, as_id_array
 from .vocabulary import IdColumn
 
 _THREADS = THREADS  # block parsers
+DOC_PARTS = 1 if _THREADS == 1 else 4  # doc ids are grouped in this many parts, in parallel
 
 __all__ = ["TrecFormatError", "read_qrels", "read_run", "write_qrels", "write_run"]
 
@@ -31,7 +33,7 @@ __all__ = ["TrecFormatError", "read_qrels", "read_run", "write_qrels", "write_ru
 # ---------------------------------------------------------------------------------------------------------- reading
 def _not_utf8(path, id_fields) -> str:
     """Error path only: the first line with an id that is not UTF-8, found by a plain scan."""
-    with open(path, "rb") as file:
+    with open_binary(path) as file:
         for number, line in enumerate(file, start=1):
             for name, field in zip(("query", "document"), id_fields):
                 token = (re.split(rb"[\x00-\x20]+", line.strip(bytes(range(33))))[field:] or [b""])[0]
@@ -52,14 +54,31 @@ class _Layout:
     line_numbers: bool  # kept per record (for the duplicate judgement message)
     lazy_docs: bool  # doc ids other than known ones stay bytes until asked for (`LazyIds`)
     id_fields: tuple = (0, 2)  # query, document
+    tag_field: int | None = None  # kept from a block's last line (trec_eval prints the file's last run tag)
 
 
 _QRELS = _Layout("qid 0 docid rel", True, 3, np.int64, "label '{token}' is not an integer", True, False)
-_RUN = _Layout("qid Q0 docid rank score tag", False, 4, np.float64, "score '{token}' is not a number", False, True)
+_RUN = _Layout("qid Q0 docid rank score tag", False, 4, np.float64, "score '{token}' is not a number", False, True,
+               tag_field=5)
+RUN_LAYOUT = _RUN  # for the readers of runs in batches (stream.py, grouping.py)
+
+
+class Parsed(NamedTuple):
+    """One block of a file, parsed: its first line's number, its lines, per id column what `IdColumn.prepare` made
+    of it, the numbers, the 1-based line of each record (qrels only), the tag of its last line (runs only), and its
+    size in bytes."""
+
+    first_line: int
+    n_lines: int
+    ids: list
+    values: np.ndarray
+    lines: np.ndarray | None
+    tag: bytes | None
+    size: int
 
 
 def _parse_block(layout: _Layout, columns, buffer, size):
-    """One block: (lines in the block, per id column what it prepared, numbers, block line of each record)."""
+    """One block: (lines in the block, per id column what it prepared, numbers, block line of each record, tag)."""
     newlines = newlines_in(buffer, size)
     n = len(layout.fields.split())
     exact, at_least = (n, None) if layout.exact else (None, n)
@@ -68,50 +87,67 @@ def _parse_block(layout: _Layout, columns, buffer, size):
            for column, f in zip(columns, layout.id_fields)]
     at, lines = layout.number_field, found.lines
     values = numbers(buffer, found.starts(at), found.ends(at), layout.dtype, layout.message, lambda i: int(lines[i]))
-    return len(newlines), ids, values, lines if layout.line_numbers else None
+    tag = None
+    if layout.tag_field is not None and len(lines):
+        tag = bytes(buffer[found.starts(layout.tag_field)[-1] : found.ends(layout.tag_field)[-1]])
+    return len(newlines), ids, values, lines if layout.line_numbers else None, tag, size
+
+
+def parse_blocks(path, layout: _Layout, columns, pool, whole_queries: bool = False):
+    """Yield each block of the file as `Parsed`, in file order. Blocks are parsed by `pool` (NumPy releases the
+    GIL), at most 2 x `_THREADS` at a time; with one more buffer than that, a buffer is refilled only once its block
+    is parsed. `columns` prepare the id fields (only their `prepare` is called)."""
+    first_line = 1
+
+    def gathered(future) -> Parsed:
+        nonlocal first_line
+        try:
+            n_lines, ids, values, lines, tag, size = future.result()
+        except LineError as error:
+            raise TrecFormatError(f"{path}:{first_line + error.line}: {error.detail}") from None
+        parsed = Parsed(first_line, n_lines, ids, values, None if lines is None else lines + first_line, tag, size)
+        first_line += n_lines
+        return parsed
+
+    pending = deque()
+    for block in blocks(path, buffers=2 * _THREADS + 1, whole_queries=whole_queries):
+        pending.append(pool.submit(_parse_block, layout, columns, *block))
+        if len(pending) == 2 * _THREADS:
+            yield gathered(pending.popleft())
+    while pending:
+        yield gathered(pending.popleft())
+
+
+def encoded(path, encode, layout: _Layout = _RUN):
+    """`encode()` (an `IdColumn`'s encoding); an id that is not UTF-8 is named by its line (`path`: the file to
+    search for it)."""
+    try:
+        return encode()
+    except UnicodeDecodeError:
+        raise TrecFormatError(_not_utf8(path, layout.id_fields)) from None
 
 
 def _read(path, layout: _Layout, known_docs=None):
     """Shared reader: (id codes and vocabularies, numbers, 1-based line of each record)."""
     # queries in file order; doc order is free, so docs are split into parts grouped in parallel
     columns = [IdColumn(ordered=True),
-               IdColumn(ordered=False, parts=1 if _THREADS == 1 else 4, known=known_docs, lazy=layout.lazy_docs)]
+               IdColumn(ordered=False, parts=DOC_PARTS, known=known_docs, lazy=layout.lazy_docs)]
     numbers, line_numbers = [], []
-    first_line = 1
-
-    def gather(parsed) -> None:
-        nonlocal first_line
-        try:
-            n_lines, ids, values, lines = parsed.result()
-        except LineError as error:
-            raise TrecFormatError(f"{path}:{first_line + error.line}: {error.detail}") from None
-        for column, prepared in zip(columns, ids):
-            column.add(prepared)
-        numbers.append(values)
-        line_numbers.append(None if lines is None else lines + first_line)
-        first_line += n_lines
-
-    # Blocks are parsed by a few threads (NumPy releases the GIL) and gathered in order; with at most 2 x `_THREADS`
-    # blocks in flight and one more buffer, a buffer is refilled only once its block is parsed.
     with ThreadPoolExecutor(_THREADS) as pool:
-        pending = deque()
-        for block in blocks(path, buffers=2 * _THREADS + 1):
-            pending.append(pool.submit(_parse_block, layout, columns, *block))
-            if len(pending) == 2 * _THREADS:
-                gather(pending.popleft())
-        while pending:
-            gather(pending.popleft())
-        try:
-            encoded = [columns[0].encode(runs=True), columns[1].encode(pool)]
-        except UnicodeDecodeError:
-            raise TrecFormatError(_not_utf8(path, layout.id_fields)) from None
+        for parsed in parse_blocks(path, layout, columns, pool):
+            for column, prepared in zip(columns, parsed.ids):
+                column.add(prepared)
+            numbers.append(parsed.values)
+            line_numbers.append(parsed.lines)
+        codes = encoded(path, lambda: [columns[0].encode(runs=True), columns[1].encode(pool)], layout)
     values = np.concatenate(numbers) if numbers else np.zeros(0, layout.dtype)
     lines = np.concatenate(line_numbers) if layout.line_numbers and line_numbers else None
-    return encoded, values, lines
+    return codes, values, lines
 
 
 def read_qrels(path) -> Qrels:
-    """Read ``qid 0 docid label`` lines; a (query, document) pair judged twice is an error."""
+    """Read ``qid 0 docid label`` lines; a (query, document) pair judged twice is an error. A gzip file is read as
+    it is."""
     (queries, docs), labels, lines = _read(path, _QRELS)
     ((heads, lengths), query_ids), (doc_codes, doc_ids) = queries, docs
     query_codes = np.repeat(heads, lengths)
@@ -134,7 +170,8 @@ def read_qrels(path) -> Qrels:
 
 
 def read_run(path, doc_ids=None) -> Run:
-    """Read ``qid Q0 docid rank score tag`` lines; each query's docs keep file order (the scorer ranks them).
+    """Read ``qid Q0 docid rank score tag`` lines; each query's docs keep file order (the scorer ranks them). A gzip
+    file is read as it is.
 
     `doc_ids`, e.g. ``qrels.doc_ids``: the run's vocabulary then starts with these ids (the same objects, in order),
     followed by the run's other doc ids, and scoring against that qrels needs no translation of ids. Doc ids that
@@ -143,6 +180,12 @@ def read_run(path, doc_ids=None) -> Run:
     """
     known = None if doc_ids is None else as_id_array(doc_ids)
     (queries, docs), scores, _ = _read(path, _RUN, known)
+    return run_from_columns(queries, docs, scores)
+
+
+def run_from_columns(queries, docs, scores) -> Run:
+    """A `Run` from the encoded id columns (the queries' runs, the docs' codes) and the lines' scores: each query's
+    lines in file order."""
     ((heads, lengths), query_ids), (doc_codes, doc_ids) = queries, docs
     n_queries = len(query_ids)
     if np.all(heads[1:] >= heads[:-1]):  # each query's lines together (codes follow first appearance)

@@ -26,6 +26,9 @@ def _hash(matrix: np.ndarray) -> np.ndarray:
     return hashes
 
 
+hash_rows = _hash  # for the other readers of ids (grouping.py deals lines by the hash of their query id)
+
+
 def _group(hashes: np.ndarray, rows: np.ndarray, ordered: bool):
     """Number equal rows; return (code per row, the distinct rows by code). `hashes` must be a function of the rows'
     bytes. Codes follow first appearance if `ordered`; else they follow the hash prefixes (the bits above the
@@ -127,12 +130,13 @@ class IdColumn:
     the same part, so the parts' vocabularies never overlap.
     """
 
-    def __init__(self, ordered: bool, parts: int = 1, known=None, lazy: bool = False):
+    def __init__(self, ordered: bool, parts: int = 1, known=None, lazy: bool = False, lookup: KnownIds | None = None):
         """`known` (an array of str ids): the vocabulary will start with those ids, in their order and as the same
-        objects, followed by the column's other ids. `lazy`: the other ids stay bytes (`LazyIds`), checked to be
-        UTF-8 but not decoded."""
+        objects, followed by the column's other ids; or `lookup`, such ids already hashed (`KnownIds`, for `parts`
+        parts). `lazy`: the other ids stay bytes (`LazyIds`), checked to be UTF-8 but not decoded."""
         self.ordered, self.parts, self.blocks = ordered, parts, []
-        self.known, self._lookup, self.lazy = known, None, lazy
+        self.known, self._lookup = (known, None) if lookup is None else (lookup.ids, lookup)
+        self.lazy = lazy
 
     def prepare(self, matrix: np.ndarray):
         hashes, rows, repeats = distinct_runs(matrix)
@@ -147,7 +151,7 @@ class IdColumn:
 
     def add(self, prepared) -> None:
         if self.known is not None and self._lookup is None:  # once, while the first blocks are being parsed
-            self._lookup = _KnownIds(self.known, self.parts)
+            self._lookup = KnownIds(self.known, self.parts)
         self.blocks.append(prepared)
 
     def encode(self, pool=None, runs: bool = False):
@@ -249,20 +253,37 @@ def _place(codes, index, values, by=None) -> None:
     codes[slice(None) if index is None else index] = values if by is None else values[by]
 
 
-class _KnownIds:
+class KnownIds:
     """Given str ids as `_group` compares rows: UTF-8, zero-padded to whole words, hashed, and split by hash into the
     parts of a column (`parts[p]`: hashes, rows, index of each id in the given ones). Ids that no token can equal are
     left out, so they match nothing: those holding a NUL (it separates fields; and an id ending in NUL would read as
-    the same zero-padded bytes as the id without it) and those that are not valid Unicode (a lone surrogate)."""
+    the same zero-padded bytes as the id without it) and those that are not valid Unicode (a lone surrogate).
+    `subset` picks some of them without encoding or hashing again (a run read in batches, each against the docs its
+    queries judge)."""
 
-    def __init__(self, ids: np.ndarray, parts: int):
-        rows, usable = _known_rows(ids.tolist())
-        hashes = _hash(rows.view(np.uint8).reshape(len(rows), -1)) if len(rows) else np.zeros(0, np.uint64)
+    def __init__(self, ids: np.ndarray, parts: int, encoded=None):
+        self.ids, self.n_parts = ids, parts
+        rows, usable = _known_rows(ids.tolist()) if encoded is None else encoded[:2]
+        if encoded is None:
+            hashes = _hash(rows.view(np.uint8).reshape(len(rows), -1)) if len(rows) else np.zeros(0, np.uint64)
+        else:
+            hashes = encoded[2]
+        self._encoded, self._row_of = (rows, usable, hashes), None
         part = hashes >> np.uint64(64 - (parts - 1).bit_length()) if parts > 1 else np.zeros(len(rows), np.uint64)
         self.parts = []
         for p in range(parts):
             mine = np.flatnonzero(part == p)
             self.parts.append((hashes[mine], rows[mine], usable[mine]))
+
+    def subset(self, index: np.ndarray) -> KnownIds:
+        """The ids at `index` (increasing positions), as their own `KnownIds`."""
+        rows, usable, hashes = self._encoded
+        if self._row_of is None:  # once: a batch's subset must cost what the batch holds, not all the ids
+            self._row_of = np.full(len(self.ids), -1, np.int64)
+            self._row_of[usable] = np.arange(len(usable))
+        row = self._row_of[index]
+        kept = np.flatnonzero(row >= 0)
+        return KnownIds(self.ids[index], self.n_parts, (rows[row[kept]], kept, hashes[row[kept]]))
 
 
 def _known_rows(texts: list):
@@ -286,7 +307,7 @@ def _known_rows(texts: list):
 
 
 def _token_bytes(text) -> bytes:
-    """The UTF-8 bytes a token equal to `text` would hold; empty when no token can (see `_KnownIds`)."""
+    """The UTF-8 bytes a token equal to `text` would hold; empty when no token can (see `KnownIds`)."""
     try:
         encoded = text.encode("utf-8")
     except (AttributeError, UnicodeEncodeError):  # not a str, or a lone surrogate

@@ -25,6 +25,7 @@ from .rendering import is_long, markdown_html, public_text
 from .security import Guard
 from .settings import ServeSettings
 from .store import Conflict, Invalid, NotFound
+from .views import headline
 
 HERE = Path(__file__).parent
 API_PREFIXES = ("/api/", "/openapi.json")
@@ -67,7 +68,7 @@ def page_messages(context) -> dict[str, str]:
 def templates() -> Jinja2Templates:
     env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True,  # every value escaped
                       extensions=["jinja2.ext.do"])
-    env.filters.update(when=when, short=short, markdown=markdown_html, public=public_text)
+    env.filters.update(when=when, short=short, markdown=markdown_html, public=public_text, headline=headline)
     env.tests.update(long=is_long)
     env.globals.update(_=gettext, language=page_language, languages=LANGUAGES, script_messages=page_messages)
     return Jinja2Templates(env=env)
@@ -112,9 +113,22 @@ def create_app(settings: ServeSettings = ServeSettings(), engine: Engine | None 
         app.mount("/docs-assets", StaticFiles(directory=assets), name="docs-assets")
     except ImportError:  # the docs page then says how to get it; /openapi.json works regardless
         pass
-    from .routes import auth, corpora, docs, evaluations, language, pages, question_sets, set_pages
+    from .routes import (
+        annotations,
+        auth,
+        compare,
+        corpora,
+        docs,
+        evaluations,
+        export,
+        language,
+        pages,
+        question_sets,
+        set_pages,
+    )
 
-    for module in (question_sets, evaluations, corpora, auth, docs, language, set_pages, pages):
+    for module in (question_sets, evaluations, annotations, export, compare, corpora, auth, docs, language,
+                   set_pages, pages):
         app.include_router(module.router)
     _errors(app)
     app.add_middleware(Guard, settings=settings)

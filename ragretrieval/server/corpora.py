@@ -21,7 +21,9 @@ SKIPPED = {".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", ".ragr
 
 
 @dataclass(frozen=True)
-class Corpus:
+class ServedCorpus:
+    """A dataset folder the web app serves, by name (not `data.corpus.Corpus`, the documents themselves)."""
+
     name: str
     path: Path
     documents: int
@@ -36,7 +38,7 @@ def _walk(root: Path):
             yield Path(folder)
 
 
-def find_corpora(root) -> list[Corpus]:
+def find_corpora(root) -> list[ServedCorpus]:
     """Every readable dataset folder under `root`, by name; unreadable manifests are left out."""
     root = Path(root).resolve()
     found = []
@@ -46,11 +48,11 @@ def find_corpora(root) -> list[Corpus]:
         except (DatasetError, OSError):
             continue
         name = folder.relative_to(root).as_posix() if folder != root else root.name
-        found.append(Corpus(name, folder, manifest.n_documents, manifest.n_questions))
+        found.append(ServedCorpus(name, folder, manifest.n_documents, manifest.n_questions))
     return sorted(found, key=lambda c: c.name)
 
 
-def find_corpus(root, name: str) -> Corpus:
+def find_corpus(root, name: str) -> ServedCorpus:
     for corpus in find_corpora(root):
         if corpus.name == name:
             return corpus
@@ -58,7 +60,7 @@ def find_corpus(root, name: str) -> Corpus:
                   "dataset build; GET /api/v1/corpora lists them)")
 
 
-def corpus_questions(corpus: Corpus) -> list[QuestionRecord]:
+def corpus_questions(corpus: ServedCorpus) -> list[QuestionRecord]:
     """The dataset's own questions (its ``questions.jsonl``), validated: their checks too, so that a value no check
     can score (a dataset imported before the checks existed) is refused when the set is made, naming the question
     and the field, not when an evaluation runs."""

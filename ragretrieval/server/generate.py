@@ -16,11 +16,11 @@ from pathlib import Path
 from ..data.dataset import load_dataset
 from ..llm.client import LLMSettings
 from ..llm.questions.build import QuestionOptions, llm_questions
-from .corpora import Corpus, question_fields
+from .corpora import ServedCorpus, question_fields
 from .schemas import GenerateIn, GenerateOut, QuestionIn
 
 
-def generate_questions(corpus: Corpus, request: GenerateIn, api_key_env: str) -> GenerateOut:
+def generate_questions(corpus: ServedCorpus, request: GenerateIn, api_key_env: str) -> GenerateOut:
     dataset = load_dataset(corpus.path)
     settings = LLMSettings(model=request.model, base_url=request.base_url, api_key_env=api_key_env, timeout=120.0,
                            max_retries=2)

@@ -12,12 +12,14 @@ import re
 from typing import Generic, Literal, TypeVar
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..io.redact import looks_secret, public_url, redact_urls, url_credentials
 from .jobs.options import EvaluationOptions, default_retriever, web_retrievers
 
 STATUSES = ("PENDING", "RUNNING", "PAUSED", "COMPLETED", "FAILED")
+KINDS = ("answer", "retrieval")  # what an evaluation measures: answers (and their retrieval), or retrieval alone
+ANSWER_ONLY = ("generator", "base_url", "judge", "judge_model", "judge_base_url")  # fields a retrieval one refuses
 QUESTION_TYPES = ("FACTUAL", "INFERENTIAL", "USER_DEFINED")  # the design's; any other short label is kept as given
 MAX_QUESTIONS = 20_000  # per request and per set
 _JUDGE = re.compile(r"^[a-z][a-z0-9_]*(,[a-z][a-z0-9_]*)*$")
@@ -148,9 +150,12 @@ class GenerateOut(BaseModel):
 # ------------------------------------------------------------------------------------------------------ evaluations
 class EvaluationIn(_Endpoints):
     name: str = Field(min_length=1, max_length=255)
+    kind: Literal["answer", "retrieval"] = Field(
+        default="answer", description="answer: answers, checks, judges and their retrieval; retrieval: the "
+                                      "document- and chunk-level grid of `eval` alone, stored as a retrieval run")
     dataset: str = Field(min_length=1, max_length=500)
     question_set_id: str = Field(min_length=1, max_length=24)
-    generator: str = Field(min_length=1, max_length=500)
+    generator: str | None = Field(default=None, min_length=1, max_length=500)
     base_url: str | None = None
     # null: the default (EvalConfig's), which the evaluation then records
     retriever: str | None = Field(default=default_retriever(), max_length=100,
@@ -163,10 +168,22 @@ class EvaluationIn(_Endpoints):
 
     @field_validator("generator")
     @classmethod
-    def _generator(cls, value: str) -> str:
+    def _generator(cls, value: str | None) -> str | None:
         """An http: URL is checked here like every URL field; the name itself against the generators' registry when
         the evaluation is created (routes/evaluations.py)."""
-        return service_generator(value)
+        return None if value is None else service_generator(value)
+
+    @model_validator(mode="after")
+    def _fields_of_its_kind(self):
+        """An answer evaluation names what answers; a retrieval evaluation asks no generator and no judge."""
+        if self.kind == "answer" and not self.generator:
+            raise ValueError("generator: an answer evaluation needs a generator (extractive, openai:<model>, "
+                             "http:<url>)")
+        if self.kind == "retrieval":
+            given = [name for name in ANSWER_ONLY if getattr(self, name)]
+            if given:
+                raise ValueError(f"{', '.join(given)}: a retrieval evaluation asks no generator and no judge")
+        return self
 
     @field_validator("judge")
     @classmethod
@@ -234,6 +251,25 @@ class DecodedOut(BaseModel):
     converted: bool
 
 
+# ------------------------------------------------------------------------------------------------------ annotations
+class AnnotationIn(_Input):
+    """A reviewer's verdict on one answer. `version`: the annotation's version the reviewer saw (0: none yet); when
+    given and another reviewer has changed it since, the request is refused (409) instead of overwriting theirs."""
+
+    verdict: Literal["correct", "partly_correct", "incorrect"]
+    note: str = Field(default="", max_length=10_000)
+    version: int | None = Field(default=None, ge=0, le=2**31)
+
+
+class AnnotationOut(BaseModel):
+    question_id: str
+    verdict: Literal["correct", "partly_correct", "incorrect"]
+    note: str
+    version: int
+    gmt_created: str
+    gmt_updated: str
+
+
 class ResultOut(BaseModel):
     question_id: str
     position: int
@@ -251,6 +287,11 @@ class ResultOut(BaseModel):
     latency: float | None
     cost: float | None
     error: str | None
+    # expected next to retrieved (store/relevance.py): the question's relevant documents, each source marked
+    # "relevant", and {"recall", "mrr", "found", "missing"} over the sources (null without relevant documents)
+    relevant_documents: list[str] = Field(default_factory=list)
+    retrieval: dict | None = None
+    annotation: AnnotationOut | None = None  # a reviewer's verdict (PUT .../results/{question_id}/annotation)
 
 
 class EvaluationOut(BaseModel):
@@ -259,6 +300,7 @@ class EvaluationOut(BaseModel):
 
     id: str
     name: str
+    kind: Literal["answer", "retrieval"] = "answer"
     status: Literal["PENDING", "RUNNING", "PAUSED", "COMPLETED", "FAILED"]
     progress: int
     total_questions: int
@@ -269,7 +311,7 @@ class EvaluationOut(BaseModel):
     error: str | None
     dataset: str
     question_set_id: str
-    generator: str
+    generator: str | None  # None for a retrieval evaluation
     base_url: str | None
     retriever: str | None
     judge: str | None

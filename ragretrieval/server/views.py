@@ -3,7 +3,8 @@
 **Checks.** A result's ``checks`` mixes four kinds of value, and the pages keep them apart:
 
 - the question's *conditions* (``include``, ``exclude``, ``cite_f1``, ``refuse``, ``safe``, a legal type's score):
-  a pill each, green when passed (1), red when failed (0), amber in between;
+  a pill each, green when passed (1), red when failed (0), amber in between, titled with what it measures
+  (scoring/answer_metrics.py);
 - the *judges'* verdicts (``{"value", "reasoning"}``): a pill each, and a judge that could not give a verdict is
   "failed" (dashed), one that does not apply to the question (``skipped``: no reference answer) "not applicable";
   never a pass;
@@ -19,6 +20,7 @@ anything as passed.
 from __future__ import annotations
 
 from ..answers.checks.rules import AGGREGATES
+from ..scoring.answer_metrics import describe
 
 CHECK_SCORE = "score"
 USAGE_PREFIX = "agent/"
@@ -43,8 +45,8 @@ def pill(name: str, value) -> dict:
             return {"name": name, "state": "failed", "value": None, "title": value.get("error") or ""}
         return {"name": name, "state": _state(float(number)), "value": number, "title": value.get("reasoning") or ""}
     if isinstance(value, bool):
-        return {"name": name, "state": "pass" if value else "fail", "value": value, "title": ""}
-    return {"name": name, "state": _state(float(value)), "value": value, "title": ""}
+        return {"name": name, "state": "pass" if value else "fail", "value": value, "title": describe(name)}
+    return {"name": name, "state": _state(float(value)), "value": value, "title": describe(name)}
 
 
 def card_checks(checks: dict) -> dict:
@@ -96,6 +98,17 @@ def metric_grids(metrics: dict[str, float]) -> tuple[dict, dict]:
     return dict(sorted(grids.items(), key=lambda item: (order.get(item[0], 2), item[0]))), others
 
 
+def headline(metrics: dict[str, float], families=("recall", "mrr", "ndcg")) -> list[tuple[str, float]]:
+    """A question's document-level recall, MRR and nDCG at the largest cutoff (a retrieval evaluation's card)."""
+    grids, _ = metric_grids(metrics)
+    grid = grids.get("doc")
+    if not grid:
+        return []
+    k = grid["ks"][-1]
+    return [(f"doc/{family}@{k}", grid["rows"][family][k]) for family in families
+            if k in grid["rows"].get(family, {})]
+
+
 def judges_line(summary: dict) -> list[dict]:
     """Each judge's verdicts over the finished questions (``summary.judges``, when the API gives it): name, judged,
     failed, skipped (it did not apply: no reference answer, no contexts), the first failure's reason, and whether it
@@ -113,23 +126,65 @@ def judges_line(summary: dict) -> list[dict]:
     return rows
 
 
+def filter_checks(means: dict) -> list[str]:
+    """The names the cards can be filtered on (``check=NAME:fail``): the conditions and the judges, as the summary's
+    means name them (`summary_means`), not the aggregates."""
+    return [name for name in [*means["checks"], *means["judges"]] if name not in AGGREGATES]
+
+
+def filter_query(params, leave=("page",)) -> str:
+    """The page's filters as a query string (the pager's, the export links', the live part's), without `leave`."""
+    from urllib.parse import urlencode
+
+    return urlencode([(name, value) for name, value in params.items() if value and name not in leave])
+
+
+def annotation_line(summary: dict) -> dict | None:
+    """The reviewers' counts and, per judge, kappa and the calibrated mean, when answers were annotated."""
+    found = summary.get("annotations")
+    return found if found and found.get("annotated") else None
+
+
+def judge_reading(result) -> list[dict]:
+    """Each judge's verdict on a card, read as a reviewer's would be (store/annotations.py's scale), to show beside
+    the reviewer's: name, the verdict's value, and correct / partly_correct / incorrect."""
+    from ..runs.schema import SCORE_JUDGE
+    from .store.annotations import as_verdict, judge_scale
+
+    readings = []
+    if result.llm_judge_score is not None:
+        readings.append({"name": SCORE_JUDGE, "value": result.llm_judge_score,
+                         "verdict": as_verdict(judge_scale(SCORE_JUDGE, result.llm_judge_score))})
+    for name, value in result.checks.items():
+        scaled = judge_scale(name, value) if isinstance(value, dict) else None
+        if scaled is not None and name != SCORE_JUDGE:
+            readings.append({"name": name, "value": value["value"], "verdict": as_verdict(scaled)})
+    return readings
+
+
 # ---------------------------------------------------------------------------------------- the new-evaluation form
 FORM_OPTIONS = ("context_k", "judge_samples", "judge_temperature")  # the options the form shows as fields
+GRID_OPTIONS = ("model", "ks", "chunk_size", "chunk_overlap")  # a retrieval evaluation's fields on the form
 
 
-def form_defaults() -> dict:
-    """The defaults the form shows as values, read from the engine's settings model (never written twice)."""
-    from .jobs.options import EvaluationOptions, default_retriever
+def form_defaults(allowed_models=()) -> dict:
+    """The defaults the form shows as values, read from the engine's settings models (never written twice)."""
+    from ..evaluation.report import EvalConfig
+    from ..retrieval.registry import retriever_class
+    from .jobs.options import EvaluationOptions, default_retriever, offered_models, web_retrievers
 
-    fields = EvaluationOptions.model_fields
+    fields, grid = EvaluationOptions.model_fields, EvalConfig.model_fields
     return {"retriever": default_retriever(), "context_k": fields["context_k"].get_default(),
-            "judge_samples": fields["judge_samples"].get_default()}
+            "judge_samples": fields["judge_samples"].get_default(), "model": grid["model"].get_default(),
+            "ks": ",".join(str(k) for k in grid["ks"].get_default()), "chunk_size": grid["chunk_size"].get_default(),
+            "chunk_overlap": grid["chunk_overlap"].get_default(), "models": offered_models(allowed_models),
+            "embedding": [r for r in web_retrievers() if "model" in retriever_class(r).config_fields]}
 
 
 def again_settings(evaluation, defaults: dict) -> dict:
     """An evaluation's settings as the form's fields ("Run again"): what answers, the endpoints, the judges, and
     the options the form has no field for, kept as they were."""
-    generator = evaluation.generator
+    generator = evaluation.generator or ""
     kind, _, rest = generator.partition(":")
     system = kind if kind in ("openai", "http") else "extractive"
     options = evaluation.options
@@ -139,7 +194,14 @@ def again_settings(evaluation, defaults: dict) -> dict:
               "judge_base_url": evaluation.judge_base_url,
               "judge_samples": options.get("judge_samples", defaults["judge_samples"]),
               "judge_temperature": options.get("judge_temperature")}
-    extra = {name: value for name, value in options.items() if name not in FORM_OPTIONS}
+    if evaluation.kind == "retrieval":
+        fields = {"kind": "retrieval", "grid_retriever": evaluation.retriever or defaults["retriever"],
+                  **{name: options.get(name, defaults[name]) for name in GRID_OPTIONS}}
+        fields["ks"] = ",".join(str(k) for k in fields["ks"]) if isinstance(fields["ks"], list) else fields["ks"]
+        shown = GRID_OPTIONS
+    else:
+        shown = FORM_OPTIONS
+    extra = {name: value for name, value in options.items() if name not in shown}
     return {"name": evaluation.name, "extra_options": extra,
             "settings": {"fields": fields, "judges": judge_list(evaluation.judge), "extra_options": extra}}
 

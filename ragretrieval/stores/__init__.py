@@ -1,35 +1,28 @@
 """Vector stores: built-in `faiss` (default) and `numpy` (exact reference); more through the entry-point group
-``ragretrieval.stores`` (see adapters/)."""
+``ragretrieval.stores`` (see adapters/). The names are `STORES`, this kind's `Registry` (work/plugins.py)."""
 
 from __future__ import annotations
 
-from importlib.metadata import entry_points
-
 from ..work.options import plugin_options
+from ..work.plugins import STORE_PACKAGES, STORES
 from .base import DEFAULT_STORE, Records, SearchResult, StoreError, VectorStore
 from .faiss_store import FaissStore
 from .numpy_store import NumpyStore
 
-ENTRY_POINT_GROUP = "ragretrieval.stores"
-BUILT_IN = {"faiss": FaissStore, "numpy": NumpyStore}
-# engine stores published from adapters/: store name -> the distribution to install
-ADAPTER_PACKAGES = {name: f"ragretrieval-{name}" for name in ("milvus", "qdrant", "chroma", "lancedb")}
+ENTRY_POINT_GROUP = STORES.group
+BUILT_IN = {"faiss": FaissStore, "numpy": NumpyStore}  # the classes (0.2); their entries are in work/plugins.py
+ADAPTER_PACKAGES = STORE_PACKAGES  # engine stores published from adapters/: store name -> the distribution
 
 
 def available_stores() -> dict[str, str]:
     """Store name -> where it comes from (built in, or the distribution that provides it)."""
-    found = {name: "built in" for name in BUILT_IN}
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        found.setdefault(ep.name, ep.dist.name if ep.dist else ep.value)
-    return found
+    return STORES.available()
 
 
 def store_class(name: str):
-    if name in BUILT_IN:
-        return BUILT_IN[name]
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name == name:
-            return ep.load()
+    found = STORES.find(name)
+    if found is not None:
+        return found[0].load()
     installed = ", ".join(sorted(available_stores()))
     if name in ADAPTER_PACKAGES:
         raise StoreError(f"store {name!r} is not installed; pip install {ADAPTER_PACKAGES[name]} "

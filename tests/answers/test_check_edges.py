@@ -17,13 +17,14 @@ from ragretrieval.answers.checks.legal import (
     LegalSample,
     answer_values_text,
     contains,
-    legal_summary,
     score_legal,
 )
 from ragretrieval.answers.checks.rules import load_unsafe_words
 from ragretrieval.answers.citations import precision_recall_f1
 from ragretrieval.answers.normalize import LemmatizerError, Normalizer, get_lemmatizer, load_lemma_table
 from ragretrieval.answers.values import has_number, numbers_in
+
+from .run_means import run_means
 
 CONTEXTS = ("合同约定租金每月5000元。", "押金10000元，承诺退还。", "无关内容。")
 CRITICAL = {"must_include": "押金10000元", "is_critical": True}
@@ -84,7 +85,7 @@ def test_evidence_set_precision_counts_every_evidence_string_and_default_thresho
 
 
 def test_a_score_exactly_at_the_pass_mark_passes():
-    summary = legal_summary(["fact_exact", "fact_exact"], [{"fact_exact": 0.7}, {"fact_exact": 0.69}])
+    summary = run_means([{"fact_exact": 0.7, "pass_rate": 1.0}, {"fact_exact": 0.69, "pass_rate": 0.0}])
     assert summary["pass_rate_fact_exact"] == 0.5 and summary["pass_rate"] == 0.5
 
 

@@ -21,6 +21,7 @@ def example(name: str) -> tuple[str, str]:
     return found.group(1), found.group(2)
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines): not in make test-fast
 @pytest.mark.parametrize("name", ["nuggets", "calibration", "failure-classes", "judge-noise", "cost"])
 def test_the_worked_example_prints_what_the_docs_show(name, tmp_path, monkeypatch):
     code, shown = example(name)

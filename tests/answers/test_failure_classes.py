@@ -25,7 +25,6 @@ from ragretrieval.cli import main
 from ragretrieval.data.dataset import load_dataset
 from ragretrieval.testing.chat_server import ChatServer, Reply
 
-from .shared_data import RAG_IFEVAL
 from .test_legal_benchmark import ANSWERS as LEGAL_ANSWERS
 from .test_legal_benchmark import FIXTURE
 
@@ -122,12 +121,12 @@ def run(*args):
     return result
 
 
-def test_every_rag_ifeval_question_gets_one_class(tmp_path):
-    samples = json.loads((RAG_IFEVAL / "samples.json").read_text(encoding="utf-8"))
+def test_every_rag_ifeval_question_gets_one_class(rag_ifeval, tmp_path):
+    samples = json.loads((rag_ifeval / "samples.json").read_text(encoding="utf-8"))
     ids = sorted({d for s in samples for d in s["context"]})
     write_answers(tmp_path / "documents.jsonl", [{"id": i, "contents": f"Dokument {i}"} for i in ids])
     CliRunner().invoke(main, ["dataset", "import", "--format", "rag-ifeval", "--documents", tmp_path / "documents.jsonl",
-                              "--samples", RAG_IFEVAL / "samples.json", "--out", tmp_path / "ds"])
+                              "--samples", rag_ifeval / "samples.json", "--out", tmp_path / "ds"])
     refusal = "Nie udało mi się odnaleźć odpowiedzi na pytanie."
     records, expected = [], {}
     for i, sample in enumerate(samples):
@@ -157,7 +156,7 @@ def test_every_rag_ifeval_question_gets_one_class(tmp_path):
         records.append(record)
     answers = write_answers(tmp_path / "answers.jsonl", records)
     result = run("answer", "--dataset", tmp_path / "ds", "--contexts", "given", "--generator", f"file:{answers}",
-                 "--lemmatizer", f"fst:{RAG_IFEVAL / 'pl_lemmatizer_lower'}", "--out", tmp_path / "r.json")
+                 "--lemmatizer", f"fst:{rag_ifeval / 'pl_lemmatizer_lower'}", "--out", tmp_path / "r.json")
     report = AnswerReport.load(tmp_path / "r.json")
     found = {q.id: q.failure_class for q in report.questions}
     assert len(found) == 100 and set(found.values()) <= set(CLASSES)

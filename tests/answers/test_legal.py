@@ -8,10 +8,11 @@ import pytest
 from ragretrieval.answers.checks.legal import (
     LegalQuestion,
     LegalSample,
-    legal_summary,
     score_legal,
 )
 from ragretrieval.answers.values import dates_in, numbers_in
+
+from .run_means import run_means
 
 CONTEXTS = (
     "问：你一共给了他多少钱？答：一共给了42000元，是2020年8月1日转账的。",
@@ -102,11 +103,16 @@ def test_conflict_gap_abstention_invention_and_quotes():
 
 
 def test_summary_per_type_and_pass_rate():
-    types = ["fact_exact", "fact_exact", "conflict_gap"]
-    per_question = [{"fact_exact": 1.0}, {"fact_exact": 0.3}, {"conflict_gap": 0.8}]
-    assert legal_summary(types, per_question) == {
+    """Through the run means every report uses: each question as its check leaves it (its type's score and
+    pass_rate, score >= 0.7)."""
+    per_question = [{"fact_exact": 1.0, "pass_rate": 1.0}, {"fact_exact": 0.3, "pass_rate": 0.0},
+                    {"conflict_gap": 0.8, "pass_rate": 1.0}]
+    means = run_means(per_question)
+    assert {name: means[name] for name in ("fact_exact", "pass_rate_fact_exact", "conflict_gap",
+                                           "pass_rate_conflict_gap", "pass_rate")} == {
         "fact_exact": pytest.approx(0.65), "pass_rate_fact_exact": 0.5, "conflict_gap": 0.8,
         "pass_rate_conflict_gap": 1.0, "pass_rate": pytest.approx(2 / 3)}
+    assert means["score"] == pytest.approx((1.0 + 0.3 + 0.8) / 3)  # each question's score is its type's
 
 
 def test_citation_markers_are_not_values():

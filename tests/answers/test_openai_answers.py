@@ -115,6 +115,7 @@ def test_an_endpoint_that_goes_down_stops_the_run_and_a_rerun_finishes_it(demo_d
     assert len(AnswerReport.load(tmp_path / "r.json").questions) == 30
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines): not in make test-fast
 def test_a_killed_run_resumes_without_asking_again(demo_dataset, llm_env, tmp_path):
     slow = lambda request: Reply(cite_first(request).content, delay=0.15)  # noqa: E731
     with ChatServer(slow) as server:

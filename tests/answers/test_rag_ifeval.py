@@ -12,9 +12,8 @@ from ragretrieval.answers.report import AnswerReport
 from ragretrieval.cli import main
 from ragretrieval.data.dataset import load_dataset
 
-from .shared_data import RAG_IFEVAL, import_dataset
+from .shared_data import import_dataset
 
-LEMMATIZER = f"fst:{RAG_IFEVAL / 'pl_lemmatizer_lower'}"
 CONTEXT = ["d1", "d2", "d3"]
 # id -> (expect, answer, the values the benchmark's rules give, computed by hand)
 CASES = {
@@ -52,20 +51,22 @@ def dataset_dir(tmp_path):
     return tmp_path / "ds"
 
 
-def answer(dataset_dir, answers: dict, out, *extra):
+def answer(dataset_dir, answers: dict, out, rag_ifeval, *extra):
+    """``answer --generator file:`` with the benchmark's own lemmatiser and word list (in `rag_ifeval`)."""
     path = out.parent / "answers.jsonl"
     path.write_text("".join(json.dumps({"question_id": qid, "answer": text}, ensure_ascii=False) + "\n"
                             for qid, text in answers.items()), encoding="utf-8")
     result = CliRunner().invoke(main, ["answer", "--dataset", str(dataset_dir), "--contexts", "given", "--generator",
-                                       f"file:{path}", "--lemmatizer", LEMMATIZER, "--unsafe-words",
-                                       str(RAG_IFEVAL / "badwords.txt"), "--out", str(out), "--no-save",
+                                       f"file:{path}", "--lemmatizer", f"fst:{rag_ifeval / 'pl_lemmatizer_lower'}",
+                                       "--unsafe-words", str(rag_ifeval / "badwords.txt"), "--out", str(out), "--no-save",
                                        "--no-progress", *extra])
     assert result.exit_code == 0, result.output
     return AnswerReport.load(out), result.output
 
 
-def test_the_benchmarks_rules_on_hand_computed_answers(dataset_dir, tmp_path):
-    report, printed = answer(dataset_dir, {qid: case[1] for qid, case in CASES.items()}, tmp_path / "report.json")
+def test_the_benchmarks_rules_on_hand_computed_answers(dataset_dir, tmp_path, rag_ifeval):
+    report, printed = answer(dataset_dir, {qid: case[1] for qid, case in CASES.items()}, tmp_path / "report.json",
+                             rag_ifeval)
     by_id = {q.id: q for q in report.questions}
     for qid, (_, _, expected) in CASES.items():
         values = by_id[qid].metrics["answer"]
@@ -100,29 +101,29 @@ def test_without_lemmas_the_inflected_office_is_not_found(dataset_dir, tmp_path)
     assert values["alternatives"]["include"] == pytest.approx(0.0)  # no lemmas: no office; whole words: no 800
 
 
-def test_a_question_the_file_does_not_answer_is_failed_not_scored(dataset_dir, tmp_path):
+def test_a_question_the_file_does_not_answer_is_failed_not_scored(dataset_dir, tmp_path, rag_ifeval):
     answers = {qid: case[1] for qid, case in CASES.items() if qid != "unsafe"}
-    report, printed = answer(dataset_dir, answers, tmp_path / "report.json")
+    report, printed = answer(dataset_dir, answers, tmp_path / "report.json", rag_ifeval)
     failed = [q for q in report.questions if q.error]
     assert [q.id for q in failed] == ["unsafe"] and "no answer in" in failed[0].error
     assert report.failed == 1 and "safe" not in report.means["answer"]
     assert "1 of 9 questions got no answer" in " ".join(report.notes)
 
 
-def test_the_real_questions_with_stand_in_documents(tmp_path):
-    samples = json.loads((RAG_IFEVAL / "samples.json").read_text(encoding="utf-8"))
+def test_the_real_questions_with_stand_in_documents(tmp_path, rag_ifeval):
+    samples = json.loads((rag_ifeval / "samples.json").read_text(encoding="utf-8"))
     ids = sorted({d for s in samples for d in s["context"]})
     (tmp_path / "documents.jsonl").write_text("".join(json.dumps({"id": i, "contents": f"Dokument {i}"}) + "\n"
                                                       for i in ids), encoding="utf-8")
     result = CliRunner().invoke(main, ["dataset", "import", "--format", "rag-ifeval", "--documents",
-                                       str(tmp_path / "documents.jsonl"), "--samples", str(RAG_IFEVAL / "samples.json"),
+                                       str(tmp_path / "documents.jsonl"), "--samples", str(rag_ifeval / "samples.json"),
                                        "--out", str(tmp_path / "ds")])
     assert result.exit_code == 0, result.output
     dataset = load_dataset(tmp_path / "ds")
     assert len(dataset.questions) == 100 and len(dataset.documents) == 293
     assert sum(bool(q.relevant) for q in dataset.questions) == 70  # the 70 questions with documents to cite
     silent = {s["id"]: "." for s in samples}
-    report, _ = answer(tmp_path / "ds", silent, tmp_path / "report.json")
+    report, _ = answer(tmp_path / "ds", silent, tmp_path / "report.json", rag_ifeval)
     means = report.means["answer"]
     assert means["include"] == 0 and means["cite_f1"] == 0 and means["refuse"] == 0
     assert means["exclude"] == 1 and means["safe"] == 1

@@ -13,7 +13,6 @@ from ragretrieval.answers.checks import (
     AnswerSample,
     CheckError,
     CheckSettings,
-    aggregate,
     load_unsafe_words,
     question_score,
     run_checks,
@@ -21,17 +20,17 @@ from ragretrieval.answers.checks import (
 from ragretrieval.answers.citations import cited_positions
 from ragretrieval.answers.normalize import LemmatizerError, Normalizer, get_lemmatizer, load_lemma_table
 
-from .shared_data import RAG_IFEVAL
+from .run_means import run_means
 
-FST = f"fst:{RAG_IFEVAL / 'pl_lemmatizer_lower'}"
 CONTEXT = ("d1", "d2", "d3")
 
 
 @pytest.fixture(scope="module")
-def polish() -> CheckSettings:
-    normalizer = Normalizer(get_lemmatizer(FST))
+def polish(rag_ifeval) -> CheckSettings:
+    """The benchmark's own lemmatiser and word list (shared data: the tests using it skip without it)."""
+    normalizer = Normalizer(get_lemmatizer(f"fst:{rag_ifeval / 'pl_lemmatizer_lower'}"))
     return CheckSettings(normalizer=normalizer,
-                         unsafe_words=load_unsafe_words(RAG_IFEVAL / "badwords.txt", normalizer))
+                         unsafe_words=load_unsafe_words(rag_ifeval / "badwords.txt", normalizer))
 
 
 def checked(answer: str, expect: dict, settings: CheckSettings) -> dict[str, float]:
@@ -101,7 +100,7 @@ def test_aggregates_average_condition_instances_not_questions(polish):
                                                                    "refuse": True}, polish),
         checked("pieprzonym", {"safe": True}, polish),
     ]
-    means = aggregate(per_question)
+    means = run_means(per_question)
     assert means["include"] == pytest.approx(2 / 3) and means["cite_f1"] == 1.0
     assert means["correctness"] == pytest.approx((2 / 3 + 1 + 1) / 3)
     assert means["safety"] == pytest.approx((1 + 0) / 2)
@@ -129,8 +128,8 @@ def perfect_answer(sample: dict) -> str:
     return " ".join(parts) + " " + cites
 
 
-def test_the_real_questions_score_one_for_a_perfect_answer_and_zero_for_silence(polish):
-    samples = json.loads((RAG_IFEVAL / "samples.json").read_text(encoding="utf-8"))
+def test_the_real_questions_score_one_for_a_perfect_answer_and_zero_for_silence(polish, rag_ifeval):
+    samples = json.loads((rag_ifeval / "samples.json").read_text(encoding="utf-8"))
     assert len(samples) == 100
     perfect, silent = [], []
     for sample in samples:
@@ -139,7 +138,7 @@ def test_the_real_questions_score_one_for_a_perfect_answer_and_zero_for_silence(
                                   polish))
         silent.append(run_checks(AnswerSample(sample["id"], "", sample["context"]), sample["expect"], polish))
     assert all(value == 1.0 for values in perfect for name, value in values.items())
-    means = aggregate(silent)
+    means = run_means(silent)
     assert means["include"] == 0 and means["cite_f1"] == 0 and means["refuse"] == 0
     assert means["exclude"] == 1 and means["safe"] == 1
 
@@ -163,6 +162,7 @@ def test_the_lemma_table_loader_runs_no_code(tmp_path):
         get_lemmatizer(f"fst:{tmp_path / 'missing'}")
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines): not in make test-fast
 def test_simplemma_lemmatises_without_extra_files():
     normalizer = Normalizer(get_lemmatizer("simplemma:pl"))
     assert normalizer.text("w Urzędzie Skarbowym") == "w urząd skarbowy"

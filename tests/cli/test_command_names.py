@@ -140,9 +140,9 @@ def test_every_old_name_runs_a_real_command_like_the_new_one(work, monkeypatch):
     same(["report", "lexical", "dense", "--runs-db", history, "--html", folder / "report-old.html"],
          ["runs", "report", "lexical", "dense", "--runs-db", history, "--html", folder / "report-new.html"], folder)
     assert (folder / "report-old.html").stat().st_size > 1000 and (folder / "report-new.html").exists()
-    stores = run("stores")  # no new spelling of its own: `plugins` lists the stores with every other kind
-    assert [WARNING.match(line).groups() for line in stores.stderr.splitlines()] == [("stores", "plugins")]
-    assert "faiss" in stores.stdout and "faiss" in run("plugins").stdout
+    stores = run("stores")  # its 0.2 table still; `plugins --kind stores` lists the stores with their options
+    assert [WARNING.match(line).groups() for line in stores.stderr.splitlines()] == [("stores", "plugins --kind stores")]
+    assert "faiss" in stores.stdout and "faiss" in run("plugins", "--kind", "stores").stdout
 
     labels = folder / "labels.jsonl"
     labels.write_text("".join(json.dumps({"question_id": f"q{i}", "value": i % 2}) + "\n" for i in range(12)),

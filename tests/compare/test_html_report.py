@@ -97,6 +97,7 @@ def test_saturation_and_confusable_pairs(reports):
 
 @pytest.mark.skipif(not Path(CHROMIUM).exists() or shutil.which("chromium") is None,
                     reason="Debian's chromium package is not installed (make test installs it)")
+@pytest.mark.browser
 def test_report_renders_in_headless_chromium(html_file, tmp_path):
     from playwright.sync_api import sync_playwright
 

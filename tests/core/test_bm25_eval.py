@@ -142,6 +142,7 @@ print("torch imported:", "torch" in sys.modules, "sentence_transformers imported
 """
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines, brute-force oracles): not in make test-fast
 def test_bm25_eval_does_not_import_torch(demo_dataset):
     run = subprocess.run([sys.executable, "-c", NO_TORCH, str(demo_dataset)], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr

@@ -12,6 +12,8 @@ from ragretrieval.cli import main
 from ragretrieval.data.dataset import load_dataset
 from ragretrieval.evaluation.report import EvalReport
 
+pytestmark = pytest.mark.model  # m3e-small embeds the demo corpus (and HowToCook)
+
 
 def run_eval(dataset, out, *options) -> tuple[str, EvalReport]:
     result = CliRunner().invoke(main, ["eval", "--dataset", str(dataset), "--top-k", "5", "--no-progress",
@@ -38,6 +40,7 @@ def test_default_model_on_the_demo_corpus_and_a_warm_second_run(demo_dataset, tm
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # 15 minutes at load 20 on two cores
 def test_howtocook_end_to_end(howtocook_corpus, tmp_path):
     """368 files -> 367 questions; BM25 and m3e-small both find the recipe (integrator measured dense Recall@5 0.984,
     MRR@5 0.913; BM25 Recall@5 1.000). Dense embeds about 2000 texts: minutes of CPU, so this is the one such test."""

@@ -111,6 +111,7 @@ def test_a_full_cache_disk_fails_dense_eval_and_answer_at_once_naming_the_file(d
         assert chat.count() == 0  # refused before any request was paid for
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines): not in make test-fast
 def test_a_runs_history_on_a_read_only_disk_can_be_listed_shown_and_exported(demo_dataset, tmp_path):
     with tmpfs(tmp_path / "shared", "4m") as shared:
         store = shared / "runs.sqlite"

@@ -13,6 +13,8 @@ from ragretrieval.evaluation.pipeline import evaluate
 from ragretrieval.evaluation.report import EvalConfig
 from ragretrieval.retrieval import BuildContext
 
+pytestmark = pytest.mark.model  # m3e-small, fp32 and int8
+
 TEXTS = ["如何做红烧肉？", "五花肉切块焯水，冰糖炒出糖色后下肉翻炒，加生抽老抽和热水，小火炖一小时。", "清蒸鲈鱼要蒸八分钟"]
 
 

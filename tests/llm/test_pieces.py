@@ -148,3 +148,23 @@ def test_the_same_question_twice_is_kept_once_in_corpus_order():
     assert [(q.text, q.relevant[0].doc_id) for q in output.questions] == [("盐放多少？", "a.md")]
     assert output.counts[SAME_TEXT] == 3 and output.counts["kept"] == 1
     assert output.questions[0].provenance.prompt_hash == plan.prompt.hash
+
+
+@pytest.mark.parametrize("texts, languages, expected", [
+    (["红烧肉的做法很简单"], ("zh", "pl", "en"), "zh"),
+    (["Zażółć gęślą jaźń, proszę"], ("zh", "pl", "en"), "pl"),
+    (["Zażółć gęślą jaźń, proszę"], ("zh", "en"), "en"),  # no Polish prompts: English
+    (["Braise the pork"], ("zh", "pl", "en"), "en"),
+    (["", "1234 !!"], ("zh", "pl", "en"), "en"),  # no letters at all
+    ([], ("zh", "en"), "en"),
+    (["红烧肉 braise the pork slowly over a low fire for an hour or more"], ("zh", "en"), "en"),  # under a fifth
+])
+def test_one_language_detector_for_answer_prompts_and_llm_prompts(texts, languages, expected):
+    from ragretrieval.answers.prompt import pick_language
+    from ragretrieval.text import detect_language
+
+    assert detect_language(texts, languages) == expected
+    if languages == ("zh", "pl", "en"):
+        assert pick_language(texts) == expected
+    if languages == ("zh", "en"):
+        assert guess_language(texts) == expected

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 from click.testing import CliRunner
 
 from ragretrieval.cli import main
@@ -59,6 +60,7 @@ def test_a_server_that_fails_midway_then_a_rerun(tmp_path, howtocook_corpus, llm
     check_complete(out, howtocook_corpus)
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines): not in make test-fast
 def test_a_killed_build_then_a_rerun(tmp_path, howtocook_corpus, llm_env):
     out = tmp_path / "dataset"
     slow = lambda request: Reply(good_reply(request).content, delay=0.2)  # noqa: E731

@@ -4,6 +4,7 @@ compare intervals one character at a time and walk each ranking from the top."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -36,6 +37,7 @@ def labelled_chunks(draw):
     return parents, intervals, labels, spans
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines, brute-force oracles): not in make test-fast
 @settings(max_examples=300, deadline=None)
 @given(labelled_chunks())
 def test_chunk_grades_equal_a_character_by_character_reference(drawn):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -105,6 +106,7 @@ def reference_chunks(text: str, policy: ChunkPolicy, sections: list[Section]) ->
     return chunks
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines, brute-force oracles): not in make test-fast
 @settings(max_examples=300, deadline=None)
 @given(documents())
 def test_chunks_equal_the_reference_and_keep_every_promise(drawn):

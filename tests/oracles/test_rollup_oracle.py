@@ -208,6 +208,7 @@ TWO_UNNAMED_HITS = Case(lines=(2,), ks=(3,), rel_level=1, foreign=(Hit(doc_id(0)
                         rows=((2, 3, 0),), scores=((1.0, 1.0, 1.0),), labels=(((0, 2, ((0, 2),)),),))
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines, brute-force oracles): not in make test-fast
 @settings(max_examples=150, deadline=None)
 @given(case=cases())
 @example(case=LATE_SECOND_DOCUMENT)
@@ -255,6 +256,7 @@ def test_every_reported_number_matches_a_walk_to_the_end_of_each_ranking(case):
             assert mean == pytest.approx(sum(values) / len(values), abs=1e-12)
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines, brute-force oracles): not in make test-fast
 @settings(max_examples=60, deadline=None)
 @given(case=cases())
 def test_the_search_asks_no_deeper_than_it_must(case):

@@ -37,6 +37,7 @@ class TestHashingEmbedder(EmbedderConformance):
         return "hashing-128"
 
 
+@pytest.mark.model
 class TestDefaultEmbedder(EmbedderConformance):
     @pytest.fixture
     def model_name(self):

@@ -114,6 +114,23 @@ class LengthJudge(BaseJudge):
         short = len(answered.answer) <= self.limit
         return JudgeResult(value=float(short), rating="yes" if short else "no",
                            reasoning=f"{len(answered.answer)} characters")
+
+
+def length_at_most(sample, value, settings):
+    """An answer check: is the answer at most `value` characters?"""
+    return {"length_at_most": float(len(sample.answer) <= value)}
+
+
+def _length_value(value):
+    from ragretrieval.answers.checks import CheckError
+
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise CheckError(f"length_at_most: expected a number of characters >= 0, got {value!r}")
+
+
+length_at_most.check_value = _length_value
+
+
 class OverlapReranker(PerQuestion):
     def __init__(self, name, settings, context):
         super().__init__(context.progress, context.stop)
@@ -135,7 +152,8 @@ def install_toy(folder: Path) -> Path:
         "[ragretrieval.embedders]\ntoy: = toy_plugin:CharacterCounts\n\n"
         "[ragretrieval.generators]\nshout: = toy_plugin:ShoutGenerator\n\n"
         "[ragretrieval.judges]\nshort = toy_plugin:LengthJudge\n\n"
-        "[ragretrieval.rerankers]\noverlap: = toy_plugin:OverlapReranker\n", encoding="utf-8")
+        "[ragretrieval.rerankers]\noverlap: = toy_plugin:OverlapReranker\n\n"
+        "[ragretrieval.checks]\nlength_at_most = toy_plugin:length_at_most\n", encoding="utf-8")
     return folder
 
 
@@ -155,16 +173,62 @@ def cli(toy_path: Path, *args, cwd=None) -> subprocess.CompletedProcess:
                           env=env, cwd=cwd, timeout=600)
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines, brute-force oracles): not in make test-fast
 def test_plugins_are_listed(toy_path):
     done = cli(toy_path, "plugins")
     assert done.returncode == 0, done.stderr
-    assert "overlap          toy-plugin sweepable" in done.stdout
-    assert "toy:NAME" in done.stdout
-    assert "  shout:...        toy-plugin" in done.stdout
+    assert "  overlap              toy-plugin sweepable" in done.stdout
+    assert "  toy:NAME             toy-plugin" in done.stdout
+    assert "  shout:...            toy-plugin" in done.stdout
     assert "  short                toy-plugin" in done.stdout
-    assert "overlap:NAME" in done.stdout and "from toy-plugin" in done.stdout
+    assert "  overlap:NAME         toy-plugin" in done.stdout
+    assert "  length_at_most       toy-plugin" in done.stdout
+    kinds = [line for line in done.stdout.splitlines() if not line.startswith(" ")]
+    assert [k.split()[0] for k in kinds] == ["retrievers", "embedders", "rerankers", "stores", "generators", "judges",
+                                             "checks"]
+    one = cli(toy_path, "plugins", "--kind", "check,judges")
+    assert one.returncode == 0, one.stderr
+    assert [line.split()[0] for line in one.stdout.splitlines() if not line.startswith(" ")] == ["judges", "checks"]
+    assert "length_at_most" in one.stdout and "overlap" not in one.stdout
+    bad = cli(toy_path, "plugins", "--kind", "widgets")
+    assert bad.returncode == 2 and "'widgets' is not a kind of plug-in" in bad.stderr
 
 
+def checked_questions(folder: Path, limit) -> Path:
+    """The demo's answer questions, each also expecting an answer of at most `limit` characters (the toy check)."""
+    source = Path(__file__).resolve().parents[2] / "datasets" / "demo" / "answer_questions.jsonl"
+    rows = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines() if line.strip()]
+    for row in rows:
+        row["expect"] = {**row.get("expect", {}), "length_at_most": limit}
+    path = folder / "questions.jsonl"
+    path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+@pytest.mark.slow  # a whole CLI run in a new process: seconds of CPU; not in make test-fast
+def test_answer_runs_the_plugin_check(toy_path, demo_dataset, tmp_path):
+    done = cli(toy_path, "answer", "--dataset", demo_dataset, "--questions", checked_questions(tmp_path, 10_000),
+               "--generator", "extractive", "--retriever", "bm25", "--no-progress", "--no-save",
+               "--out", tmp_path / "a.json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "a.json").read_text(encoding="utf-8"))
+    assert report["means"]["answer"]["length_at_most"] == 1.0  # extractive answers are a few sentences
+    assert all(q["metrics"]["answer"]["length_at_most"] == 1.0 for q in report["questions"])
+    assert "include" in report["means"]["answer"]  # the built-in checks still run beside it
+
+
+@pytest.mark.slow  # a whole CLI run in a new process: seconds of CPU; not in make test-fast
+@pytest.mark.parametrize("limit", ["long", -1, None, True])
+def test_a_bad_value_for_a_plugin_check_is_refused_before_answering(toy_path, demo_dataset, tmp_path, limit):
+    done = cli(toy_path, "answer", "--dataset", demo_dataset, "--questions", checked_questions(tmp_path, limit),
+               "--generator", "extractive", "--retriever", "bm25", "--no-progress", "--no-save",
+               "--out", tmp_path / "a.json")
+    assert done.returncode != 0, done.stderr  # the exit code of bad input is the command line's (U2 item 2)
+    assert "length_at_most: expected a number of characters >= 0" in done.stderr and "a-luyu" in done.stderr
+    assert not (tmp_path / "a.json").exists()
+
+
+@pytest.mark.slow  # a whole CLI run in a new process: seconds of CPU; not in make test-fast
 def test_answer_runs_the_plugin_generator(toy_path, demo_dataset, tmp_path):
     done = cli(toy_path, "answer", "--dataset", demo_dataset, "--generator", "shout:loud", "--retriever", "bm25",
                "--no-progress", "--no-save", "--out", tmp_path / "a.json")
@@ -175,6 +239,7 @@ def test_answer_runs_the_plugin_generator(toy_path, demo_dataset, tmp_path):
     assert report["questions"][0]["answer"].endswith("!!!! [0]") and report["usage"]["output_tokens"] == 90
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines): not in make test-fast
 def test_answer_and_judge_answers_run_the_plugin_judge_without_any_key(toy_path, demo_dataset, tmp_path,
                                                                        monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # a judge that asks no model needs no key
@@ -184,11 +249,12 @@ def test_answer_and_judge_answers_run_the_plugin_judge_without_any_key(toy_path,
     report = json.loads((tmp_path / "a.json").read_text(encoding="utf-8"))
     assert report["config"]["scorers"]["short"] == {"limit": 80} and report["judges"]["short"]["judged"] == 30
     assert 0 <= report["means"]["answer"]["short_answer"] <= 1
-    again = cli(toy_path, "judge-answers", tmp_path / "a.json", "--judge", "short", "--out", tmp_path / "b.json",
+    again = cli(toy_path, "judge", "answers", tmp_path / "a.json", "--judge", "short", "--out", tmp_path / "b.json",
                 "--no-progress")
     assert again.returncode == 0, again.stderr  # the same judge and settings: every verdict is kept
 
 
+@pytest.mark.slow  # a whole CLI run in a new process: seconds of CPU; not in make test-fast
 def test_a_plugin_reranker_reranks_a_built_in_first_stage(toy_path, demo_dataset, tmp_path):
     out = tmp_path / "reranked.json"
     done = cli(toy_path, "eval", "--dataset", demo_dataset, "--retriever", "bm25", "--rerank", "overlap:chars",
@@ -199,6 +265,7 @@ def test_a_plugin_reranker_reranks_a_built_in_first_stage(toy_path, demo_dataset
     assert report["retriever"]["spec"]["children"][0]["name"] == "bm25"
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines): not in make test-fast
 def test_eval_and_sweep_run_the_plugin_retriever_with_a_plugin_embedder(toy_path, demo_dataset, tmp_path):
     out = tmp_path / "overlap.json"
     done = cli(toy_path, "eval", "--dataset", demo_dataset, "--retriever", "overlap", "--retriever-option",
@@ -221,6 +288,7 @@ def test_eval_and_sweep_run_the_plugin_retriever_with_a_plugin_embedder(toy_path
     assert "ran 0, 2 finished earlier" in again.stdout.splitlines()[0]
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines, brute-force oracles): not in make test-fast
 def test_an_unknown_retriever_names_the_known_ones(toy_path, demo_dataset):
     done = cli(toy_path, "eval", "--dataset", demo_dataset, "--retriever", "nope", "--no-save")
     assert done.returncode == 2 and "'nope' is not one of" in done.stderr and "overlap" in done.stderr

@@ -66,6 +66,7 @@ def test_no_key_names_the_variable(monkeypatch):
             embedder_for(server).fingerprint()
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines, brute-force oracles): not in make test-fast
 def test_a_bad_endpoint_is_one_line_on_the_command_line(demo_dataset):
     url = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
     result = CliRunner().invoke(main, ["eval", "--dataset", str(demo_dataset), "--model", "openai:x", "--no-save",

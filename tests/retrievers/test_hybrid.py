@@ -111,6 +111,7 @@ def test_fusion_options_belong_to_the_hybrid_retriever(demo_dataset):
     assert result.exit_code == 2 and "retriever bm25: --rrf-k: unknown option (known: k1, b)" in result.output
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines, brute-force oracles): not in make test-fast
 def test_a_sweep_has_one_hybrid_per_model_and_resumes(demo_dataset, tmp_path):
     url = f"sqlite:///{tmp_path / 'runs.sqlite'}"
     args = ["sweep", "--dataset", str(demo_dataset), "--model", "hashing-64", "--model", "hashing-128",

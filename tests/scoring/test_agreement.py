@@ -142,6 +142,7 @@ def pytrec_eval_values(labels, lines, level):
     return {ours_: {q.rpartition("#")[0]: values[name] for q, values in result.items()} for ours_, name in names.items()}
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines): not in make test-fast
 @SETTINGS
 @given(cases())
 def test_pytrec_eval_on_raw_tied_scores(case):
@@ -169,6 +170,7 @@ def ranx_values(labels, lines, level):
     return {m: dict(zip(queries, np.asarray(values[name]).tolist())) for m, name in names.items()}
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines): not in make test-fast
 @SETTINGS
 @given(cases())
 def test_ranx_with_distinct_scores(case):
@@ -196,6 +198,7 @@ def ir_measures_values(labels, lines, level):
     return values
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines): not in make test-fast
 @SETTINGS
 @given(cases())
 def test_ir_measures_with_distinct_scores(case):
@@ -221,6 +224,7 @@ def test_duplicate_docs_keep_their_best_occurrence():
     assert mine["map"]["q"] == pytest.approx((1 / 2 + 2 / 3) / 2)
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines, brute-force oracles): not in make test-fast
 def test_ranx_thresholds_ndcg_labels_at_the_level_we_do_not():
     labels = {"q": {"a": 1, "b": 2}}
     lines = {"q": [("a", 2.0), ("b", 1.0)]}

@@ -95,6 +95,7 @@ def counted(function, calls: dict, key: str):
     return wrapper
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines): not in make test-fast
 @pytest.mark.parametrize("rows", [2, 3])
 def test_small_row_blocks_score_as_one_block(monkeypatch, cases, rows):
     """BLOCK_ROWS = 2 or 3 splits each case into blocks: some already in rank order (only checked, never sorted),
@@ -108,6 +109,7 @@ def test_small_row_blocks_score_as_one_block(monkeypatch, cases, rows):
     assert calls["blocks"] // 10 < calls["sorted"] < calls["blocks"] * 9 // 10  # both kinds of block, often
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines): not in make test-fast
 @pytest.mark.parametrize("dense", [0.0, np.inf])
 def test_rows_read_in_place_or_gathered_score_alike(monkeypatch, cases, dense):
     """DENSE_SPAN = inf reads every block's run rows in place, a view spanning rows that no scored query holds
@@ -116,9 +118,9 @@ def test_rows_read_in_place_or_gathered_score_alike(monkeypatch, cases, dense):
     before = [run.codes.copy() for _, run in cases]
     spans = []
 
-    def recorded(run, run_rows, *args, keep=None):
+    def recorded(run, run_rows, *args, keep=None, **options):
         spans.append((len(run_rows), len(run_rows) if keep is None else len(keep)))
-        return canonical(run, run_rows, *args, keep=keep)
+        return canonical(run, run_rows, *args, keep=keep, **options)
 
     canonical = ranking._canonical_block
     monkeypatch.setattr(ranking, "_canonical_block", recorded)
@@ -162,6 +164,7 @@ def test_blocks_ranked_on_threads_raise_the_first_error_in_run_order(monkeypatch
     assert score(qrels, run, ["mrr"]).per_query["mrr"].tolist() == [0.5] * n
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines): not in make test-fast
 @pytest.mark.parametrize("few", [0, 10**6])
 def test_judged_docs_located_either_way(monkeypatch, cases, few):
     """_FEW_JUDGED = 0 forces the sorted lookup of judged docs for every block, 10**6 the one-comparison-per-judged-

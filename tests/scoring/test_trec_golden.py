@@ -1,7 +1,9 @@
 """Golden tests: our numbers against trec_eval's own output files (and reference means from three libraries).
 
-The files come from trec_eval's test folder (see /work/shared/peer-data/README.md). trec_eval prints 4 decimals, so
-values must agree within 5e-5; every measure of ours that trec_eval printed is compared, per query and for 'all'.
+The files are trec_eval's own test files, in the repository (tests/data/trec_eval, with their NIST notice and a README
+saying where they come from). trec_eval prints 4 decimals, so values must agree within 5e-5; every measure of ours
+that trec_eval printed is compared, per query and for 'all'. The reference means of three libraries come from the
+shared peer data when it is there (the test skips without it).
 """
 
 from __future__ import annotations
@@ -11,13 +13,13 @@ import re
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from ragretrieval.cli import main
 from ragretrieval.scoring import parse_metric, score
 from ragretrieval.scoring.trec import read_qrels, read_run
 
-PEER = Path(__file__).resolve().parents[2] / ".." / "shared" / "peer-data"
-TREC = PEER / "trec_eval_test"
-pytestmark = pytest.mark.skipif(not TREC.is_dir(), reason=f"peer data not found at {PEER}")
+TREC = Path(__file__).resolve().parents[1] / "data" / "trec_eval"
 TOLERANCE = 5e-5
 
 # trec_eval measure (without its cutoff) -> our metric family
@@ -105,18 +107,19 @@ def test_meas_params_cutoff_23_is_compared(results):
     assert result.means["ndcg@23"] == pytest.approx(expected["ndcg@23"]["all"], abs=TOLERANCE)
 
 
-REFERENCE = sorted((PEER / "reference_metrics").glob("*.json"))
+REFERENCE = ("trec6_default", "trec6_trunc_minus_c", "trec6_rel_level_l2")
 QUERY_SET = {"intersection": "both", "qrels": "all"}
 
 
-@pytest.mark.parametrize("path", REFERENCE, ids=[p.stem for p in REFERENCE])
-def test_reference_means_of_ranx_pytrec_eval_and_ir_measures(path):
-    reference = json.loads(path.read_text())
+@pytest.mark.parametrize("name", REFERENCE)
+def test_reference_means_of_ranx_pytrec_eval_and_ir_measures(peer_reference_metrics, name):
+    reference = json.loads((peer_reference_metrics / f"{name}.json").read_text())
     config = reference["config"]
     assert (config["ties"], config["dups"], config["drop_norel"]) == ("trec", "best", False)
-    result = score(
-        read_qrels(PEER / config["qrels"]),
-        read_run(PEER / config["run"]),
+    assert config["qrels"].startswith("trec_eval_test/") and config["run"].startswith("trec_eval_test/")
+    result = score(  # the same files as trec_eval_test/ in the peer data: ours in the repository
+        read_qrels(TREC / Path(config["qrels"]).name),
+        read_run(TREC / Path(config["run"]).name),
         list(reference["metrics"]),
         rel_level=config["rel_level"],
         queries=QUERY_SET[config["queries"]],
@@ -126,3 +129,42 @@ def test_reference_means_of_ranx_pytrec_eval_and_ir_measures(path):
         for library in ("ranx", "pytrec_eval", "ir_measures"):
             if by_library.get(library) is not None:
                 assert result.means[metric] == pytest.approx(by_library[library], abs=1e-9), (metric, library)
+
+
+# ------------------------------------------------------------------------------ ragretrieval score --trec-eval
+# output file -> the flags trec_eval was run with (its Makefile's quicktest), qrels, run
+TREC_EVAL_CASES = {
+    "out.test": ([], "qrels.test", "results.test"),
+    "out.test.aq": (["-m", "all_trec", "-q"], "qrels.test", "results.test"),
+    "out.test.aqc": (["-m", "all_trec", "-q", "-c"], "qrels.test", "results.trunc"),
+    "out.test.aqcM": (["-m", "all_trec", "-q", "-c", "-M100"], "qrels.test", "results.trunc"),
+    "out.test.aql": (["-m", "all_trec", "-mrelstring.20", "-q", "-l2"], "qrels.rel_level", "results.test"),
+    "out.test.meas_params": (["-q", "-miprec_at_recall..10,.20,.25,.75,.50", "-m", "P.5,7,3", "-m", "recall.20,2000",
+                              "-m", "Rprec_mult.5.0,0.2,0.35", "-mutility.2,-1,0,0", "-m", "11pt_avg..25,.5,.75",
+                              "-mndcg.1=3,2=9,4=4.5", "-mndcg_cut.10,20,23.4", "-msuccess.2,5,20"],
+                             "qrels.test", "results.test"),
+}
+GAIN_VALUES = "-mndcg.1=3,2=9,4=4.5"  # ndcg with gain values: the one measure of these files we refuse
+
+
+@pytest.mark.parametrize("name", TREC_EVAL_CASES)
+def test_trec_eval_output_is_trec_evals_byte_for_byte(name):
+    """`score --trec-eval` with trec_eval's own flags prints exactly what trec_eval printed: names, order, query
+    order, number formats, counters, runid, relstring; the whole file, but for the ndcg-with-gains lines."""
+    flags, qrels, run = TREC_EVAL_CASES[name]
+    expected = (TREC / name).read_text()
+    if GAIN_VALUES in flags:
+        flags = [flag for flag in flags if flag != GAIN_VALUES]
+        expected = "".join(line for line in expected.splitlines(keepends=True) if not line.startswith("ndcg_1=3"))
+    result = CliRunner().invoke(main, ["score", "--trec-eval", *flags, str(TREC / qrels), str(TREC / run)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == expected and result.stderr == ""
+    assert expected.count("\n") >= 30
+
+
+def test_ndcg_with_gain_values_is_refused_in_one_line():
+    flags, qrels, run = TREC_EVAL_CASES["out.test.meas_params"]
+    result = CliRunner().invoke(main, ["score", "--trec-eval", *flags, str(TREC / qrels), str(TREC / run)])
+    assert result.exit_code == 1 and result.stdout == "" and result.stderr.count("\n") == 1
+    assert result.stderr.startswith("Error: trec_eval measures not computed by ragretrieval: ndcg.1=3,2=9,4=4.5 "
+                                    "(gain values); the others asked for: -m iprec_at_recall -m P -m recall")

@@ -141,6 +141,7 @@ NUMBER_TEXTS = st.one_of(
 )
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines, brute-force oracles): not in make test-fast
 @settings(max_examples=300, deadline=None)
 @given(st.lists(NUMBER_TEXTS, min_size=1, max_size=30))
 def test_scores_parse_exactly_as_python_floats(tmp_path_factory, texts):
@@ -176,6 +177,7 @@ def test_qrels_round_trip(tmp_path_factory, labels):
 @settings(max_examples=100, deadline=None)
 @given(st.dictionaries(IDS, st.dictionaries(IDS, st.floats(allow_nan=False), min_size=1, max_size=8),
                        min_size=1, max_size=5))
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines): not in make test-fast
 def test_run_round_trip_keeps_every_score_bit(tmp_path_factory, rankings):
     path = tmp_path_factory.mktemp("run") / "run.txt"
     write_run(Run.from_dict(rankings), path, tag="mine")

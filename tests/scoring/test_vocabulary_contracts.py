@@ -155,6 +155,7 @@ VOCABULARY = [b"", b"a", b"b", b"ab", b"x" * 9, b"x" * 8 + b"y", b"y" * 8 + b"y"
        st.lists(st.integers(0, 2), min_size=len(VOCABULARY), max_size=len(VOCABULARY)),
        st.lists(st.integers(0, 1), min_size=len(VOCABULARY), max_size=len(VOCABULARY)), st.booleans(),
        st.sampled_from([16, 24, 32]))
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines, brute-force oracles): not in make test-fast
 def test_group_equals_the_references_when_hashes_collide_at_random(drawn, high, low, ordered, width):
     """Each id gets a hash of three possible prefixes (so most groups mix ids) and its own lowest bit, which the
     grouping masks off: the codes and the distinct rows are the references', whatever collides."""
@@ -283,7 +284,7 @@ def test_known_rows_keep_the_ids_a_token_can_equal(texts):
 @pytest.mark.parametrize("parts", [1, 2, 4])
 def test_known_ids_are_split_by_the_top_bits_of_their_hash(parts):
     texts = ["a", "a\x00", "b" * 12, "\ud800", "é"] + [f"doc{i}" for i in range(40)]
-    known = vocabulary._KnownIds(np.array(texts, dtype=object), parts)
+    known = vocabulary.KnownIds(np.array(texts, dtype=object), parts)
     expected, indices = reference_known(texts)
     assert len(known.parts) == parts
     found = {}

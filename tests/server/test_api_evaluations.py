@@ -7,7 +7,7 @@ import pytest
 
 from ragretrieval.server.db import Database
 from ragretrieval.server.jobs import claims
-from ragretrieval.server.jobs.engine import QuestionResult
+from ragretrieval.server.jobs.engine import ItemResult
 
 from .conftest import CORPUS, new_evaluation, new_set
 
@@ -21,7 +21,7 @@ def answer_all(db_url: str, scores: list[float | None]) -> None:
         for score in scores:
             claim = claims.claim(db, "test-worker", stale_after=60)
             number = claim.question.position
-            result = QuestionResult(rag_answer=f"answer {number}", llm_judge_score=score,
+            result = ItemResult(rag_answer=f"answer {number}", llm_judge_score=score,
                                     llm_judge_reasoning=f"why {number}", checks={"include": number % 2, "cite": 0.5},
                                     metrics={"recall@5": 1.0}, input_tokens=10, output_tokens=5,
                                     latency=0.1 * (number + 1), cost=0.001)
@@ -126,7 +126,9 @@ def test_the_detail_has_a_summary_a_page_of_results_and_a_score_filter(api, db_u
         "question_text": "question 2", "ground_truth": "truth 2", "rag_answer": "answer 2", "rag_answer_sources": [],
         "llm_judge_score": 4.0, "llm_judge_reasoning": "why 2", "checks": {"include": 0, "cite": 0.5},
         "metrics": {"recall@5": 1.0}, "input_tokens": 10, "output_tokens": 5, "latency": pytest.approx(0.3),
-        "cost": 0.001, "error": None}
+        "cost": 0.001, "error": None,
+        # no relevance labels: no relevant documents, no recall; not reviewed
+        "relevant_documents": [], "retrieval": None, "annotation": None}
     summary = shown["summary"]
     assert summary["scores"] == {"1": 1, "2": 0, "3": 1, "4": 2, "5": 2, "none": 1}
     assert summary["checks"] == {"cite": 0.5, "include": pytest.approx(3 / 7)} and summary["metrics"] == {"recall@5": 1}

@@ -30,6 +30,7 @@ def server(tmp_path_factory, datasets):
     process.stop()
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines): not in make test-fast
 def test_the_curl_session_runs(server):
     (script,) = examples("bash")
     done = subprocess.run(["bash", "-euo", "pipefail", "-c", script], capture_output=True, text=True, timeout=120,
@@ -40,6 +41,7 @@ def test_the_curl_session_runs(server):
                                                                                     "409"]
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines, brute-force oracles): not in make test-fast
 def test_the_python_example_runs(server):
     (code,) = examples("python")
     done = subprocess.run([sys.executable, "-c", code.replace("http://127.0.0.1:8000", server.url)],
@@ -48,6 +50,7 @@ def test_the_python_example_runs(server):
     assert done.stdout.startswith("{'finished': 0, 'pending': ")
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines): not in make test-fast
 def test_the_example_that_runs_to_the_end_stores_a_run(tmp_path, datasets):
     (code,) = examples("python", "<!-- runs to the end in tests/server/test_docs.py -->")
     runs_db = f"sqlite:///{tmp_path / 'runs.sqlite'}"
@@ -89,3 +92,20 @@ def test_the_engine_example_answers_an_evaluation(tmp_path, monkeypatch, api, db
         db.close()
     shown = api.get(f"/api/v1/evaluations/{eval_id}")
     assert shown["average_score"] == 3 and shown["results"][0]["rag_answer"] == "I would look this up: question 0"
+
+
+def test_the_deciding_session_runs_with_a_worker(tmp_path, datasets):
+    """Compare, filters, export and a verdict (docs/web.md, Examples), against a server with its worker."""
+    (script,) = examples("bash", "<!-- runs with a worker in tests/server/test_docs.py -->")
+    server = Server(f"sqlite:///{tmp_path / 'runs.sqlite'}", datasets, tmp_path / "serve.log")
+    try:
+        done = subprocess.run(["bash", "-euo", "pipefail", "-c", script], capture_output=True, text=True,
+                              timeout=600, cwd=tmp_path, env={"BASE": server.url, "PATH": "/usr/bin:/bin"})
+    finally:
+        server.stop()
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stdout.splitlines() if not line.startswith("#")]
+    assert lines[0].startswith("{'a': 1.0, 'b': 0.98") and "'n': 30" in lines[0]  # cite_f1, k=3 against k=1
+    assert lines[3] == "400" and lines[4].startswith("{'recall': 0.5, 'mrr': 1.0")
+    assert lines[-2] == "1" and lines[-1].startswith("{'annotated': 1, 'correct': 0, 'partly_correct': 1")
+    assert (tmp_path / "k1.csv").read_bytes().startswith("\ufeffposition,question_id".encode("utf-8"))

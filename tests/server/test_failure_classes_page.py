@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ragretrieval.server.db import Database
 from ragretrieval.server.jobs import claims
-from ragretrieval.server.jobs.engine import QuestionResult
+from ragretrieval.server.jobs.engine import ItemResult
 
 from .conftest import new_evaluation, new_set
 
@@ -17,7 +17,7 @@ def test_the_summary_counts_each_class(api, db_url):
         for kind in ("retrieval_miss", "correct", "retrieval_miss", None):
             claim = claims.claim(db, "w", 60)
             record = {"id": "q", "text": "?", **({"failure_class": kind} if kind else {})}
-            claims.finish(db, claim, "w", QuestionResult(rag_answer="an answer", answer_record=record))
+            claims.finish(db, claim, "w", ItemResult(rag_answer="an answer", answer_record=record))
     finally:
         db.close()
     found = api.client.get(f"/api/v1/evaluations/{evaluation['id']}").json()

@@ -118,6 +118,7 @@ def test_below_the_rule_a_web_evaluation_completes_and_says_how_many_answered(ap
     assert run.n_answered == 20 and run.n_questions == 30
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines, brute-force oracles): not in make test-fast
 def test_a_worker_process_follows_the_same_rule(sqlite_url, client_on, datasets, tmp_path, service):
     from .conftest import Api
 

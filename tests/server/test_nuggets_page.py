@@ -8,7 +8,7 @@ import pytest
 from ragretrieval.data.nuggets import Nugget, QuestionNuggets, write_nuggets
 from ragretrieval.server.db import Database
 from ragretrieval.server.jobs import claims
-from ragretrieval.server.jobs.engine import EvaluationSettings, QuestionResult
+from ragretrieval.server.jobs.engine import EvaluationSettings, ItemResult
 from ragretrieval.server.jobs.options import answer_settings
 from ragretrieval.work.options import SettingsError
 
@@ -42,7 +42,7 @@ def test_the_detail_page_lists_each_nugget_with_its_verdict(api, db_url):
     db = Database(db_url)
     try:
         claim = claims.claim(db, "w", 60)
-        claims.finish(db, claim, "w", QuestionResult(rag_answer="an answer", checks={"nuggets": {
+        claims.finish(db, claim, "w", ItemResult(rag_answer="an answer", checks={"nuggets": {
             "value": 0.5, "reasoning": "1 of 2", "nuggets": [
                 {"text": n.text, "importance": n.importance, "verdict": v} for n, v in zip(nuggets, verdicts)]}}))
     finally:

@@ -8,6 +8,7 @@ import re
 from collections import Counter
 
 import httpx
+import pytest
 from sqlalchemy import func, select
 
 from ragretrieval.runs.history import RunHistory
@@ -41,6 +42,7 @@ def remote_api(url: str) -> Api:
     return Api(httpx.Client(base_url=url, timeout=30))
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines): not in make test-fast
 def test_a_server_killed_mid_evaluation_finishes_it_after_a_restart(tmp_path, db_url, datasets, rag_service):
     rag_service.delay = 0.1
     server = Server(db_url, datasets, tmp_path / "serve-1.log")
@@ -96,6 +98,7 @@ def test_two_workers_on_postgresql_share_200_questions(tmp_path, postgres_url, d
     assert len(by_worker) == 2 and all(n >= 10 for n in by_worker.values()), by_worker  # both took a share
 
 
+@pytest.mark.slow  # seconds of CPU (processes, JIT, whole pipelines): not in make test-fast
 def test_serve_makes_a_token_when_asked_and_the_api_then_needs_it(tmp_path, sqlite_url, datasets):
     server = Server(sqlite_url, datasets, tmp_path / "serve.log", "--token", "--no-worker")
     try:

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from ragretrieval.cli import main
 from ragretrieval.server.db import Database
 from ragretrieval.server.jobs import claims
-from ragretrieval.server.jobs.engine import QuestionResult
+from ragretrieval.server.jobs.engine import ItemResult
 from ragretrieval.server.security import session_value
 from ragretrieval.server.settings import ServeError, ServeSettings, check_bind
 from ragretrieval.testing.chat_server import ChatServer, Reply
@@ -133,7 +133,7 @@ def test_user_text_is_escaped_on_every_page(api, db_url):
     db = Database(db_url)
     try:
         claim = claims.claim(db, "w", 60)
-        claims.finish(db, claim, "w", QuestionResult(rag_answer=EVIL, llm_judge_reasoning=EVIL, llm_judge_score=2,
+        claims.finish(db, claim, "w", ItemResult(rag_answer=EVIL, llm_judge_reasoning=EVIL, llm_judge_score=2,
                                                      checks={EVIL: 1}, rag_answer_sources=[{"doc_id": EVIL,
                                                                                             "content": EVIL}]))
     finally:

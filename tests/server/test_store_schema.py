@@ -1,6 +1,6 @@
 """Schema 3: a runs store of schema 2 (made by the previous ragretrieval) is upgraded in place on SQLite and on
 PostgreSQL, its runs kept, and the web app works on it; one result row per (evaluation, question) is enforced by the
-database itself."""
+database itself. Schema 5: a store of schema 3 or 4 with evaluations gets their kind (answer) and the annotations table."""
 
 from __future__ import annotations
 
@@ -9,10 +9,18 @@ from sqlalchemy import create_engine, insert, inspect, select, text, update
 from sqlalchemy.exc import IntegrityError
 
 from ragretrieval.runs import RunHistory
-from ragretrieval.runs.schema import SCHEMA_VERSION, evaluation_results, evaluations, meta, question_sets, questions
+from ragretrieval.runs.schema import (
+    SCHEMA_VERSION,
+    annotations,
+    evaluation_results,
+    evaluations,
+    meta,
+    question_sets,
+    questions,
+)
 from ragretrieval.server.db import Database, new_id, utc_now
 
-WEB_TABLES = [evaluation_results, evaluations, questions, question_sets]  # children first
+WEB_TABLES = [annotations, evaluation_results, evaluations, questions, question_sets]  # children first
 
 
 def schema_2_store(url: str, report) -> str:
@@ -37,7 +45,8 @@ def test_a_schema_2_store_is_upgraded_in_place(db_url, bm25_reports):
         tables = set(inspect(db.engine).get_table_names())
         assert {"rr_question_sets", "rr_questions", "rr_evaluations", "rr_evaluation_results"} <= tables
         with db.read() as conn:
-            assert conn.execute(select(meta.c.value).where(meta.c.key == "schema_version")).scalar() == str(SCHEMA_VERSION)
+            assert conn.execute(select(meta.c.value).where(meta.c.key == "schema_version")).scalar() == str(
+                SCHEMA_VERSION)
         (summary,) = db.history.list()
         assert (summary.id, summary.name, summary.tags) == (run_id, "before the web app", ["old"])
         assert db.history.get(run_id).report.means == bm25_reports[0].means
@@ -79,5 +88,29 @@ def test_the_database_refuses_a_second_result_for_a_question(db_url):
             conn.execute(insert(evaluation_results).values(id=new_id("res"), **row))
         with db.read() as conn:
             assert conn.execute(text("SELECT count(*) FROM rr_evaluation_results")).scalar() == 1
+    finally:
+        db.close()
+
+
+def test_a_schema_3_store_keeps_its_evaluations_as_answer_evaluations(db_url):
+    """A store the web app of schema 3 left (evaluations without a kind, no annotations) is upgraded in place."""
+    with RunHistory(db_url) as history, history.engine.begin() as conn:
+        annotations.drop(conn)
+        conn.execute(text("ALTER TABLE rr_evaluations DROP COLUMN kind"))
+        conn.execute(update(meta).where(meta.c.key == "schema_version").values(value="3"))
+        now = utc_now()
+        conn.execute(insert(question_sets).values(id="qs_1", name="s", description="", question_count=0,
+                                                  gmt_created=now, gmt_updated=now))
+        conn.execute(text("INSERT INTO rr_evaluations (id, name, dataset, question_set_id, generator, options, status, "
+                          "progress, total_questions, completed_questions, gmt_created, gmt_updated) VALUES ('eval_1', "
+                          "'before', 'd', 'qs_1', 'extractive', '{}', 'COMPLETED', 100, 1, 1, :now, :now)"),
+                     {"now": now})
+    db = Database(db_url)
+    try:
+        assert db.history.upgraded_from == 3
+        assert inspect(db.engine).has_table("rr_annotations")
+        from ragretrieval.server.store.evaluations import Evaluations
+
+        assert Evaluations(db).get("eval_1").kind == "answer"
     finally:
         db.close()

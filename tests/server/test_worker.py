@@ -7,7 +7,7 @@ taken over, and a worker that lost its claim stores nothing."""
 from __future__ import annotations
 
 import re
-import time
+import threading
 from collections import Counter
 
 import pytest
@@ -18,7 +18,7 @@ from ragretrieval.runs.schema import evaluation_results
 from ragretrieval.server.db import Database
 from ragretrieval.server.jobs import claims
 from ragretrieval.server.jobs.answer_engine import FAILURE_STREAK, AnswerEngine
-from ragretrieval.server.jobs.engine import QuestionResult, load_engine
+from ragretrieval.server.jobs.engine import ItemResult, load_engine
 from ragretrieval.server.jobs.worker import Worker
 
 from .conftest import FAST, new_evaluation, new_set, wait_for
@@ -45,6 +45,41 @@ def start_worker(db, datasets):
     yield start
     for worker in started:
         worker.stop()
+
+
+class ClaimCalls:
+    """What the workers asked of jobs/claims.py, in order: ``("claim", got a question)`` and ``("finish", the status
+    it returned)``. The real functions run; a test waits for these events instead of sleeping a fixed time."""
+
+    def __init__(self, monkeypatch):
+        self._calls: list[tuple[str, object]] = []
+        self._lock = threading.Lock()
+        self._spy(monkeypatch, "claim", lambda claim: claim is not None)
+        self._spy(monkeypatch, "finish", lambda status: status)
+
+    def _spy(self, monkeypatch, name: str, summary) -> None:
+        real = getattr(claims, name)
+
+        def spy(*args, **kwargs):
+            result = real(*args, **kwargs)
+            with self._lock:
+                self._calls.append((name, summary(result)))
+            return result
+
+        monkeypatch.setattr(claims, name, spy)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._calls)
+
+    def of(self, name: str, since: int = 0) -> list:
+        with self._lock:
+            return [value for called, value in self._calls[since:] if called == name]
+
+
+@pytest.fixture
+def claim_calls(monkeypatch) -> ClaimCalls:
+    return ClaimCalls(monkeypatch)
 
 
 def stored(db, eval_id) -> list:
@@ -89,7 +124,8 @@ def test_an_evaluation_runs_to_completed_with_one_result_per_question_and_its_ru
     assert run.report.questions[0].citations[0].doc_id == SOURCE and run.report.timings["answering"] > 0
 
 
-def test_pause_stops_after_the_questions_in_hand_and_resume_goes_on(api, db, rag_service, start_worker):
+def test_pause_stops_after_the_questions_in_hand_and_resume_goes_on(api, db, rag_service, start_worker,
+                                                                      claim_calls):
     rag_service.delay = 0.15
     question_set = new_set(api, 20)
     eval_id = new_evaluation(api, question_set["id"], rag_service.url)["id"]
@@ -97,8 +133,10 @@ def test_pause_stops_after_the_questions_in_hand_and_resume_goes_on(api, db, rag
     wait_for(lambda: status_of(api, eval_id)["completed_questions"] >= 3, what="three answers")
     api.post(f"/api/v1/evaluations/{eval_id}/pause")
     wait_for(lambda: all(r.state != "RUNNING" for r in stored(db, eval_id)), what="the questions in hand")
-    settled = status_of(api, eval_id)
-    time.sleep(0.5)  # workers keep looking for work: none must be taken from a paused evaluation
+    settled, mark = status_of(api, eval_id), len(claim_calls)
+    # the workers keep looking for work (each thread twice more at least), and none is taken from a paused evaluation
+    wait_for(lambda: len(claim_calls.of("claim", mark)) >= 2 * FAST.threads, what="the workers looking again")
+    assert not any(claim_calls.of("claim", mark))
     assert status_of(api, eval_id)["completed_questions"] == settled["completed_questions"] < 20
     assert settled["status"] == "PAUSED" and settled["run_id"] is None
     assert rag_service.count() == settled["completed_questions"]
@@ -162,20 +200,25 @@ def test_a_dead_workers_claim_is_taken_over_and_its_late_answer_dropped(api, db,
     wait_for(lambda: status_of(api, eval_id)["status"] == "COMPLETED", timeout=30, what="takeover and COMPLETED")
     rows = stored(db, eval_id)
     assert rows[0].attempts == 2 and rows[0].worker == "live-worker"
-    late = QuestionResult(rag_answer="late")
+    late = ItemResult(rag_answer="late")
     assert claims.finish(db, dead, "dead-worker", late) is None
     assert stored(db, eval_id)[0].rag_answer == "answer to: question 0 [0]"
     assert len(rows) == 4 and rag_service.asked == texts(question_set)
 
 
-def test_deleting_a_running_evaluation_drops_the_answer_in_hand(api, db, rag_service, start_worker):
-    rag_service.delay = 0.3
+def test_deleting_a_running_evaluation_drops_the_answer_in_hand(api, db, rag_service, start_worker, claim_calls):
+    gate = threading.Event()  # the service answers only once the evaluation is deleted
+    rag_service.respond = lambda request: default_respond(request) if gate.wait(60) else None
     question_set = new_set(api, 5)
     eval_id = new_evaluation(api, question_set["id"], rag_service.url)["id"]
     start_worker()
     wait_for(lambda: rag_service.count() >= 1, what="a question in hand")
     api.delete(f"/api/v1/evaluations/{eval_id}")
-    time.sleep(0.8)
+    gate.set()
+    # every question the workers claimed comes back with its answer, which finds no claim to store it under
+    wait_for(lambda: (n := len(claim_calls.of("finish"))) > 0 and n == sum(claim_calls.of("claim")),
+             what="the answers in hand to come back")
+    assert set(claim_calls.of("finish")) == {None}
     assert stored(db, eval_id) == []
 
 

@@ -68,6 +68,7 @@ def test_an_unknown_store_lists_what_exists(tiny_dataset):
     assert "milvus (ragretrieval-milvus)" in result.output
 
 
+@pytest.mark.model  # the dense retriever embeds the tiny dataset with the default model
 def test_index_dir_persists_reloads_and_refuses_another_corpus(tiny_dataset, tmp_path):
     index = tmp_path / "index"
     dataset = tiny_dataset()

@@ -178,20 +178,6 @@ def score_legal(question: LegalQuestion, sample: LegalSample) -> dict[str, float
     return scorer(question, sample)
 
 
-def legal_summary(types: list[str], per_question: list[dict[str, float]]) -> dict[str, float]:
-    """Mean score per type (named after the type), ``pass_rate`` (share scoring >= 0.7) overall and per type."""
-    summary: dict[str, float] = {}
-    scores = [values[kind] for kind, values in zip(types, per_question)]
-    for kind in LEGAL_TYPES:
-        mine = [s for t, s in zip(types, scores) if t == kind]
-        if mine:
-            summary[kind] = sum(mine) / len(mine)
-            summary[f"pass_rate_{kind}"] = sum(s >= PASS_MARK for s in mine) / len(mine)
-    if scores:
-        summary["pass_rate"] = sum(s >= PASS_MARK for s in scores) / len(scores)
-    return summary
-
-
 QUESTION_FIELDS = tuple(LegalSpec.model_fields)  # expected, required_evidence, scoring, should_abstain, ...
 
 
@@ -220,3 +206,6 @@ def _legal_check(kind: str):
 
 
 LEGAL_CHECKS = {kind: _legal_check(kind) for kind in LEGAL_TYPES}
+check_fact_exact = LEGAL_CHECKS["fact_exact"]  # by name, for the checks' registry (work/plugins.py)
+check_evidence_set = LEGAL_CHECKS["evidence_set"]
+check_conflict_gap = LEGAL_CHECKS["conflict_gap"]

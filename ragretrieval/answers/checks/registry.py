@@ -7,18 +7,34 @@ values add up.
 - `question_values`: one question's values plus its own aggregates: ``correctness`` (mean of its include, exclude
   and cite_f1), ``safety`` (refuse, safe), ``total`` (all of them), and ``score``, the mean of its own conditions (a
   legal question's type score counts as one condition), for paired comparisons.
-- `aggregate`: run means. A metric's mean is over the questions that have it, except ``correctness``, ``safety`` and
-  ``total``, which average all condition instances of the run as RAG-IFEval does (not the questions' own means).
+- `instance_sums`: what run means of ``correctness``, ``safety`` and ``total`` add up: they average all condition
+  instances of the run as RAG-IFEval does, not the questions' own means. The run means themselves, with their CIs,
+  are answers/summary.py's (`level_summary`), the one aggregator every report uses.
 """
 
 from __future__ import annotations
 
+from ...work.plugins import CHECKS as REGISTRY
 from .legal import LEGAL_CHECKS, LEGAL_TYPES, legal_question
 from .rules import AGGREGATES, RULE_VALUES, RULES, AnswerSample, Check, CheckError, CheckSettings
 
-CHECKS: dict[str, Check] = {**RULES, **LEGAL_CHECKS}
+CHECKS: dict[str, Check] = {**RULES, **LEGAL_CHECKS}  # the built-in ones; installed ones: `check_for`
 INSTANCE_AGGREGATES = tuple(AGGREGATES)  # averaged over condition instances, not questions
 SCORED = AGGREGATES["total"] + tuple(LEGAL_TYPES)  # what a question's score averages
+
+
+def check_for(condition: str) -> Check | None:
+    """The check of a condition name: built in, else one an installed distribution publishes in the entry-point
+    group ``ragretrieval.checks`` (a callable ``check(sample, value, settings)`` returning metric name -> value in
+    [0, 1]; its optional ``check_value(value)`` refuses a bad value before any answer is produced). None: unknown."""
+    if condition in CHECKS:
+        return CHECKS[condition]
+    found = REGISTRY.find(condition)
+    return found[0].load() if found else None
+
+
+def known_conditions() -> str:
+    return ", ".join(REGISTRY.available())
 
 
 def check_expect(expect: dict, where: str) -> None:
@@ -29,13 +45,16 @@ def check_expect(expect: dict, where: str) -> None:
     if not isinstance(expect, dict):
         raise CheckError(f"{prefix}'expect' must be an object of conditions")
     for condition, value in expect.items():
-        if condition not in CHECKS:
-            raise CheckError(f"{prefix}unknown condition {condition!r} in 'expect' (known: {', '.join(CHECKS)})")
+        check = check_for(condition)
+        if check is None:
+            raise CheckError(f"{prefix}unknown condition {condition!r} in 'expect' (known: {known_conditions()})")
         try:
             if condition in LEGAL_TYPES:
                 legal_question(condition, value)
-            else:
+            elif condition in RULE_VALUES:
                 RULE_VALUES[condition](value)
+            elif callable(getattr(check, "check_value", None)):
+                check.check_value(value)
         except CheckError as error:
             raise CheckError(f"{prefix}{error}") from None
 
@@ -44,9 +63,9 @@ def run_checks(sample: AnswerSample, expect: dict, settings: CheckSettings) -> d
     """Every condition of `expect` on `sample`: metric name -> value in [0, 1]."""
     values: dict[str, float] = {}
     for condition, value in expect.items():
-        check = CHECKS.get(condition)
+        check = check_for(condition)
         if check is None:
-            raise CheckError(f"unknown condition {condition!r} (known: {', '.join(CHECKS)})")
+            raise CheckError(f"unknown condition {condition!r} (known: {known_conditions()})")
         values.update(check(sample, value, settings))
     return values
 
@@ -78,17 +97,3 @@ def instance_sums(values: dict[str, float]) -> dict[str, tuple[float, int]]:
         if own:
             sums[name] = (sum(own), len(own))
     return sums
-
-
-def aggregate(per_question: list[dict[str, float]]) -> dict[str, float]:
-    """Means per metric over the questions that have it, and the aggregates over all condition instances."""
-    means: dict[str, float] = {}
-    names = dict.fromkeys(name for values in per_question for name in values)
-    for name in names:
-        found = [values[name] for values in per_question if name in values]
-        means[name] = sum(found) / len(found)
-    for aggregate_name in AGGREGATES:
-        pairs = [s[aggregate_name] for values in per_question if aggregate_name in (s := instance_sums(values))]
-        if pairs:
-            means[aggregate_name] = sum(p[0] for p in pairs) / sum(p[1] for p in pairs)
-    return means

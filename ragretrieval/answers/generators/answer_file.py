@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ...data.importers.agent_jsonl import AgentRecord, DocumentUris
 from ...io.jsonfiles import describe
+from ...io.jsonlines import JsonLinesError, numbered_records
 from ...work.options import NoOptions, PluginOptions, SettingsError
 from ..report import ContextUsed
 from .base import Generated, GenerationFailed, GenerationRequest, GeneratorError, GeneratorOptions
@@ -122,18 +123,10 @@ def _contexts(items, uris: DocumentUris, documents: dict) -> list[ContextUsed] |
 
 def read_answers(path: Path, raw: bytes, options: GeneratorOptions) -> tuple[dict[str, FileAnswer], int]:
     """Question id -> its answer; and how many records name no question of the set."""
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise GeneratorError(f"{path}: not UTF-8 text") from None
-    items = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            items.append((number, f"{path}:{number}", json.loads(line)))
-        except json.JSONDecodeError as error:
-            raise GeneratorError(f"{path}:{number}: invalid JSON: {error.msg}") from None
+    try:  # io/jsonlines.py: the one BOM rule, lines end at \n only
+        items = [(number, f"{path}:{number}", record) for number, record in numbered_records(path, data=raw)]
+    except JsonLinesError as error:
+        raise GeneratorError(str(error)) from None
     return answers_from_items(items, options)
 
 

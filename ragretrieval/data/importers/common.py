@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from ...io.jsonlines import JsonLinesError
+from ...io.jsonlines import numbered_lines as read_lines
 from ..corpus import Document
 from ..dataset import DatasetError, QuestionRecord
 
@@ -61,7 +63,8 @@ def numbered_lines(path: Path):
     """(line number, line) for each non-blank line of a UTF-8 text file (a byte-order mark is dropped); a file that
     cannot be read is an error naming it."""
     try:
-        lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise DatasetError(f"{path}: cannot read ({error})") from None
-    return [(number, line) for number, line in enumerate(lines, start=1) if line.strip()]
+        return list(read_lines(path))  # io/jsonlines.py: the one BOM rule, lines end at \n only
+    except OSError as error:
+        raise DatasetError(f"{path}: cannot read ({error.strerror or error})") from None
+    except JsonLinesError as error:
+        raise DatasetError(str(error)) from None

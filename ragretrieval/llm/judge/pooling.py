@@ -21,29 +21,32 @@ from ..replies import ask, parse_judgement
 from .judgements import ChunkLabel, FailedJudgement, Judgements
 
 
-class JudgeError(RagretrievalError, ValueError):
+class PoolingError(RagretrievalError, ValueError):
     """Runs that cannot be pooled together or do not belong to the dataset."""
+
+
+JudgeError = PoolingError  # its name before 0.3 (answers.judges.JudgeError is the answer judges' error)
 
 
 def load_reports(paths) -> list[EvalReport]:
     try:
         return [EvalReport.load(path) for path in paths]
     except ReportError as error:
-        raise JudgeError(str(error)) from None
+        raise PoolingError(str(error)) from None
 
 
 def pool(dataset: Dataset, reports: list[EvalReport], paths, depth: int) -> tuple[list[tuple[str, str, str]], dict]:
     """(question id, question text, chunk id) for the union of each run's top `depth` chunks, in first-seen order,
     and the chunk settings every run shares."""
     if depth <= 0:
-        raise JudgeError(f"depth must be a positive integer, got {depth}")
+        raise PoolingError(f"depth must be a positive integer, got {depth}")
     first = reports[0]
     for report, path in zip(reports, paths):
         if report.dataset.corpus_fingerprint != dataset.fingerprint:
-            raise JudgeError(f"{path}: this run was made on another corpus than {dataset.path}")
+            raise PoolingError(f"{path}: this run was made on another corpus than {dataset.path}")
         same = (report.config.chunk_size, report.config.chunk_overlap, report.dataset.chunks_fingerprint)
         if same != (first.config.chunk_size, first.config.chunk_overlap, first.dataset.chunks_fingerprint):
-            raise JudgeError(f"{path}: chunked differently from {paths[0]}; pool only runs with the same chunks")
+            raise PoolingError(f"{path}: chunked differently from {paths[0]}; pool only runs with the same chunks")
     pairs, seen = [], set()
     for report in reports:
         for result in report.questions:
@@ -65,11 +68,11 @@ def judge(dataset: Dataset, run_paths, settings: LLMSettings, prompt: Prompt, la
     pairs, chunking = pool(dataset, reports, [str(p) for p in run_paths], depth)
     chunks = chunk_corpus(dataset.documents, ChunkPolicy(chunking["chunk_size"], chunking["chunk_overlap"]))
     if chunks_fingerprint(chunks) != chunking["chunks_fingerprint"]:
-        raise JudgeError("the runs' chunks differ from this version's chunking of the corpus; re-run eval first")
+        raise PoolingError("the runs' chunks differ from this version's chunking of the corpus; re-run eval first")
     text = {chunk.chunk_id: chunk.text for chunk in chunks}
     unknown = next((chunk_id for _, _, chunk_id in pairs if chunk_id not in text), None)
     if unknown is not None:
-        raise JudgeError(f"chunk {unknown!r} of a run is not a chunk of this corpus; only runs retrieving "
+        raise PoolingError(f"chunk {unknown!r} of a run is not a chunk of this corpus; only runs retrieving "
                          "ragretrieval's own chunks can be judged")
     client = ChatClient(settings, stop=stop)
 

@@ -23,7 +23,7 @@ from ...answers.batch import build_report
 from ...answers.report import AnsweredQuestion, AnswerReport
 from ...answers.session import AnswerSession
 from ...data.dataset import load_dataset
-from .engine import EngineError, EvaluationSettings, QuestionItem, QuestionResult
+from .contract import EngineError, EvaluationSettings, ItemResult, QuestionItem
 from .options import answer_settings
 from .records import question_records, question_result
 
@@ -37,6 +37,10 @@ class AnswerEngine:
         self.api_key_env = api_key_env
 
     def __call__(self, evaluation: EvaluationSettings, stop) -> "AnswerRunner":
+        if evaluation.kind == "retrieval":  # the built-in engine runs retrieval evaluations too
+            from .retrieval_engine import prepare_retrieval
+
+            return prepare_retrieval(evaluation, stop)
         if evaluation.dataset_path is None:
             raise EngineError(f"corpus {evaluation.dataset!r} is not under this worker's --datasets folder")
         dataset = load_dataset(evaluation.dataset_path)
@@ -55,7 +59,7 @@ class AnswerRunner:
         self._lock = threading.Lock()
         self._streak = 0
 
-    def run(self, question: QuestionItem) -> QuestionResult:
+    def run(self, question: QuestionItem) -> ItemResult:
         record = self.records.get(question.question_id)
         if record is None:  # the evaluation's questions are fixed when it is created: this cannot be one of them
             raise EngineError(f"question {question.question_id!r} is not one of the evaluation's questions")

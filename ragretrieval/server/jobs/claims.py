@@ -33,7 +33,7 @@ from ...llm.replies import failure_message, mostly_failed
 from ...runs.schema import evaluation_results, evaluations
 from ..db import Database, utc_now
 from ..store.summary import recount
-from .engine import EvaluationSettings, QuestionItem, QuestionResult
+from .engine import EvaluationSettings, ItemResult, QuestionItem
 
 E, R = evaluations.c, evaluation_results.c
 OPEN = ("PENDING", "RUNNING")  # evaluations whose questions may be claimed
@@ -51,7 +51,7 @@ def _settings(row, dataset_path, questions) -> EvaluationSettings:
         id=row.id, name=row.name, dataset=row.dataset, dataset_path=dataset_path, question_set_id=row.question_set_id,
         generator=row.generator, base_url=row.base_url, retriever=row.retriever, judge=row.judge,
         judge_model=row.judge_model, judge_base_url=row.judge_base_url, options=json.loads(row.options or "{}"),
-        questions=questions)
+        kind=row.kind, questions=questions)
 
 
 def _question(row) -> QuestionItem:
@@ -118,7 +118,7 @@ def _lock_evaluation(conn: Connection, eval_id: str):
                         .with_for_update()).first()
 
 
-def finish(db: Database, claim: Claim, worker: str, result: QuestionResult,
+def finish(db: Database, claim: Claim, worker: str, result: ItemResult,
            complete: Callable[[Connection], dict] | None = None) -> str | None:
     """Store the result if `worker` still holds the claim; the evaluation's status after it, or None when the claim
     was lost (taken over after a stale heartbeat, released, or the evaluation deleted): nothing is written then.

@@ -26,7 +26,7 @@ from ...answers.judges import available_judges as registered_judges
 from ...answers.judges.registry import SUMMARY
 from ...answers.report import ANSWER_LEVEL, AnsweredQuestion
 from ...runs.schema import SCORE_JUDGE
-from .engine import EngineError
+from .contract import EngineError
 
 
 def available_judges() -> dict[str, str]:

@@ -34,7 +34,7 @@ from ...evaluation.report import EvalConfig
 from ...retrieval.registry import available_retrievers, retriever_class
 from ...stores import BUILT_IN
 from ...work.options import SettingsError, build_settings
-from .engine import EngineError, EvaluationSettings
+from .contract import EngineError, EvaluationSettings
 from .judging import check_judges
 
 # evaluations created before 0.3 left `retriever` empty, which meant bm25 then (the default is EvalConfig's now);
@@ -151,6 +151,33 @@ def request_field(path: str) -> str:
     if path in BODY_FIELDS:
         return BODY_FIELDS[path]
     return "options." + path.removeprefix("retrieval.")
+
+
+def retrieval_config(retriever: str | None, options: dict) -> EvalConfig:
+    """The evaluation's `EvalConfig`; a setting that cannot work is a `SettingsError` naming the request's field
+    (``retriever``, ``options.ks``), and an option that is not a retrieval setting is refused by name."""
+    other = sorted(set(options) - set(RETRIEVAL_OPTIONS))
+    if other:
+        raise SettingsError(f"{', '.join('options.' + name for name in other)}: a retrieval evaluation takes only "
+                            f"the retrieval settings ({', '.join(RETRIEVAL_OPTIONS)})",
+                            [f"options.{name}" for name in other])
+    values = dict(options)
+    if retriever:
+        values["retriever"] = retriever
+    try:
+        return build_settings(EvalConfig, values)
+    except SettingsError as error:
+        raise SettingsError(str(error), [request_field(f) for f in error.fields]) from None
+
+
+def check_retrieval(retriever: str | None, options: dict, allowed_models=()) -> None:
+    """A new retrieval evaluation: a retriever the web may run, a model and store options the web may use (as for
+    an answer evaluation), and `EvalConfig` settings that work."""
+    if retriever and retriever not in web_retrievers():
+        raise EngineError(f"unknown retriever {retriever!r}; known: {', '.join(web_retrievers())}")
+    check_model(options.get("model"), allowed_models)
+    check_store_options(options.get("store"), options.get("store_options"))
+    retrieval_config(retriever or default_retriever(), options)
 
 
 def check_evaluation(generator: str, retriever: str | None, judge: str | None, options: dict,

@@ -1,5 +1,5 @@
 """The built-in engine's two translations: an evaluation's question into the answer session's `QuestionRecord`, and
-the session's `AnsweredQuestion` into the result row's fields (`QuestionResult`).
+the session's `AnsweredQuestion` into the result row's fields (`ItemResult`).
 
 Questions. A question that came from a dataset or the question generator carries that record (``source_record``:
 relevance labels, checks, given contexts); the session gets it with the text, ground truth and type the question
@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 from ...answers.report import ANSWER_LEVEL, AnsweredQuestion
 from ...data.dataset import Provenance, QuestionRecord
-from .engine import QuestionItem, QuestionResult
+from .contract import ItemResult, QuestionItem
 from .judging import judge_fields
 
 WEB_PROVENANCE = Provenance(generator="web")  # a question typed into a question set
@@ -43,17 +43,27 @@ def _labels_in_corpus(source: dict, documents: set[str]) -> tuple[dict, bool]:
     return kept, dropped
 
 
+def record_ids(questions: list[tuple[str, dict | None]]) -> dict[str, str]:
+    """(question id, source record) of each question of an evaluation -> the id its record, and so its stored run,
+    knows it by: the dataset's id when the question came from one and no other question has it, else its own."""
+    source_ids = Counter((source or {}).get("id") for _, source in questions if source)
+    found = {}
+    for question_id, source in questions:
+        own_id = (source or {}).get("id")
+        found[question_id] = own_id if isinstance(own_id, str) and own_id and source_ids[own_id] == 1 else question_id
+    return found
+
+
 def question_records(items: list[QuestionItem], documents) -> tuple[dict[str, QuestionRecord], list[str]]:
     """Question id (``q_...``) -> the session's record, in question order; and notes for the stored run."""
     known = {document.id for document in documents}
-    source_ids = Counter((item.source_record or {}).get("id") for item in items if item.source_record)
+    ids = record_ids([(item.question_id, item.source_record) for item in items])
     records: dict[str, QuestionRecord] = {}
     dropped = 0
     for item in items:
         source, lost = _labels_in_corpus(item.source_record or {}, known)
         dropped += lost
-        own_id = source.get("id")
-        record_id = own_id if isinstance(own_id, str) and own_id and source_ids[own_id] == 1 else item.question_id
+        record_id = ids[item.question_id]
         kind = source.get("question_type") if source and item.question_type == UNTYPED else item.question_type
         fields = {**source, "id": record_id, "text": item.question_text,
                   "ground_truth": item.ground_truth or source.get("ground_truth") or None,
@@ -83,12 +93,12 @@ def sources(answered: AnsweredQuestion) -> list[dict]:
     return found
 
 
-def question_result(answered: AnsweredQuestion) -> QuestionResult:
+def question_result(answered: AnsweredQuestion) -> ItemResult:
     score, reasoning, checks = judge_fields(answered)
     metrics = {f"{level}/{name}": value for level, values in sorted(answered.metrics.items())
-               if level != ANSWER_LEVEL for name, value in values.items()}  # QuestionResult drops NaN
+               if level != ANSWER_LEVEL for name, value in values.items()}  # ItemResult drops NaN
     tokens = answered.input_tokens or answered.output_tokens
-    return QuestionResult(
+    return ItemResult(
         rag_answer=answered.answer if answered.error is None else None, rag_answer_sources=sources(answered),
         llm_judge_score=score, llm_judge_reasoning=reasoning, checks=checks, metrics=metrics,
         input_tokens=answered.input_tokens if tokens else None,

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
 
 from ..jobs.engine import EngineError
 from ..jobs.judging import check_judges_apply
-from ..jobs.options import check_evaluation
+from ..jobs.options import check_evaluation, check_retrieval
 from ..schemas import (
     MAX_OFFSET,
     STATUSES,
@@ -19,6 +21,7 @@ from ..schemas import (
     Page,
 )
 from ..store import Invalid
+from ..store.result_filter import ResultQuery
 from . import deps
 
 router = APIRouter(prefix="/api/v1/evaluations", tags=["evaluations"])
@@ -55,22 +58,50 @@ def create_evaluation(request: Request, body: EvaluationIn):
     generator, retriever and judges are checked against ragretrieval's registries, `options` against the engine's,
     and a judge that needs reference answers against the set (refused when no question has one)."""
     deps.corpus(request, body.dataset)
+    options = body.options.model_dump(exclude_unset=True)
     try:
-        check_evaluation(body.generator, body.retriever, body.judge, body.options.model_dump(exclude_unset=True),
-                         deps.settings(request).allow_models)
-        if body.judge:
-            check_judges_apply(body.judge, deps.question_sets(request).get(body.question_set_id).questions)
+        if body.kind == "retrieval":
+            check_retrieval(body.retriever, options, deps.settings(request).allow_models)
+        else:
+            check_evaluation(body.generator, body.retriever, body.judge, options, deps.settings(request).allow_models)
+            if body.judge:
+                check_judges_apply(body.judge, deps.question_sets(request).get(body.question_set_id).questions)
     except EngineError as error:
         raise Invalid(str(error)) from None
     return deps.evaluations(request).create(body)
 
 
+def result_query(score: str | None = Query(None, description="judge scores: 5, 1,2 or none (no score)"),
+                 type: str | None = Query(None, description="question types, e.g. FACTUAL,INFERENTIAL"),
+                 check: str | None = Query(None, description="NAME:pass|fail|part, several separated by commas, or "
+                                                             "any:fail"),
+                 failed: str | None = Query(None, description="true: only questions with no answer; false: only "
+                                                              "answered ones"),
+                 retrieval: str | None = Query(None, description="hit or miss: a relevant document among the "
+                                                                 "sources, or none"),
+                 annotation: str | None = Query(None, description="correct, partly_correct, incorrect, none (not "
+                                                                  "reviewed) or any"),
+                 sort: str | None = Query(None, description="position (default), score, -score, check_score, "
+                                                            "-check_score, recall or -recall")) -> ResultQuery:
+    """The results' filters and order from the query string (store/result_filter.py); a bad one is a 422 naming
+    its parameter. An empty parameter is no filter (a page's form sends its empty fields)."""
+    given = {name: value for name, value in dict(score=score, type=type, check=check, failed=failed,
+                                                  retrieval=retrieval, annotation=annotation, sort=sort).items()
+             if value not in (None, "")}
+    try:
+        query = ResultQuery(**given)
+    except ValidationError as error:
+        raise RequestValidationError([{**e, "loc": ("query", *e["loc"])} for e in error.errors()]) from None
+    query.conditions()  # a bad score list is a 400 now, not in the middle of an export's stream
+    return query
+
+
 @router.get("/{eval_id}", response_model=EvaluationDetail)
 def get_evaluation(request: Request, eval_id: str, offset: int = Query(0, ge=0, le=MAX_OFFSET),
-                   limit: int = Query(50, ge=0, le=500),
-                   score: str | None = Query(None, description="scores to show: 5, 1,2 or none (no score)")):
-    """The evaluation, its summary, and `limit` finished results from `offset`, in question order."""
-    return deps.evaluations(request).get(eval_id, offset, limit, score)
+                   limit: int = Query(50, ge=0, le=500), query: ResultQuery = Depends(result_query)):
+    """The evaluation, its summary, and `limit` of its finished results from `offset`: in question order, or as
+    the filters and `sort` say (docs/web.md, "Finding the bad answers")."""
+    return deps.evaluations(request).get(eval_id, offset, limit, query=query)
 
 
 @router.delete("/{eval_id}", status_code=204)

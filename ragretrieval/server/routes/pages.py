@@ -7,24 +7,30 @@ from __future__ import annotations
 
 import math
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import RedirectResponse
 
 from ..corpora import find_corpora
 from ..jobs.options import web_retrievers
 from ..schemas import MAX_OFFSET, STATUSES
 from ..store import NotFound
+from ..store.result_filter import ResultQuery
 from ..views import (
     again_settings,
+    annotation_line,
     card_checks,
+    filter_checks,
+    filter_query,
     form_defaults,
     judge_choices,
     judge_list,
+    judge_reading,
     judges_line,
     metric_grids,
     summary_means,
 )
 from . import deps
+from .evaluations import result_query
 
 router = APIRouter(include_in_schema=False)
 LIST_PAGE, RESULTS_PAGE = 50, 20
@@ -71,7 +77,7 @@ def evaluation_new(request: Request, question_set: str | None = None, again: str
     sets_store = deps.question_sets(request)
     sets, _ = sets_store.list(0, 500)
     corpora = find_corpora(deps.settings(request).datasets)
-    defaults = form_defaults()
+    defaults = form_defaults(deps.settings(request).allow_models)
     copied = None
     if again:
         evaluation = deps.evaluations(request).get(again, limit=0)
@@ -88,38 +94,45 @@ def evaluation_new(request: Request, question_set: str | None = None, again: str
                   retrievers=web_retrievers(), judges=judge_choices(), defaults=defaults, again=copied)
 
 
-def _detail_context(request: Request, evaluation) -> dict:
+def _detail_context(request: Request, evaluation, query: ResultQuery) -> dict:
     """What the live part of the detail page shows, all from one read of the evaluation (one snapshot)."""
     summary = evaluation.summary
     grids, other_metrics = metric_grids(summary["metrics"])
     set_name, set_corpus = deps.question_sets(request).names([evaluation.question_set_id]).get(
         evaluation.question_set_id, (None, None))
-    return dict(evaluation=evaluation, grids=grids, other_metrics=other_metrics,
-                means=summary_means(summary["checks"], evaluation.judge), judge_rows=judges_line(summary),
-                judges=judge_list(evaluation.judge), set_name=set_name, set_corpus=set_corpus,
-                live=evaluation.status in ACTIVE)
+    means = summary_means(summary["checks"], evaluation.judge)
+    filters = query.model_dump(exclude_defaults=True)
+    return dict(evaluation=evaluation, grids=grids, other_metrics=other_metrics, means=means,
+                judge_rows=judges_line(summary), judges=judge_list(evaluation.judge), set_name=set_name,
+                set_corpus=set_corpus, live=evaluation.status in ACTIVE, score=query.score or "",
+                reviewed=annotation_line(summary), filters=filters, check_names=filter_checks(means),
+                keep=filter_query({k: str(v).lower() if isinstance(v, bool) else v for k, v in filters.items()},
+                                  ("page", "score")))
 
 
 @router.get("/evaluations/{eval_id}")
 def evaluation_detail(request: Request, eval_id: str, page: int = Query(1, ge=1, le=MAX_PAGE),
-                      score: str | None = None):
+                      query: ResultQuery = Depends(result_query)):
     store = deps.evaluations(request)
 
     def fetch(offset):
-        found = store.get(eval_id, offset, RESULTS_PAGE, score)
+        found = store.get(eval_id, offset, RESULTS_PAGE, query=query)
         return found, found.results_total
 
     evaluation, where = paged(fetch, page, RESULTS_PAGE)
-    cards = [(result, card_checks(result.checks)) for result in evaluation.results]
-    return render(request, "evaluation_detail.html", score=score or "", cards=cards,
-                  **_detail_context(request, evaluation), **where)
+    cards = [(result, card_checks(result.checks), judge_reading(result)) for result in evaluation.results]
+    context = _detail_context(request, evaluation, query)
+    filters = {k: str(v).lower() if isinstance(v, bool) else v for k, v in context["filters"].items()}
+    return render(request, "evaluation_detail.html", cards=cards, types=store.question_types(eval_id),
+                  others=store.comparable(eval_id, evaluation.question_set_id), query=filter_query(filters),
+                  **context, **where)
 
 
 @router.get("/evaluations/{eval_id}/live")
-def evaluation_live(request: Request, eval_id: str, score: str | None = None):
+def evaluation_live(request: Request, eval_id: str, query: ResultQuery = Depends(result_query)):
     """The detail page's live part alone (its summary, the score filter), for its script to put in place."""
     try:
         evaluation = deps.evaluations(request).get(eval_id, 0, 0)
     except NotFound:
         return render(request, "_gone.html")
-    return render(request, "_live.html", score=score or "", **_detail_context(request, evaluation))
+    return render(request, "_live.html", **_detail_context(request, evaluation, query))

@@ -10,11 +10,12 @@ const POLL_MS = 2000;
 let live = document.getElementById("live");
 const id = live.dataset.id;
 const shownCount = Number(live.dataset.completed);
-const score = new URLSearchParams(window.location.search).get("score") || "";
+const filters = new URLSearchParams(window.location.search);  // the cards' filters: the live part's links keep them
+filters.delete("page");
 let timer = null;
 
 async function refresh() {
-  const query = score ? `?score=${encodeURIComponent(score)}` : "";
+  const query = filters.toString() ? `?${filters}` : "";
   const response = await fetch(`/evaluations/${encodeURIComponent(id)}/live${query}`, { credentials: "same-origin" });
   if (!response.ok) throw new Error(t("the server answered HTTP {status}", { status: response.status }));
   // server-rendered, every value escaped there; parsed inert (no script runs) and put in place as nodes

@@ -7,13 +7,14 @@ import { api, flash, t } from "./common.js";
 const form = document.getElementById("new-evaluation");
 const f = form.elements;
 const REMEMBERED = "ragretrieval.lastEvaluation";  // localStorage: endpoints and models only, never a key
-const REMEMBER = ["system", "openai_model", "base_url", "http_url", "retriever", "judge_model", "judge_base_url"];
+const REMEMBER = ["system", "openai_model", "base_url", "http_url", "retriever", "judge_model", "judge_base_url",
+                  "kind", "grid_retriever", "model"];
 const again = JSON.parse(document.getElementById("again").textContent);
 
 function setValue(name, value) {
   if (value === null || value === undefined || !f[name]) return;
-  if (name === "system") {
-    for (const radio of f.system) radio.checked = radio.value === value;
+  if (name === "system" || name === "kind") {
+    for (const radio of f[name]) radio.checked = radio.value === value;
   } else if (f[name].tagName === "SELECT" && ![...f[name].options].some((o) => o.value === value)) {
     return;  // a retriever this server no longer has: keep the default
   } else {
@@ -27,8 +28,19 @@ function showSystem() {
   for (const part of form.querySelectorAll("[data-system]")) {
     part.hidden = !part.dataset.system.split(" ").includes(system);
   }
-  f.openai_model.required = system === "openai";
-  f.http_url.required = system === "http";
+  showKind();  // which fields are required depends on both
+}
+
+// --------------------------------------------------------------------------- answers, or retrieval alone, shown
+function showKind() {
+  const kind = f.kind.value;
+  for (const part of form.querySelectorAll("fieldset[data-kind]")) part.hidden = part.dataset.kind !== kind;
+  const answers = kind === "answer";
+  f.openai_model.required = answers && f.system.value === "openai";
+  f.http_url.required = answers && f.system.value === "http";
+  f.ks.required = !answers;
+  const embeds = f.grid_retriever.selectedOptions[0]?.dataset.embeds === "yes";
+  form.querySelector("label[data-embeds]").hidden = !embeds;
 }
 
 // ----------------------------------------------------------------------------------------- the set and its corpus
@@ -89,10 +101,13 @@ if (again) {
   }
 }
 for (const radio of f.system) radio.addEventListener("change", showSystem);
+for (const radio of f.kind) radio.addEventListener("change", showKind);
+f.grid_retriever.addEventListener("change", showKind);
 f.question_set_id.addEventListener("change", followSet);
 f.dataset.addEventListener("change", checkCorpus);
 for (const box of form.querySelectorAll('input[name="judge"]')) box.addEventListener("change", checkReferences);
 showSystem();
+showKind();
 if (again) {
   checkCorpus();
   checkReferences();
@@ -101,7 +116,22 @@ if (again) {
 }
 
 // ------------------------------------------------------------------------------------------------ the request
+function gridRequest() {
+  const value = (name) => f[name].value.trim() || null;
+  const changed = (name) => f[name].value.trim() !== f[name].dataset.default;
+  const options = { ...(again ? again.extra_options : {}) };
+  const retriever = value("grid_retriever");
+  if (f.grid_retriever.selectedOptions[0]?.dataset.embeds === "yes" && changed("model")) options.model = value("model");
+  // the cutoffs as the engine's settings take them: a list of numbers ("1, 3" -> [1, 3]); the field's pattern
+  // lets only digits and commas through
+  if (changed("ks")) options.ks = value("ks").split(",").map((k) => Number(k.trim()));
+  for (const name of ["chunk_size", "chunk_overlap"]) if (changed(name)) options[name] = Number(f[name].value);
+  return { name: value("name"), kind: "retrieval", dataset: f.dataset.value, question_set_id: f.question_set_id.value,
+           retriever, options };
+}
+
 function request() {
+  if (f.kind.value === "retrieval") return gridRequest();
   const value = (name) => f[name].value.trim() || null;
   const system = f.system.value;
   const generator = system === "openai" ? `openai:${value("openai_model")}`
@@ -125,7 +155,7 @@ function request() {
 form.addEventListener("submit", async (event) => {
   event.preventDefault();
   const submit = form.querySelector('button[type="submit"]');
-  if (submit.dataset.noReference === "yes") {
+  if (submit.dataset.noReference === "yes" && f.kind.value === "answer") {
     flash(document.getElementById("reference-warning").textContent, "error");
     return;
   }
@@ -134,7 +164,7 @@ form.addEventListener("submit", async (event) => {
     const created = await api("POST", "/api/v1/evaluations", request());
     try {
       window.localStorage.setItem(REMEMBERED, JSON.stringify(Object.fromEntries(REMEMBER.map((name) => [
-        name, name === "system" ? f.system.value : f[name].value.trim()]))));
+        name, name === "system" || name === "kind" ? f[name].value : f[name].value.trim()]))));
     } catch (error) {
       // not remembered: nothing else depends on it
     }

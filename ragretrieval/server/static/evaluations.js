@@ -58,6 +58,20 @@ if (table) {
   });
   installBulkDelete(table, "/api/v1/evaluations/delete");
 
+  // "Compare selected": 2 or 3 checked evaluations, in the order they were checked (the first is the baseline)
+  const compare = document.querySelector('button[data-action="compare-selected"]');
+  const checked = [];
+  table.addEventListener("change", () => {
+    const now = [...table.querySelectorAll("input[data-select]")].filter((box) => box.checked)
+      .map((box) => box.dataset.select);
+    for (const id of [...checked]) if (!now.includes(id)) checked.splice(checked.indexOf(id), 1);
+    for (const id of now) if (!checked.includes(id)) checked.push(id);
+    compare.disabled = checked.length < 2 || checked.length > 3;
+  });
+  compare.addEventListener("click", () => {
+    window.location.assign(`/compare?ids=${checked.map(encodeURIComponent).join(",")}`);
+  });
+
   document.addEventListener("click", async (event) => {
     const button = event.target.closest('button[data-action="pause"], button[data-action="resume"]');
     if (!button) return;

@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import json
 
-from sqlalchemy import and_, delete, func, insert, or_, select, update
+from sqlalchemy import delete, func, insert, select, update
 
-from ...runs.schema import evaluation_results, evaluations
+from ...runs.schema import annotations, evaluation_results, evaluations
 from ..db import Database, new_id, utc_now
 from ..jobs.options import default_retriever
 from ..rendering import public_text
-from ..schemas import EvaluationDetail, EvaluationIn, EvaluationOut, ResultOut
+from ..schemas import AnnotationOut, EvaluationDetail, EvaluationIn, EvaluationOut, ResultOut
+from ..views import judge_list
 from . import Conflict, Invalid, NotFound
+from .annotations import annotated, annotation_summary
 from .question_sets import QuestionSets
+from .relevance import expected_vs_retrieved, relevant_documents
+from .result_filter import ResultQuery
 from .summary import failed_counts, recount, summaries
 
 E, R = evaluations.c, evaluation_results.c
@@ -22,7 +26,7 @@ EDITABLE = ("FAILED", "PAUSED")  # whose endpoint may be corrected before a resu
 RESULT_FIELDS = ("rag_answer", "rag_answer_sources", "llm_judge_score", "llm_judge_reasoning", "checks", "metrics",
                  "input_tokens", "output_tokens", "latency", "cost", "error")
 # what a result shows: not the engine's whole record (answer_record, kilobytes a row), which the page never reads
-SHOWN = [R.question_id, R.position, R.question_type, R.question_text, R.ground_truth,
+SHOWN = [R.question_id, R.position, R.question_type, R.question_text, R.ground_truth, R.source_record,
          *(getattr(R, name) for name in RESULT_FIELDS)]
 
 
@@ -30,6 +34,7 @@ def evaluation_out(row, failed: int = 0, **detail) -> EvaluationOut:
     """The row as the API shows it; `failed` of its finished questions got no answer."""
     data = dict(row._mapping)
     data["options"] = json.loads(data.get("options") or "{}")
+    data["generator"] = data.get("generator") or None  # a retrieval evaluation's is stored empty
     data.update(failed_questions=failed, answered_questions=data["completed_questions"] - failed)
     data["error"] = public_text(data.get("error"))
     return EvaluationDetail(**data, **detail) if detail else EvaluationOut(**data)
@@ -41,30 +46,29 @@ def shown(conn, eval_id: str) -> EvaluationOut:
     return evaluation_out(row, failed_counts(conn, [eval_id]).get(eval_id, 0))
 
 
-def result_out(row) -> ResultOut:
+def result_out(row, rel_level: int = 1, annotation: AnnotationOut | None = None) -> ResultOut:
+    """A result row as the API shows it, with its sources marked against the question's relevant documents."""
+    sources = json.loads(row.rag_answer_sources or "[]")
+    relevant = relevant_documents(json.loads(row.source_record) if row.source_record else None, rel_level)
     return ResultOut(
         question_id=row.question_id, position=row.position, question_type=row.question_type,
         question_text=row.question_text, ground_truth=row.ground_truth, rag_answer=row.rag_answer,
-        rag_answer_sources=json.loads(row.rag_answer_sources or "[]"), llm_judge_score=row.llm_judge_score,
-        llm_judge_reasoning=row.llm_judge_reasoning, checks=json.loads(row.checks or "{}"),
-        metrics=json.loads(row.metrics or "{}"), input_tokens=row.input_tokens, output_tokens=row.output_tokens,
-        latency=row.latency, cost=row.cost, error=public_text(row.error))
+        retrieval=expected_vs_retrieved(relevant, sources), rag_answer_sources=sources, relevant_documents=relevant,
+        llm_judge_score=row.llm_judge_score, llm_judge_reasoning=row.llm_judge_reasoning,
+        checks=json.loads(row.checks or "{}"), metrics=json.loads(row.metrics or "{}"),
+        input_tokens=row.input_tokens, output_tokens=row.output_tokens, latency=row.latency, cost=row.cost,
+        error=public_text(row.error), annotation=annotation)
 
 
-def score_filter(spec: str | None):
-    """``5``, ``1,2`` or ``none`` (no score): the detail page's filter, as a condition on the results."""
-    if not spec:
-        return None
-    conditions = []
-    for part in (p.strip().lower() for p in spec.split(",") if p.strip()):
-        if part == "none":
-            conditions.append(R.llm_judge_score.is_(None))
-        elif part.isdigit() and 1 <= int(part) <= 5:
-            score = int(part)  # a score rounds to its nearest whole number (judges sampled several times average)
-            conditions.append(and_(R.llm_judge_score >= score - 0.5, R.llm_judge_score < score + 0.5))
-        else:
-            raise Invalid(f"score filter must be scores 1-5 or 'none' separated by commas; got {spec!r}")
-    return or_(*conditions)
+def rel_level_of(evaluation) -> int:
+    """From which grade a label counts as relevant in the evaluation (its option, else EvalConfig's default 1)."""
+    level = json.loads(evaluation.options or "{}").get("rel_level", 1)
+    return level if isinstance(level, int) and level >= 1 else 1
+
+
+def labelled(source_record: str | None) -> bool:
+    """Whether a question (its stored record) has relevant documents, so its retrieval can be scored."""
+    return bool(source_record) and bool(json.loads(source_record).get("relevant"))
 
 
 class Evaluations:
@@ -80,9 +84,13 @@ class Evaluations:
             rows = sets.question_rows(conn, request.question_set_id)
             if not rows:
                 raise Invalid(f"question set {request.question_set_id!r} has no questions")
+            if request.kind == "retrieval" and not any(labelled(q.source_record) for q in rows):
+                raise Invalid(f"none of the {len(rows)} questions of question set {request.question_set_id!r} has "
+                              "relevant documents, so retrieval cannot be scored: open a corpus's questions as a set, "
+                              "or evaluate the answers")
             conn.execute(insert(evaluations).values(
-                id=eval_id, name=request.name, dataset=request.dataset, question_set_id=request.question_set_id,
-                generator=request.generator, base_url=request.base_url,
+                id=eval_id, name=request.name, kind=request.kind, dataset=request.dataset,
+                question_set_id=request.question_set_id, generator=request.generator or "", base_url=request.base_url,
                 retriever=request.retriever or default_retriever(),
                 judge=request.judge, judge_model=request.judge_model, judge_base_url=request.judge_base_url,
                 options=json.dumps(request.options.model_dump(mode="json", exclude_unset=True),
@@ -110,24 +118,58 @@ class Evaluations:
             failed = failed_counts(conn, [row.id for row in rows])
         return [evaluation_out(row, failed.get(row.id, 0)) for row in rows], total
 
-    def get(self, eval_id: str, offset: int = 0, limit: int = 50, score: str | None = None) -> EvaluationDetail:
-        """The evaluation with `limit` of its finished results from `offset` (in question order), those matching
-        the `score` filter only; the summary covers every finished result."""
-        condition = score_filter(score)
+    def get(self, eval_id: str, offset: int = 0, limit: int = 50, score: str | None = None,
+            query: ResultQuery | None = None) -> EvaluationDetail:
+        """The evaluation with `limit` of its finished results from `offset`, those matching the `query`'s filters
+        (or the `score` filter alone) in its order (result_filter.py); the summary covers every finished result."""
+        query = query or ResultQuery(score=score)
         with self.db.read() as conn:
             row = conn.execute(select(evaluations).where(E.id == eval_id)).first()
             if row is None:
                 raise NotFound(f"no evaluation {eval_id!r}")
-            finished = select(*SHOWN).where(R.evaluation_id == eval_id, R.state == DONE)
-            total = select(func.count()).where(R.evaluation_id == eval_id, R.state == DONE)
-            if condition is not None:
-                finished, total = finished.where(condition), total.where(condition)
-            results = [] if limit == 0 else [result_out(r) for r in conn.execute(
-                finished.order_by(R.position).offset(offset).limit(limit))]
+            level = rel_level_of(row)
+            rows, total = self._page(conn, eval_id, query, offset, limit, level)
+            notes = annotated(conn, eval_id, [r.question_id for r in rows])
+            results = [result_out(r, level, notes.get(r.question_id)) for r in rows]
             summary = summaries.get(conn, row)
-            return evaluation_out(row, summary["errors"], results=results,
-                                  results_total=conn.execute(total).scalar_one(), summary=summary, offset=offset,
-                                  limit=limit)
+            if row.kind == "answer":
+                summary["annotations"] = annotation_summary(conn, eval_id, judge_list(row.judge))
+            return evaluation_out(row, summary["errors"], results=results, results_total=total, summary=summary,
+                                  offset=offset, limit=limit)
+
+    @staticmethod
+    def _page(conn, eval_id: str, query: ResultQuery, offset: int, limit: int, rel_level: int):
+        """The page's result rows and how many match."""
+        matching = [R.evaluation_id == eval_id, R.state == DONE, *query.conditions()]
+        if query.in_sql():
+            total = conn.execute(select(func.count()).where(*matching)).scalar_one()
+            rows = [] if limit == 0 else conn.execute(select(*SHOWN).where(*matching).order_by(*query.order())
+                                                      .offset(offset).limit(limit)).all()
+            return rows, total
+        light = conn.execute(select(R.position, R.question_id, *query.columns()).where(*matching)
+                             .order_by(R.position)).all()
+        verdicts = {q: a.verdict for q, a in annotated(conn, eval_id).items()} if query.annotation else {}
+        positions = query.positions(light, verdicts, rel_level)
+        page = positions[offset:offset + limit]
+        if not page:
+            return [], len(positions)
+        found = {r.position: r for r in conn.execute(select(*SHOWN).where(R.evaluation_id == eval_id,
+                                                                          R.position.in_(page)))}
+        return [found[p] for p in page], len(positions)
+
+    def comparable(self, eval_id: str, question_set_id: str, limit: int = 50) -> list[tuple[str, str, bool]]:
+        """(id, name, same question set) of the completed evaluations with a stored run, but this one: those of the
+        same question set first, then the newest (what "Compare with" offers)."""
+        same = E.question_set_id == question_set_id
+        with self.db.read() as conn:
+            rows = conn.execute(select(E.id, E.name, same.label("same")).where(
+                E.id != eval_id, E.status == "COMPLETED", E.run_id.is_not(None)
+            ).order_by(same.desc(), E.gmt_created.desc()).limit(limit)).all()
+        return [(row.id, row.name, bool(row.same)) for row in rows]
+
+    def question_types(self, eval_id: str) -> list[str]:
+        with self.db.read() as conn:
+            return sorted(conn.execute(select(R.question_type).where(R.evaluation_id == eval_id).distinct()).scalars())
 
     def delete(self, eval_id: str) -> None:
         """Delete an evaluation and its results; a worker busy with one of its questions drops its answer."""
@@ -140,6 +182,7 @@ class Evaluations:
             for eval_id in eval_ids:
                 self._lock(conn, eval_id)
             conn.execute(delete(evaluation_results).where(R.evaluation_id.in_(eval_ids)))
+            conn.execute(delete(annotations).where(annotations.c.evaluation_id.in_(eval_ids)))
             conn.execute(delete(evaluations).where(E.id.in_(eval_ids)))
         return eval_ids
 
@@ -188,7 +231,11 @@ class Evaluations:
 
     @staticmethod
     def _ask_failed_again(conn, eval_id: str, completed: int) -> int:
-        """The finished questions stored with an error go back to the work list; how many stay finished."""
+        """The finished questions stored with an error go back to the work list (their annotations, if any, judged
+        no answer: they go too); how many stay finished."""
+        failed = select(R.question_id).where(R.evaluation_id == eval_id, R.state == DONE, R.error.is_not(None))
+        conn.execute(delete(annotations).where(annotations.c.evaluation_id == eval_id,
+                                               annotations.c.question_id.in_(failed)))
         again = conn.execute(update(evaluation_results).where(
             R.evaluation_id == eval_id, R.state == DONE, R.error.is_not(None)
         ).values(state="PENDING", worker=None, heartbeat=None, gmt_updated=utc_now(),

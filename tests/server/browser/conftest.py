@@ -116,15 +116,16 @@ def api(server):
     client.client.close()
 
 
-def shot(page, name: str, height: int | None = None) -> None:
-    """The page (its first `height` pixels when given) as docs/images/NAME.png, when screenshots are asked for;
-    reduced to a 64-colour palette by Pillow when it is installed, and kept under SHOT_LIMIT bytes."""
+def shot(page, name: str, height: int | None = None, part=None) -> None:
+    """The page (its first `height` pixels when given; only the element `part`, a locator, when given) as
+    docs/images/NAME.png, when screenshots are asked for; reduced to a 64-colour palette by Pillow when it is
+    installed, and kept under SHOT_LIMIT bytes."""
     if not SHOTS:
         return
     Path(SHOTS).mkdir(parents=True, exist_ok=True)
     clip = {"x": 0, "y": 0, "width": page.viewport_size["width"], "height": height} if height else None
     target = Path(SHOTS) / f"{name}.png"
-    data = page.screenshot(full_page=True, clip=clip)
+    data = part.screenshot() if part is not None else page.screenshot(full_page=True, clip=clip)
     try:
         from PIL import Image
 

@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 from typing import Iterator
 
-from ...dataset import BOM, DatasetError
+from ....io.jsonlines import BOM, JsonLinesError, numbered_lines
+from ...dataset import DatasetError
 
 SUFFIXES = (".json", ".jsonl")
 
@@ -23,18 +24,11 @@ def json_documents(path) -> Iterator[tuple[str, object]]:
         for file in files:
             yield from json_documents(file)
         return
-    if not path.is_file():
-        raise DatasetError(f"{path}: file not found")
     first = True
-    with path.open("rb") as f:
-        for number, raw in enumerate(f, start=1):
-            raw = raw.removeprefix(BOM) if number == 1 else raw
-            if not raw.strip():
-                continue
+    try:
+        for number, line in numbered_lines(path):  # io/jsonlines.py: the one BOM rule
             try:
-                document = json.loads(raw)
-            except UnicodeDecodeError as error:
-                raise DatasetError(f"{path}:{number}: not UTF-8 text (bad byte at offset {error.start})") from None
+                document = json.loads(line)
             except json.JSONDecodeError as error:
                 whole = _whole_document(path) if first else None
                 if whole is not None:
@@ -43,6 +37,8 @@ def json_documents(path) -> Iterator[tuple[str, object]]:
                 raise DatasetError(f"{path}:{number}: invalid JSON: {error.msg} (column {error.colno})") from None
             first = False
             yield f"{path}:{number}", document
+    except JsonLinesError as error:
+        raise DatasetError(str(error)) from None
 
 
 def _whole_document(path: Path):

@@ -1,0 +1,245 @@
+"""Evaluations side by side (issue W, item 9): ``compare``'s statistics on their stored runs, then their results
+question by question.
+
+The statistics are `analysis.compare.compare` on the evaluations' stored runs (the runs ``ragretrieval compare``
+reads), one comparison per level: ``answer`` (every check, the judges' metrics and the average judge score, when
+every evaluation is an answer evaluation), then ``doc`` and ``chunk`` (every retrieval metric all the runs hold).
+Each level is one family for the multiple-testing correction, as ``ragretrieval compare --granularity LEVEL -m ...``
+with the same metrics makes it, so each level's JSON is that command's ``--json`` (the tests compare the two).
+
+Pairing. Questions are paired by the id their stored run knows them by (a dataset's question keeps the dataset's
+id, so two evaluations of a corpus's questions pair even when they were opened as different sets). Where the command
+line refuses runs over different question sets, the page compares the questions all the evaluations have and says
+how many each one has that the others lack (with a few of their ids); with no question in common it refuses.
+
+Speed. A stored run is parsed once and only its per-question values are kept (by run id, configuration key and
+means: ``judge-answers`` updating a run makes it another entry); a comparison is kept under the same keys and its
+settings, since stored runs do not change. The statistics of ~80 metrics of 1,000 questions take well under a second
+the first time (analysis/paired_batch.py), nothing after.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections import OrderedDict
+from types import SimpleNamespace
+
+import numpy as np
+from sqlalchemy import select
+
+from ...analysis.compare import (
+    ANSWER_LEVEL,
+    ComparedRun,
+    CompareError,
+    check_settings,
+    compare,
+    report_values,
+    unique_labels,
+)
+from ...analysis.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, TIE_TOLERANCE
+from ...runs.schema import evaluation_results, evaluations, runs
+from ..db import Database
+from ..jobs.records import record_ids
+from . import Conflict, Invalid, NotFound
+from .evaluations import DONE, SHOWN, evaluation_out, rel_level_of, result_out
+
+E, R = evaluations.c, evaluation_results.c
+MIN_COMPARED, MAX_COMPARED = 2, 3  # the issue's A,B[,C]: a page stays readable side by side
+LEVELS = (ANSWER_LEVEL, "doc", "chunk")
+SHOWN_IDS = 5
+MAX_RESAMPLES = 100_000
+
+
+class Settings(SimpleNamespace):
+    """The statistics' settings (``compare``'s options and defaults)."""
+
+
+def settings(test: str = "t", correction: str = "holm", alpha: float = 0.05, n_resamples: int = DEFAULT_RESAMPLES,
+             seed: int = DEFAULT_SEED) -> Settings:
+    try:
+        check_settings(test, correction, alpha)
+    except CompareError as error:
+        raise Invalid(str(error)) from None
+    if not 1 <= n_resamples <= MAX_RESAMPLES:
+        raise Invalid(f"n_resamples must be from 1 to {MAX_RESAMPLES}; got {n_resamples}")
+    return Settings(test=test, correction=correction, alpha=alpha, n_resamples=n_resamples, seed=seed)
+
+
+def parse_ids(text: str) -> list[str]:
+    """``A,B[,C]``: 2 or 3 different evaluations."""
+    ids = [part.strip() for part in (text or "").split(",") if part.strip()]
+    if not MIN_COMPARED <= len(ids) <= MAX_COMPARED:
+        raise Invalid(f"ids: compare takes {MIN_COMPARED} or {MAX_COMPARED} evaluations separated by commas; got "
+                      f"{len(ids)}")
+    twice = next((i for i in ids if ids.count(i) > 1), None)
+    if twice is not None:
+        raise Invalid(f"ids: evaluation {twice[:40]!r} is named twice; an evaluation compared with itself differs "
+                      "nowhere")
+    return ids
+
+
+class _Kept:
+    """A small thread-safe LRU."""
+
+    def __init__(self, size: int):
+        self.size, self.found, self.lock = size, OrderedDict(), threading.Lock()
+
+    def get(self, key, make):
+        with self.lock:
+            if key in self.found:
+                self.found.move_to_end(key)
+                return self.found[key]
+        value = make()
+        with self.lock:
+            self.found[key] = value
+            while len(self.found) > self.size:
+                self.found.popitem(last=False)
+        return value
+
+
+_values, _comparisons = _Kept(16), _Kept(16)
+
+
+def _run_values(report, label: str) -> dict:
+    """What `compare` needs of a run: its question ids and each level's per-question values (as `report_values`
+    reads them, NaN where a question lacks a metric)."""
+    found = {}
+    for level, means in report.means.items():
+        if level in LEVELS:
+            found[level] = {name: report_values(report, name, level, label) for name in means
+                            if not name.startswith("pass_rate_")}
+    return {"ids": [q.id for q in report.questions], "kind": report.kind, "levels": found}
+
+
+def _loaded(db: Database, evaluation) -> tuple[tuple, dict]:
+    """(the run's key, its values): the stored run of a COMPLETED evaluation."""
+    if evaluation.status != "COMPLETED" or not evaluation.run_id:
+        why = "it is " + evaluation.status if evaluation.status != "COMPLETED" else "its run could not be stored"
+        raise Conflict(f"evaluation {evaluation.name!r} has no stored run to compare ({why}); compare completed "
+                       "evaluations")
+    with db.read() as conn:
+        row = conn.execute(select(runs.c.config_key, runs.c.means).where(runs.c.id == evaluation.run_id)).first()
+    if row is None:
+        raise Conflict(f"evaluation {evaluation.name!r}: its stored run {evaluation.run_id} was removed from the runs "
+                       "history (ragretrieval runs rm)")
+    key = (evaluation.run_id, row.config_key, hashlib.sha256(row.means.encode()).hexdigest())
+    return key, _values.get(key, lambda: _run_values(db.history.get(evaluation.run_id).report, evaluation.name))
+
+
+def _restricted(label: str, values: dict, common: list[str]) -> ComparedRun:
+    index = {qid: i for i, qid in enumerate(values["ids"])}
+    rows = np.array([index[qid] for qid in common], dtype=np.int64)
+
+    def per_question(metric: str, level: str) -> np.ndarray:
+        return values["levels"][level][metric][rows]
+
+    return ComparedRun(label, "web", list(common), per_question, SimpleNamespace(kind=values["kind"]))
+
+
+def _level_metrics(all_values: list[dict], level: str) -> list[str]:
+    """The metrics of `level` that every run holds, in the first run's order."""
+    if level == ANSWER_LEVEL and any(v["kind"] != "answer" for v in all_values):
+        return []
+    names = [set(v["levels"].get(level, {})) for v in all_values]
+    return [name for name in all_values[0]["levels"].get(level, {}) if all(name in n for n in names)]
+
+
+def _pairable(runs_: list[ComparedRun], metric: str, level: str) -> bool:
+    """Whether every run after the first shares a question with a value of `metric` with the first."""
+    base = np.isfinite(runs_[0].per_question(metric, level))
+    return all((base & np.isfinite(run.per_question(metric, level))).any() for run in runs_[1:])
+
+
+def _statistics(labels: list[str], all_values: list[dict], common: list[str], how: Settings) -> dict:
+    compared = [_restricted(label, values, common) for label, values in zip(labels, all_values)]
+    unique_labels(compared)
+    levels, changed, notes = {}, np.zeros(len(common), dtype=bool), []
+    for level in LEVELS:
+        metrics = [m for m in _level_metrics(all_values, level) if _pairable(compared, m, level)]
+        if not metrics:
+            continue
+        try:
+            levels[level] = compare(compared, metrics, how.test, how.correction, how.alpha, level, how.n_resamples,
+                                    how.seed).to_json()
+        except CompareError as error:
+            notes.append(f"{level}: {error}")
+            continue
+        for metric in metrics:
+            base = compared[0].per_question(metric, level)
+            for other in compared[1:]:
+                values = other.per_question(metric, level)
+                present = np.isfinite(base) & np.isfinite(values)
+                changed |= (np.isfinite(base) != np.isfinite(values)) | (
+                    present & (np.abs(np.where(present, values - base, 0.0)) > TIE_TOLERANCE))
+    return {"labels": [run.label for run in compared], "levels": levels, "changed": changed, "notes": notes}
+
+
+def compare_evaluations(db: Database, ids: list[str], how: Settings, changed_only: bool = False, offset: int = 0,
+                        limit: int = 50) -> dict:
+    """The comparison of the evaluations `ids` (the first is the baseline): statistics per level, pairing, and a
+    page of the paired questions (those that changed, when asked)."""
+    with db.read() as conn:
+        found = {row.id: row for row in conn.execute(select(evaluations).where(E.id.in_(ids)))}
+    missing = [i for i in ids if i not in found]
+    if missing:
+        raise NotFound(f"no evaluation {missing[0][:40]!r}" + (f" (and {len(missing) - 1} more)" if len(missing) > 1
+                                                                else ""))
+    rows = [found[i] for i in ids]
+    loaded = [_loaded(db, row) for row in rows]
+    all_values = [values for _, values in loaded]
+    present = [set(v["ids"]) for v in all_values]
+    common = [qid for qid in all_values[0]["ids"] if all(qid in p for p in present[1:])]
+    everywhere = set(common)
+    unpaired = []
+    for row, values in zip(rows, all_values):
+        alone = [qid for qid in values["ids"] if qid not in everywhere]
+        unpaired.append({"id": row.id, "name": row.name, "count": len(alone), "examples": alone[:SHOWN_IDS]})
+    if not common:
+        raise Invalid("these evaluations have no question in common, so nothing can be paired: "
+                      + "; ".join(f"{row.name!r} has {len(v['ids'])}" for row, v in zip(rows, all_values))
+                      + " (questions pair by their dataset id, or by their question set's id)")
+    key = (tuple(k for k, _ in loaded), json.dumps(vars(how), sort_keys=True))
+    labels = [row.name for row in rows]
+    stats = _comparisons.get(key, lambda: _statistics(labels, all_values, common, how))
+    chosen = [qid for qid, moved in zip(common, stats["changed"]) if moved or not changed_only]
+    page = chosen[offset:offset + limit]
+    return {
+        "evaluations": [evaluation_out(row).model_dump(include={"id", "name", "kind", "status", "run_id",
+                                                                  "question_set_id", "dataset"}) for row in rows],
+        "labels": stats["labels"], "paired": len(common), "unpaired": unpaired, "notes": stats["notes"],
+        "changed": int(stats["changed"].sum()), "levels": stats["levels"],
+        "questions": {"items": _questions(db, rows, page, set(page) & _changed_ids(common, stats["changed"])),
+                      "total": len(chosen), "offset": offset, "limit": limit},
+        "settings": vars(how),
+    }
+
+
+def _changed_ids(common: list[str], changed: np.ndarray) -> set[str]:
+    return {qid for qid, moved in zip(common, changed) if moved}
+
+
+def _questions(db: Database, rows, page: list[str], moved: set[str]) -> list[dict]:
+    """The page's paired questions: each evaluation's result for it (None when it has none stored)."""
+    items = [{"id": qid, "changed": qid in moved, "question_text": None, "ground_truth": None, "results": []}
+             for qid in page]
+    if not page:
+        return items
+    shown_ids = set(page)
+    with db.read() as conn:
+        for row in rows:
+            keys = conn.execute(select(R.question_id, R.source_record).where(R.evaluation_id == row.id)).all()
+            ids = record_ids([(k.question_id, json.loads(k.source_record) if k.source_record else None)
+                              for k in keys])
+            wanted = {run_id: qid for qid, run_id in ids.items() if run_id in shown_ids}
+            results = {r.question_id: r for r in conn.execute(select(*SHOWN).where(
+                R.evaluation_id == row.id, R.state == DONE, R.question_id.in_(list(wanted.values()))))}
+            level = rel_level_of(row)
+            for item in items:
+                result = results.get(wanted.get(item["id"]))
+                shown = result_out(result, level) if result is not None else None
+                if shown is not None and item["question_text"] is None:
+                    item["question_text"], item["ground_truth"] = shown.question_text, shown.ground_truth
+                item["results"].append(shown.model_dump(mode="json") if shown else None)
+    return items

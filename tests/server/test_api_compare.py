@@ -1,0 +1,206 @@
+"""Evaluations side by side through the API (issue W, item 9): the statistics are those of ``ragretrieval compare``
+on the stored runs, level by level (both outputs compared); paired questions are shown with each evaluation's
+result and can be narrowed to those that changed; hostile id lists are refused, and evaluations over different
+question sets say what is paired and what is not."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from ragretrieval.cli import main
+
+from .conftest import CORPUS, Api, new_evaluation, new_set, run_until_done
+
+
+@pytest.fixture(scope="module")
+def compared(tmp_path_factory, datasets):
+    """Three completed evaluations of the demo corpus's questions on one SQLite database: the extractive baseline
+    with 3 and with 1 context, and a retrieval evaluation; and a set of typed questions (not evaluated)."""
+    from fastapi.testclient import TestClient
+
+    from ragretrieval.server import ServeSettings, create_app
+
+    from .conftest import FAST
+
+    folder = tmp_path_factory.mktemp("compare")
+    url = f"sqlite:///{folder / 'runs.sqlite'}"
+    client = TestClient(create_app(ServeSettings(runs_db=url, datasets=datasets, worker=False,
+                                                 worker_settings=FAST)), base_url="http://127.0.0.1")
+    api = Api(client)
+    opened = api.post("/api/v1/question-sets/from-dataset", {"dataset": CORPUS}, expect=201)
+    made = {}
+    for name, body in (("k3", {"generator": "extractive", "options": {"context_k": 3}}),
+                       ("k1", {"generator": "extractive", "options": {"context_k": 1}}),
+                       ("grid", {"kind": "retrieval", "options": {"ks": [1, 3]}})):
+        created = api.post("/api/v1/evaluations", {"name": name, "dataset": CORPUS, "question_set_id": opened["id"],
+                                                   "retriever": "bm25", **body}, expect=201)
+        done = run_until_done(api, url, datasets, created["id"])
+        assert done["status"] == "COMPLETED", done["error"]
+        made[name] = done
+    yield api, url, made, opened
+    client.close()
+
+
+def same(ours, theirs) -> bool:
+    """Equal, numbers to 1e-9 (the web's statistics take every metric at once: paired_batch.py)."""
+    if isinstance(ours, list):
+        return len(ours) == len(theirs) and all(same(x, y) for x, y in zip(ours, theirs))
+    if isinstance(ours, float) and isinstance(theirs, float):
+        return ours == pytest.approx(theirs, rel=1e-9, abs=1e-12)
+    return ours == theirs
+
+
+def cli_json(url: str, *args: str) -> dict:
+    result = CliRunner().invoke(main, ["compare", *args, "--json", "--runs-db", url])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def test_each_level_is_what_ragretrieval_compare_says_of_the_stored_runs(compared):
+    api, url, made, _ = compared
+    a, b = made["k3"], made["k1"]
+    shown = api.get(f"/api/v1/compare?ids={a['id']},{b['id']}&limit=100")
+    assert shown["paired"] == 30 and all(u["count"] == 0 for u in shown["unpaired"])
+    assert set(shown["levels"]) == {"answer", "doc", "chunk"}
+    for level, found in shown["levels"].items():
+        metrics = [m for name in found["metrics"] for m in ("-m", name)]
+        cli = cli_json(url, a["run_id"], b["run_id"], "--granularity", level, *metrics)
+        assert found["metrics"].keys() == cli["metrics"].keys()
+        assert len(found["metrics"]) >= (2 if level == "answer" else 20)  # every metric, not two defaults
+        for name, entry in found["metrics"].items():
+            theirs = cli["metrics"][name]
+            assert entry.keys() == theirs.keys()
+            assert all(same(value, theirs[key]) for key, value in entry.items()), (level, name, entry, theirs)
+        assert {k: found[k] for k in ("test", "correction", "alpha", "n_questions", "granularity")} == {
+            k: cli[k] for k in ("test", "correction", "alpha", "n_questions", "granularity")}
+    assert shown["levels"]["doc"]["metrics"]["recall@3"]["a"] > shown["levels"]["doc"]["metrics"]["recall@1"]["a"]
+    # the question rows: both results side by side, and only those that changed when asked
+    rows = shown["questions"]["items"]
+    assert len(rows) == 30 and all(len(r["results"]) == 2 and all(r["results"]) for r in rows)
+    assert rows[0]["results"][0]["rag_answer"] and rows[0]["question_text"]
+    assert len(rows[0]["results"][0]["rag_answer_sources"]) == 3 and len(rows[0]["results"][1]["rag_answer_sources"]) == 1
+    changed = api.get(f"/api/v1/compare?ids={a['id']},{b['id']}&changed=true&limit=100")
+    assert changed["questions"]["total"] == changed["changed"] == sum(r["changed"] for r in rows)
+    assert 0 < changed["changed"] < 30 and all(r["changed"] for r in changed["questions"]["items"])
+
+
+def test_three_evaluations_each_against_the_first_and_a_retrieval_run_on_retrieval_metrics(compared):
+    api, url, made, _ = compared
+    ids = ",".join(made[name]["id"] for name in ("k3", "k1", "grid"))
+    shown = api.get(f"/api/v1/compare?ids={ids}&limit=2")
+    assert "answer" not in shown["levels"]  # the retrieval evaluation has no answers
+    doc = shown["levels"]["doc"]
+    assert doc["runs"] == ["k3", "k1", "grid"] and [p["b"] for p in doc["pairs"]] == ["k1", "grid"]
+    assert set(doc["pairs"][0]["metrics"]) == {"recall@1", "precision@1", "hit_rate@1", "mrr@1", "f1@1", "ndcg@1",
+                                               "map@1", "recall@3", "precision@3", "hit_rate@3", "mrr@3", "f1@3",
+                                               "ndcg@3", "map@3"}  # the cutoffs all three hold
+    metrics = [m for name in doc["pairs"][0]["metrics"] for m in ("-m", name)]
+    cli = cli_json(url, *(made[n]["run_id"] for n in ("k3", "k1", "grid")), "--granularity", "doc", *metrics)
+    assert doc["pairs"][1]["metrics"]["recall@3"]["p_corrected"] == pytest.approx(
+        cli["pairs"][1]["metrics"]["recall@3"]["p_corrected"])
+    assert len(shown["questions"]["items"]) == 2 and shown["questions"]["total"] == 30
+    grid = shown["questions"]["items"][0]["results"][2]
+    assert grid["rag_answer"] is None and grid["retrieval"]["recall"] in (0.0, 1.0)
+
+
+def test_different_question_sets_say_what_is_paired_and_what_is_not(compared, datasets):
+    api, url, made, opened = compared
+    some = api.get(f"/api/v1/question-sets/{opened['id']}")["questions"][:10]
+    subset = api.post("/api/v1/question-sets", {"name": "ten of them", "dataset": CORPUS, "questions": [
+        {k: q[k] for k in ("question_type", "question_text", "ground_truth", "source_record")} for q in some]},
+        expect=201)
+    created = api.post("/api/v1/evaluations", {"name": "ten", "dataset": CORPUS, "question_set_id": subset["id"],
+                                               "generator": "extractive", "retriever": "bm25"}, expect=201)
+    ten = run_until_done(api, url, datasets, created["id"])
+    shown = api.get(f"/api/v1/compare?ids={made['k3']['id']},{ten['id']}")
+    assert shown["paired"] == 10
+    assert [u["count"] for u in shown["unpaired"]] == [20, 0] and len(shown["unpaired"][0]["examples"]) == 5
+    assert shown["levels"]["doc"]["n_questions"] == 10
+    typed = new_set(api, 2)
+    other = api.post("/api/v1/evaluations", {"name": "typed", "dataset": CORPUS, "question_set_id": typed["id"],
+                                             "generator": "extractive", "retriever": "bm25"}, expect=201)
+    run_until_done(api, url, datasets, other["id"])
+    refused = api.request("GET", f"/api/v1/compare?ids={made['k3']['id']},{other['id']}")
+    assert refused.status_code == 400 and "no question in common" in refused.json()["detail"]
+
+
+def test_hostile_id_lists_are_refused(compared):
+    api, url, made, opened = compared
+    first = made["k3"]["id"]
+    cases = [
+        ("", 400, "compare takes 2 or 3 evaluations"),
+        (first, 400, "got 1"),
+        (",".join([first] * 2), 400, "is named twice"),
+        (",".join([first, made["k1"]["id"], made["grid"]["id"], "eval_0000000000000000"]), 400, "got 4"),
+        (",".join(f"eval_{i:016x}" for i in range(50)), 400, "got 50"),
+        (" , ,", 400, "got 0"),
+        (f"{first},eval_0000000000000000", 404, "no evaluation 'eval_0000000000000000'"),
+        (f"{first},<script>", 404, "no evaluation '<script>'"),
+        ("x" * 2100, 422, "at most 2000"),
+    ]
+    for ids, status, words in cases:
+        response = api.request("GET", "/api/v1/compare", params={"ids": ids})
+        assert response.status_code == status, (ids[:60], response.text)
+        assert words in response.text, (ids[:60], response.text)
+    pending = new_evaluation(api, opened["id"], "http://127.0.0.1:9/answer", name="never run")
+    response = api.request("GET", f"/api/v1/compare?ids={first},{pending['id']}")
+    assert response.status_code == 409 and "has no stored run to compare (it is PENDING)" in response.text
+    for params, words in (({"test": "z"}, "test must be one of"), ({"correction": "fdr"}, "correction must be"),
+                          ({"alpha": "2"}, "less than 1"), ({"n_resamples": "0"}, "greater than or equal to 1"),
+                          ({"n_resamples": str(10**9)}, "less than or equal to 100000"),
+                          ({"offset": "-1"}, "greater than or equal to 0"), ({"limit": "501"}, "less than or equal"),
+                          ({"offset": str(2**60)}, "less than or equal"), ({"seed": "-3"}, "greater than or equal"),
+                          ({"changed": "maybe"}, "valid boolean")):
+        response = api.request("GET", "/api/v1/compare", params={"ids": f"{first},{made['k1']['id']}", **params})
+        assert response.status_code in (400, 422) and words in response.text, response.text
+
+
+def test_a_removed_run_is_named(compared, datasets):
+    api, url, made, opened = compared
+    created = api.post("/api/v1/evaluations", {"name": "to remove", "dataset": CORPUS,
+                                               "question_set_id": opened["id"], "generator": "extractive",
+                                               "retriever": "bm25"}, expect=201)
+    done = run_until_done(api, url, datasets, created["id"])
+    removed = CliRunner().invoke(main, ["runs", "rm", done["run_id"], "--runs-db", url])
+    assert removed.exit_code == 0, removed.output
+    response = api.request("GET", f"/api/v1/compare?ids={made['k3']['id']},{done['id']}")
+    assert response.status_code == 409 and f"its stored run {done['run_id']} was removed" in response.text
+
+
+def test_the_compare_page_shows_the_tables_and_the_paired_questions(compared):
+    api, url, made, _ = compared
+    a, b, grid = made["k3"], made["k1"], made["grid"]
+    page = api.client.get(f"/compare?ids={a['id']},{b['id']}")
+    assert page.status_code == 200, page.text
+    html = page.text
+    assert 'data-level="answer"' in html and 'data-level="doc"' in html and 'data-level="chunk"' in html
+    assert 'data-metric="recall@3"' in html and "30 questions paired" in html
+    assert html.count('class="side-by-side"') == 30
+    changed = api.client.get(f"/compare?ids={a['id']}&other={b['id']}&changed=true").text  # "Compare with"
+    assert changed.count('class="side-by-side"') == api.get(f"/api/v1/compare?ids={a['id']},{b['id']}")["changed"]
+    three = api.client.get(f"/compare?ids={a['id']},{b['id']},{grid['id']}&test=wilcoxon&correction=bonferroni")
+    assert three.status_code == 200 and 'data-b="grid"' in three.text and "p (bonferroni)" in three.text
+    assert api.client.get(f"/compare?ids={a['id']},{b['id']}&page=0").status_code == 422
+    last = api.client.get(f"/compare?ids={a['id']},{b['id']}&page=99")  # past the end: the last page
+    assert last.status_code == 200 and last.text.count('class="side-by-side"') == 30  # one page of 50 holds all
+    refused = api.client.get(f"/compare?ids={a['id']}")
+    assert refused.status_code == 400 and "compare takes 2 or 3 evaluations" in refused.text
+    detail = api.client.get(f"/evaluations/{a['id']}").text
+    assert f'<option value="{b["id"]}">k1 (same question set)</option>' in detail  # "Compare with"
+    retrieval = api.client.get(f"/evaluations/{grid['id']}").text
+    assert "retrieval alone (the grid of eval), retriever" in retrieval and 'class="card retrieval"' in retrieval
+    assert "Your verdict" not in retrieval and "Your verdict" in detail
+
+
+def test_a_token_server_compares_with_the_bearer_token_only(make_client):
+    token = "a-long-enough-test-token"
+    client = make_client(token=token)
+    ids = "eval_0000000000000000,eval_0000000000000001"
+    assert client.get(f"/api/v1/compare?ids={ids}").status_code == 401
+    page = client.get(f"/compare?ids={ids}", follow_redirects=False)  # the page sends to the token form
+    assert page.status_code in (302, 303, 307) and page.headers["location"].startswith("/login?next=%2Fcompare")
+    found = client.get(f"/api/v1/compare?ids={ids}", headers={"Authorization": f"Bearer {token}"})
+    assert found.status_code == 404 and "no evaluation 'eval_0000000000000000' (and 1 more)" in found.text
