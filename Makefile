@@ -35,7 +35,7 @@ system-deps:
 	fi
 
 demo: $(VENV)/.core
-	$(VENV)/bin/ragretrieval build-dataset datasets/demo/dishes --out .demo/dataset --force
+	$(VENV)/bin/ragretrieval dataset build datasets/demo/dishes --out .demo/dataset --force
 	$(VENV)/bin/ragretrieval eval --dataset .demo/dataset --top-k 5
 	$(VENV)/bin/ragretrieval answer --dataset .demo/dataset --questions datasets/demo/answer_questions.jsonl \
 		--generator extractive --retriever bm25

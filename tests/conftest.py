@@ -193,7 +193,7 @@ def demo_dataset(demo_corpus, tmp_path_factory) -> Path:
     from ragretrieval.cli import main
 
     out = tmp_path_factory.mktemp("demo-dataset") / "dataset"
-    result = CliRunner().invoke(main, ["build-dataset", str(demo_corpus), "--out", str(out)])
+    result = CliRunner().invoke(main, ["dataset", "build", str(demo_corpus), "--out", str(out)])
     assert result.exit_code == 0, result.output
     return out
 

@@ -245,7 +245,7 @@ def render_html(runs: list[ComparedRun], granularity: str = "doc", metrics=None,
     kinds = {r.report.kind for r in runs}
     if len(kinds) > 1:
         raise CompareError("the HTML report shows runs of one kind: retrieval runs (eval) or answer runs (answer); "
-                           "compare a retrieval run with an answer run with `ragretrieval compare` on a metric "
+                           "compare a retrieval run with an answer run with `ragretrieval runs compare` on a metric "
                            "both have")
     if kinds == {"answer"}:
         if not metrics:

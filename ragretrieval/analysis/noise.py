@@ -123,7 +123,7 @@ def noise_bounds(runs, comparison) -> dict[tuple[str, str], dict]:
 def noise_lines(bounds: dict[tuple[str, str], dict], alpha: float) -> list[str]:
     if not bounds:
         return []
-    lines = ["", f"judge noise (judge-answers --repeats): the smallest paired difference the judges' noise lets these "
+    lines = ["", f"judge noise (judge answers --repeats): the smallest paired difference the judges' noise lets these "
                  f"questions show (alpha {alpha}, {POWER:.0%} power)"]
     for (label, metric), b in bounds.items():
         lines.append(f"  {metric} ({label}): {b['mde']:.4f} (noise variance A {b['variance_a']:.4f}, "

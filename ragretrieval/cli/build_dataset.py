@@ -14,12 +14,11 @@ from ..data.build import build_dataset as build
 from ..data.build import default_out, ids_trec_cannot_hold, parse_generators
 from ..data.corpus import load_corpus
 from ..data.filename_questions import DEFAULT_TEMPLATE
-from .cost_options import dry_run_option, max_cost_option, show_plan
-from .llm_options import llm_options
-from .progress import no_progress_option
+from .cost_options import show_plan
+from .llm_questions import question_llm_options
 
 
-@click.command("build-dataset")
+@click.command("build")
 @click.argument("corpus_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Dataset folder to write [default: ./<DIR name>-dataset].")
@@ -29,20 +28,7 @@ from .progress import no_progress_option
               help="Question template; placeholders {name}, {title}, {folder}.")
 @click.option("--strict", is_flag=True, help="Stop at the first unreadable, binary, non-UTF-8 or empty file.")
 @click.option("--force", is_flag=True, help="Replace a dataset already in --out.")
-@click.option("--per-doc", type=int, default=3, show_default=True, help="llm: questions asked per document.")
-@click.option("--types", "types_text", default="factual,inferential", show_default=True,
-              help="llm: question types (factual, inferential).")
-@click.option("--max-docs", type=int, default=None, help="llm: ask about this many documents, spread over the corpus.")
-@click.option("--no-retry-failed", is_flag=True,
-              help="llm: when resuming, keep the failures of documents whose answers failed before (default: ask "
-                   "again).")
-@llm_options("llm: ", "$n, $types, $title, $document")
-@click.option("--max-cost", type=float, default=None, callback=max_cost_option, metavar="DOLLARS",
-              help="llm: stop before the spend at --price-in/--price-out would pass DOLLARS; the finished documents "
-                   "are kept and the same command continues. 0: only answers already in the cache.")
-@dry_run_option
-@click.option("-v", "--verbose", is_flag=True, help="llm, with --dry-run: one line per request.")
-@no_progress_option
+@question_llm_options("llm: ")
 def build_dataset(corpus_dir: Path, out: Path | None, generator: str, template: str, strict: bool, force: bool,
                   max_cost: float | None, dry_run: bool, verbose: bool, **llm) -> None:
     """Build a dataset (corpus.jsonl, questions.jsonl, manifest.json) from a folder of Markdown files."""
@@ -66,7 +52,7 @@ def build_dataset(corpus_dir: Path, out: Path | None, generator: str, template: 
     if awkward:
         click.echo(f"warning: {len(awkward)} document ids hold spaces or control characters (tab, newline, ...), "
                    "which TREC files cannot hold (trec_eval splits fields on them): `runs export --format trec` "
-                   "and `judge --qrels-out` will refuse them (JSON exports hold any id); rename the files: "
+                   "and `judge chunks --qrels-out` will refuse them (JSON exports hold any id); rename the files: "
                    f"{', '.join(map(repr, awkward[:3]))}", err=True)
     if "llm" in generators:
         from ..llm.questions.generate import journal_for

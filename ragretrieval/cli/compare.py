@@ -13,6 +13,8 @@ from ..analysis.noise import noise_bounds, noise_lines, within_noise
 from ..analysis.stats import CORRECTIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, TESTS, StatsError
 from ..runs.compared import level_and_metrics, load_run
 from ..scoring.trec import TrecFormatError
+from .fields import comma_separated
+from .runs import runs_db_option
 
 
 class CompareFailed(click.ClickException):
@@ -33,9 +35,7 @@ def load_runs(specs, qrels: Path | None, runs_db: str | None):
 
 def runs_options(command):
     """Options shared by `compare` and `report`: where runs come from, and which level to score."""
-    command = click.option("--runs-db", default=None,
-                           help="Runs history URL or SQLite path [default: $RAGRETRIEVAL_RUNS_URL or the local "
-                                "history].")(command)
+    command = runs_db_option(command)
     command = click.option("--qrels", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
                            help="TREC qrels for RUN arguments that are TREC run files.")(command)
     command = click.option("--granularity", type=click.Choice(["doc", "chunk", "answer"]), default=None,
@@ -91,9 +91,9 @@ def failure_classes(runs):
 
 @click.command("compare")
 @click.argument("runs", nargs=-1, required=True)
-@click.option("-m", "--metric", "metrics", multiple=True,
-              help=f"Metric to compare, repeatable [default: {', '.join(DEFAULT_METRICS)}; answer runs: their "
-                   "answer metrics, score first].")
+@click.option("-m", "--metric", "metrics", multiple=True, callback=comma_separated,
+              help=f"Metric to compare, repeatable or comma-separated [default: {', '.join(DEFAULT_METRICS)}; "
+                   "answer runs: their answer metrics, score first].")
 @click.option("--test", type=click.Choice(TESTS), default="t", show_default=True, help="Paired test.")
 @click.option("--correction", type=click.Choice(CORRECTIONS), default="holm", show_default=True,
               help="Multiple-testing correction over every (run, metric) p-value.")

@@ -31,7 +31,7 @@ def retrieval_settings(prefix: str = "") -> list[Setting]:
         Setting(prefix + "retriever_options.run", RunFileOptions,
                 help="Results file for --retriever run-file: a TREC run or agent-evaluation JSONL.",
                 extra={"type": click.Path(dir_okay=False, path_type=Path)}),
-        Setting(prefix + "model", EvalConfig),
+        Setting(prefix + "model", EvalConfig, show_old=not prefix),  # eval's one model: --model is shown too
         Setting(prefix + "store", EvalConfig),
         Setting(prefix + "store_options", EvalConfig),
         Setting(prefix + "chunk_size", EvalConfig),

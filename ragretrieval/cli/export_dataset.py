@@ -11,7 +11,7 @@ from ..data.dataset import load_dataset
 from ..data.importers.beir import export_beir
 
 
-@click.command("export-dataset")
+@click.command("export")
 @click.argument("dataset_dir", metavar="DATASET", type=click.Path(file_okay=False, exists=True, path_type=Path))
 @click.option("--format", "format_", type=click.Choice(["beir"]), required=True,
               help="beir: corpus.jsonl, queries.jsonl, qrels/<split>.tsv (docs/dataset-format.md).")

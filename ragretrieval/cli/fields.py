@@ -20,6 +20,7 @@ import click
 from pydantic import BaseModel
 
 from ..work.options import SettingsError, merged, parse_pairs
+from .aliases import OldSpellings
 
 # fields whose flag is not ``--`` + the name with dashes
 RENAMED = {"ks": "--k", "retriever_options": "--retriever-option", "store_options": "--store-option",
@@ -27,7 +28,11 @@ RENAMED = {"ks": "--k", "retriever_options": "--retriever-option", "store_option
            "prompt_file": "--prompt", "cite_relevant": "--no-cite-relevant", "retriever_options.run": "--run",
            "retriever_options.fusion": "--fusion", "retriever_options.rrf_k": "--rrf-k",
            "retriever_options.alpha": "--alpha", "embed.query_prefix": "--query-prefix",
-           "embed.passage_prefix": "--passage-prefix", "rerank.name": "--rerank"}
+           "embed.passage_prefix": "--passage-prefix", "rerank.name": "--rerank", "threads": "--concurrency",
+           "model": "--embed-model"}
+# the 0.2 flags of a renamed field: still read, left out of --help (on eval and sweep `--model` is shown too, as the
+# one model those commands take; `Setting.show_old`)
+OLD_FLAGS = {"threads": ("--threads",), "model": ("--model",)}
 NESTED = {"embed": "--embed-", "rerank": "--rerank-"}  # embed.dimensions -> --embed-dimensions
 KEYED = ("retriever_options", "store_options", "generator_options")  # retriever_options.k1 -> --retriever-option k1
 CONTAINERS = ("retrieval.",)  # an answer run's retrieval settings take eval's flags
@@ -62,6 +67,15 @@ def flag_message(error: SettingsError) -> str:
         replacement = flag(paths[text])
         message = re.sub(rf"(?<![\w.-]){re.escape(text)}(?![\w])", lambda _, r=replacement: r, message, count=1)
     return message
+
+
+def comma_separated(ctx, param, values):
+    """A click callback for a repeatable option: ``-m a,b -m c`` is ``-m a -m b -m c`` (empty parts dropped; values
+    click already typed, such as numbers, are kept as they are)."""
+    if values is None:
+        return values
+    parts = ([p.strip() for p in value.split(",")] if isinstance(value, str) else [value] for value in values)
+    return tuple(part for group in parts for part in group if part != "")
 
 
 def field_default(model: type[BaseModel], name: str):
@@ -106,6 +120,7 @@ class Setting:
     model: type[BaseModel]
     help: str | None = None
     extra: dict = field(default_factory=dict)
+    show_old: bool = False
 
     @property
     def flag(self) -> str:
@@ -141,7 +156,9 @@ class Setting:
             settings.setdefault("is_flag", True)
         elif "type" not in settings and (kind := _click_type(declared.annotation)) is not None:
             settings["type"] = kind
-        return click.option(self.flag, self.param, default=None, help=text.strip(), **settings)
+        old = OLD_FLAGS.get(self.relative, ())
+        return click.option(self.flag, *old, self.param, cls=OldSpellings, old=() if self.show_old else old,
+                            default=None, help=text.strip(), **settings)
 
 
 def setting_options(settings: list[Setting]):

@@ -18,7 +18,7 @@ from .progress import no_progress_option, terminal_progress
 SHOWN = 20  # warning lines printed per kind
 
 
-@click.command("import-dataset")
+@click.command("import")
 @click.argument("benchmark", required=False, type=click.Path(exists=True, path_type=Path))
 @click.option("--format", "format_", type=click.Choice(["rag-ifeval", "legal-rag", "beir"]), required=True,
               help="The benchmark's layout (docs/answers.md, \"Importing benchmarks\"; beir: docs/dataset-format.md).")

@@ -13,7 +13,7 @@ from .llm_options import llm_options, llm_settings
 from .progress import no_progress_option, terminal_progress
 
 
-@click.command("judge")
+@click.command("chunks")
 @click.option("--dataset", "dataset_dir", required=True, type=click.Path(path_type=Path), help="Dataset folder.")
 @click.option("--runs", "run_options", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
               help="Eval report JSON (the --out of `ragretrieval eval`); more may follow, or repeat --runs.")

@@ -22,6 +22,7 @@ from ..evaluation.report import ReportError
 from ..llm.budget import Budget, BudgetReached
 from ..runs.identity import report_config_key
 from ..work.options import build_settings
+from .aliases import renamed_option
 from .cost_options import dry_run_option, show_plan, stopped_by_budget
 from .fields import Setting, collect, setting_options
 from .judge_options import judge_settings, with_prompt_files
@@ -44,10 +45,11 @@ def _stored(run: str, runs_db: str | None):
     return stored.report, stored
 
 
-@click.command("judge-answers")
+@click.command("answers")
 @click.argument("run")
 @setting_options(JUDGE_SETTINGS)
-@click.option("--threads", type=click.IntRange(min=1), default=4, show_default=True, help="Questions judged at once.")
+@renamed_option("--concurrency", "--threads", "threads", type=click.IntRange(min=1), default=4, show_default=True,
+               help="Questions judged at once.")
 @click.option("--new-run", is_flag=True,
               help="Store the judged run as a new run (linked by judged_from) and leave RUN as it is; needed to "
                    "judge again with other settings.")
@@ -89,8 +91,8 @@ def judge_answers_command(run, threads, new_run, name, tags, out, repeats, label
     except ReportError as error:
         raise click.ClickException(str(error)) from None
     if not isinstance(report, AnswerReport):
-        raise click.ClickException(f"{run} is a retrieval run: judge-answers judges the answers of an answer run "
-                                   "(`ragretrieval answer`); `ragretrieval judge` grades retrieved chunks")
+        raise click.ClickException(f"{run} is a retrieval run: judge answers judges the answers of an answer run "
+                                   "(`ragretrieval answer`); `ragretrieval judge chunks` grades retrieved chunks")
     if stored is None and out is None and not dry_run:
         raise click.UsageError("RUN is a report file: give --out for the judged report (the file is left as it is)")
     settings = report.config.generator_settings

@@ -1,4 +1,5 @@
-"""The options every command that talks to an LLM shares (`build-dataset --generator llm`, `judge`), declared once."""
+"""The options every command that talks to an LLM shares (`dataset build --generator llm`, `questions generate`,
+`judge chunks`), declared once: the ``--llm-*`` endpoint family (docs/cli.md, "One vocabulary")."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 import click
 
 from ..llm.client import DEFAULT_MODEL, LLMSettings
+from .aliases import renamed_option
 from .bounds import PRICE, RETRIES, SECONDS
 
 _HELP = {
@@ -26,12 +28,15 @@ _HELP = {
 
 def llm_options(prefix: str, prompt_placeholders: str, names: tuple[str, ...] | None = None,
                 languages: tuple[str, ...] = ("zh", "en"), max_retries: int = 4, option_prefix: str = "",
-                defaults: dict | None = None):
-    """Decorator adding --model, --base-url, --api-key-env, --concurrency, --prompt, --language, --price-in,
-    --price-out, --timeout and --max-retries (or only the options in `names`, by parameter name); `prefix` (e.g.
+                defaults: dict | None = None, old_prefix: str = ""):
+    """Decorator adding --llm-model, --llm-base-url, --llm-api-key-env, --concurrency, --llm-prompt, --llm-language,
+    --llm-price-in, --llm-price-out, --llm-timeout and --llm-max-retries (0.2's --model, --base-url ... still read),
+    or only the options in `names`, by parameter name; `prefix` (e.g.
     ``"llm: "``) marks them where the LLM is not the command's main job. With `option_prefix` (``"judge"``) the same
     options are declared for a second endpoint: ``--judge-model`` ... with parameters ``judge_model`` ...;
-    `defaults` replaces defaults by parameter name (None: fall back to the command's own, as its help says)."""
+    `defaults` replaces defaults by parameter name (None: fall back to the command's own, as its help says).
+    `old_prefix` (``"nuggets"``): the flags are the ``--llm-*`` family, and 0.2's ``--nuggets-*`` are still read;
+    the parameters keep the old prefix."""
     defaults = defaults or {}
 
     def say(name: str) -> str:
@@ -42,12 +47,19 @@ def llm_options(prefix: str, prompt_placeholders: str, names: tuple[str, ...] | 
 
     def option(name: str, flag: str, **settings):
         param = f"{option_prefix}_{name}" if option_prefix else name
-        flag = f"--{option_prefix}-{flag}" if option_prefix else f"--{flag}"
         if name in defaults:
             shown = defaults[name]
             settings.update(default=None if isinstance(shown, str) and shown.startswith("[") else shown,
                             show_default=False)
-        return click.option(flag, param, help=say(name), **settings)
+        if old_prefix:
+            param = f"{old_prefix}_{name}"
+        elif option_prefix:
+            return click.option(f"--{option_prefix}-{flag}", param, help=say(name), **settings)
+        old = f"--{old_prefix}-{flag}" if old_prefix else f"--{flag}"
+        if name == "concurrency":  # one word for requests at once, on every command
+            return renamed_option("--concurrency", *([old] if old_prefix else []), param, help=say(name), **settings)
+        # the model's endpoint family is --llm-*; 0.2's spellings (--model, --nuggets-model ...) still read (hidden)
+        return renamed_option(f"--llm-{flag}", old, param, help=say(name), **settings)
 
     options = {
         "model": option("model", "model", default=None),

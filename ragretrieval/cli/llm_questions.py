@@ -5,8 +5,41 @@ from __future__ import annotations
 
 import click
 
-from .llm_options import llm_settings
-from .progress import terminal_progress
+from .cost_options import dry_run_option, max_cost_option
+from .llm_options import llm_options, llm_settings
+from .progress import no_progress_option, terminal_progress
+
+
+def question_llm_options(prefix: str):
+    """The options of questions written by a model (``dataset build --generator llm``, ``questions generate``):
+    how many, which types, the endpoint (`llm_options`), the spend; `prefix` (``"llm: "``) marks them where the model
+    is not the command's only source of questions."""
+    declared = [
+        click.option("--per-doc", type=int, default=3, show_default=True,
+                     help=f"{prefix}questions asked per document."),
+        click.option("--types", "types_text", default="factual,inferential", show_default=True,
+                     help=f"{prefix}question types (factual, inferential)."),
+        click.option("--max-docs", type=int, default=None,
+                     help=f"{prefix}ask about this many documents, spread over the corpus."),
+        click.option("--no-retry-failed", is_flag=True,
+                     help=f"{prefix}when resuming, keep the failures of documents whose answers failed before "
+                          "(default: ask again)."),
+        llm_options(prefix, "$n, $types, $title, $document"),
+        click.option("--max-cost", type=float, default=None, callback=max_cost_option, metavar="DOLLARS",
+                     help=f"{prefix}stop before the spend at --llm-price-in/--llm-price-out would pass DOLLARS; the "
+                          "finished documents are kept and the same command continues. 0: only answers already in "
+                          "the cache."),
+        dry_run_option,
+        click.option("-v", "--verbose", is_flag=True, help=f"{prefix}with --dry-run, one line per request."),
+        no_progress_option,
+    ]
+
+    def apply(command):
+        for option in reversed(declared):
+            command = option(command)
+        return command
+
+    return apply
 
 
 def _settings(per_doc, types_text, model, base_url, api_key_env, concurrency, max_docs, prompt_file, language,
@@ -38,8 +71,8 @@ def add_llm_questions(documents, out, questions, *, no_progress, max_cost=None, 
 
     settings, options = _settings(**llm)
     if max_cost is not None and not (settings.price_in or settings.price_out):
-        raise click.UsageError("--max-cost needs the model's prices (--price-in, --price-out): without them every "
-                               "request costs $0")
+        raise click.UsageError("--max-cost needs the model's prices (--llm-price-in, --llm-price-out): without them "
+                               "every request costs $0")
     try:
         result, info = llm_questions(list(documents), out, settings, options,
                                      taken={exact_key(q.text) for q in questions},

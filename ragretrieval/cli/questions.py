@@ -14,7 +14,8 @@ from .progress import no_progress_option, terminal_progress
 
 @click.group("questions")
 def questions_group() -> None:
-    """Work on a dataset's questions: `nuggets` writes the facts a good answer to each holds."""
+    """Question sets: `import` and `export` them (agent-evaluation JSONL, ApeRAG), `generate` them with a model,
+    `import-traces` turns production traces into one, `nuggets` writes the facts a good answer to each holds."""
 
 
 @questions_group.command("nuggets")
@@ -30,7 +31,7 @@ def questions_group() -> None:
 @click.option("--force", is_flag=True,
               help="Write every question's nuggets again, hand-written ones included [default: only questions "
                    "without nuggets in the file].")
-@llm_options("nuggets: ", "question, ground_truth, passages, max_nuggets", option_prefix="nuggets")
+@llm_options("nuggets: ", "question, ground_truth, passages, max_nuggets", old_prefix="nuggets")
 @no_progress_option
 def nuggets_command(dataset_dir, questions, out, max_nuggets, passage_chars, force, nuggets_model, nuggets_base_url,
                     nuggets_api_key_env, nuggets_concurrency, nuggets_prompt_file, nuggets_language, nuggets_price_in,

@@ -16,7 +16,7 @@ from ..io.atomic import atomic_writer
 APERAG = ("aperag-csv", "aperag-json")
 
 
-@click.command("import-questions")
+@click.command("import")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--dataset", "dataset_dir", type=click.Path(path_type=Path), default=None,
               help="Dataset whose corpus the doc_uris name (agent-eval; ApeRAG files name no documents).")
@@ -47,7 +47,7 @@ def import_command(file: Path, dataset_dir: Path | None, out: Path, format_: str
     click.echo(f"{len(questions)} questions -> {out}; evaluate them with: {use}", err=True)
 
 
-@click.command("export-questions")
+@click.command("export")
 @click.option("--dataset", "dataset_dir", type=click.Path(path_type=Path), default=None,
               help="Dataset folder (for ApeRAG formats, --questions alone will do).")
 @click.option("--questions", type=click.Path(path_type=Path), help="Another questions.jsonl for the same corpus.")

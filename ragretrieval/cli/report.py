@@ -1,4 +1,4 @@
-"""``ragretrieval report RUN... --html out.html``: the self-contained HTML report (docs/compare.md)."""
+"""``ragretrieval runs report RUN... --out out.html``: the self-contained HTML report (docs/compare.md)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,16 @@ import click
 from ..analysis.compare import CompareError
 from ..analysis.html import write_html_report
 from ..analysis.stats import CORRECTIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, TESTS, StatsError
+from .aliases import renamed_option
 from .compare import CompareFailed, calibrate_options, calibrated, load_runs, resolve_level, runs_options
+from .fields import comma_separated
 
 
 @click.command("report")
 @click.argument("runs", nargs=-1, required=True)
-@click.option("--html", "out", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="HTML file to write (atomically).")
-@click.option("-m", "--metric", "metrics", multiple=True,
+@renamed_option("--out", "--html", "out", required=True, type=click.Path(dir_okay=False, path_type=Path),
+               help="HTML file to write (atomically).")
+@click.option("-m", "--metric", "metrics", multiple=True, callback=comma_separated,
               help="Metrics of the comparison table; the first also drives the difference plot "
                    "[default: ndcg, recall, mrr at the first run's top-k].")
 @click.option("--k", "k", type=click.IntRange(min=1), default=None,

@@ -13,11 +13,12 @@ from ..evaluation.render import question_line, summary_table
 from ..runs import RunHistory, RunHistoryError
 from ..runs.export import to_json, write_json, write_trec
 from ..runs.table import format_table, metric_value, number, parse_metric_column, retriever_cell
+from .aliases import renamed_option
+from .fields import comma_separated
 
 runs_db_option = click.option(
-    "--runs-db", "runs_db", metavar="URL", default=None,
-    help="Runs history: SQLAlchemy URL or SQLite file [default: $RAGRETRIEVAL_RUNS_URL, else "
-         "./.ragretrieval/runs.sqlite].")
+    "--runs-db", "runs_db", metavar="URL", default=None, envvar="RAGRETRIEVAL_RUNS_URL", show_envvar=True,
+    help="Runs history: SQLAlchemy URL or SQLite file [default: ./.ragretrieval/runs.sqlite].")
 
 
 def open_history(url: str | None, saving: bool = False) -> RunHistory:
@@ -54,8 +55,9 @@ def runs_group() -> None:
 
 @runs_group.command("list")
 @runs_db_option
-@click.option("--tag", default=None, help="Only runs with this tag.")
+@renamed_option("--with-tag", "--tag", "tag", default=None, help="Only runs with this tag.")
 @click.option("-m", "--metric", "metrics", multiple=True, default=("recall@5", "mrr@10", "answer:score"),
+              callback=comma_separated,
               show_default=True, help="Metric columns: recall@5 (document level), chunk:recall@5, or an answer "
                                       "run's answer:score, answer:cite_f1, ...")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line instead of a table.")
@@ -162,8 +164,8 @@ def rename_command(runs_db, run_id, name) -> None:
 @runs_db_option
 @click.argument("run_id")
 @click.option("--format", "fmt", type=click.Choice(["trec", "json"]), required=True)
-@click.option("--level", type=click.Choice(["doc", "chunk", "both"]), default="doc", show_default=True,
-              help="TREC: which ranking; both writes OUT with .doc/.chunk before its suffix.")
+@renamed_option("--granularity", "--level", "level", type=click.Choice(["doc", "chunk", "both"]), default="doc",
+               show_default=True, help="TREC: which ranking; both writes OUT with .doc/.chunk before its suffix.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="File to write [default: standard output].")
 def export_command(runs_db, run_id, fmt, level, out) -> None:
@@ -177,7 +179,7 @@ def export_command(runs_db, run_id, fmt, level, out) -> None:
                 click.echo(to_json(run), nl=False)
         elif level == "both":
             if out is None:
-                raise click.UsageError("--level both writes two files: give --out")
+                raise click.UsageError("--granularity both writes two files: give --out")
             for one in ("doc", "chunk"):
                 write_trec(run, out.with_name(f"{out.stem}.{one}{out.suffix}"), one)
         elif out:

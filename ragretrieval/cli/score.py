@@ -18,6 +18,7 @@ from ..io.atomic import atomic_writer
 from ..scoring import parse_metric, score_files
 from ..scoring.means import DEFAULT_METRICS, means_table
 from ..scoring.trec_eval import evaluate, parse_measures
+from .fields import comma_separated
 from .progress import no_progress_option, terminal_progress
 
 _OURS = {"rel_level": ("--rel-level", 1), "ties": ("--ties", "score"), "queries": ("--queries", "all"),
@@ -65,7 +66,8 @@ def score_command(qrels, run, names, rel_level, ties, queries, depth, per_query_
         _print_lines(lines)
         return
     _only_with(given, _TREC, "can only be used with --trec-eval")
-    names = list(dict.fromkeys(names or DEFAULT_METRICS))  # keys as typed, each once
+    # a comma list is repeated -m (trec_eval's own measures, P.5,10, keep their commas above)
+    names = list(dict.fromkeys(comma_separated(None, None, names) or DEFAULT_METRICS))  # keys as typed, each once
     metrics = {name: parse_metric(name) for name in names}
     bars = not no_progress and sys.stderr.isatty()  # scripts that read standard error get the note lines only
     result = score_files(qrels, run, list(metrics.values()), rel_level=rel_level, ties=ties, queries=queries,

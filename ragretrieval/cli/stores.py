@@ -25,9 +25,8 @@ def store_rows() -> list[tuple[str, str, str, str]]:
 
 @click.command("stores")
 def stores_command() -> None:
-    """List the installed vector stores (use one with `eval --store NAME`). Deprecated: `plugins --kind stores`."""
-    click.echo("warning: `ragretrieval stores` is deprecated and goes in 0.4; use `ragretrieval plugins --kind stores`",
-               err=True)
+    """List the installed vector stores (use one with `eval --store NAME`). Deprecated: `plugins --kind stores`
+    (the one deprecation line is cli/aliases.py's, as for every 0.2 name)."""
     rows = [HEADER, *store_rows()]
     widths = [max(len(row[i]) for row in rows) for i in range(len(HEADER))]
     for row in rows:

@@ -10,22 +10,34 @@ from ..evaluation.report import EvalConfig
 from ..retrieval.registry import sweepable_retrievers
 from ..runs.sweep import read_grid, run_sweep, sweep_table
 from .evaluate import embedding_settings, fusion_settings, rerank_settings
-from .fields import Setting, collect, setting_options
+from .fields import Setting, collect, comma_separated, setting_options
 from .progress import no_progress_option, terminal_progress
 from .runs import history_errors, runs_db_option
+
+
+def _retrievers(ctx, param, values):
+    """--retriever, repeated or comma-separated, each one a retriever a sweep can run."""
+    names, allowed = comma_separated(ctx, param, values), sweepable_retrievers()
+    for name in names:
+        if name not in allowed:
+            raise click.BadParameter(f"{name!r} is not one of {', '.join(map(repr, allowed))}.")
+    return names
+
 
 # grid field <- the eval setting whose option is repeatable here (its default is eval's)
 SWEPT = {"models": "model", "retrievers": "retriever", "stores": "store", "chunk_sizes": "chunk_size",
          "chunk_overlaps": "chunk_overlap"}
 SWEPT_SETTINGS = [
-    Setting("model", EvalConfig, help="Embedding model (repeatable)."),
+    Setting("model", EvalConfig, help="Embedding model (repeatable).", show_old=True),
     Setting("retriever", EvalConfig, help="Retriever (repeatable); those without a model (bm25) ignore --model and "
-                                          "--store.", extra={"type": click.Choice(sweepable_retrievers())}),
+                                          "--store.", extra={"callback": _retrievers,
+                                                              "metavar": "[" + "|".join(sweepable_retrievers()) + "]"}),
     Setting("store", EvalConfig, help="Vector store (repeatable)."),
     Setting("chunk_size", EvalConfig, help="Chunk size (repeatable)."),
     Setting("chunk_overlap", EvalConfig, help="Chunk overlap (repeatable)."),
 ]
-SWEPT_SETTINGS = [Setting(s.path, s.model, s.help, {**s.extra, "multiple": True}) for s in SWEPT_SETTINGS]
+SWEPT_SETTINGS = [Setting(s.path, s.model, s.help, {"callback": comma_separated, **s.extra, "multiple": True},
+                          s.show_old) for s in SWEPT_SETTINGS]
 # settings every cell shares: eval's, for the cells they apply to
 SHARED_SETTINGS = [Setting("store_options", EvalConfig, help="key=value for every store."),
                    Setting("retriever_options", EvalConfig,
@@ -40,7 +52,7 @@ SHARED_SETTINGS = [Setting("store_options", EvalConfig, help="key=value for ever
 @click.option("--dataset", "dataset_dir", type=click.Path(path_type=Path), help="Dataset folder.")
 @click.option("--questions", type=click.Path(path_type=Path), help="Another questions.jsonl for the same corpus.")
 @setting_options(SWEPT_SETTINGS)
-@click.option("--rerank", "reranks", multiple=True,
+@click.option("--rerank", "reranks", multiple=True, callback=comma_separated,
               help="A reranking stage after every retriever (repeatable; 'none': the retriever alone), e.g. "
                    "--rerank none --rerank embed:e5-small-q4 [default: none].")
 @click.option("--primary", default=None, help="Metric that ranks the cells: recall@5 or chunk:ndcg@10 "

@@ -8,20 +8,20 @@ from pathlib import Path
 
 import click
 
+from .aliases import renamed_option
 from .runs import runs_db_option
 
 _OPTIONS = [
-    click.option("--threads", type=click.IntRange(min=1), default=2, show_default=True,
-                 help="Questions answered at once."),
+    renamed_option("--concurrency", "--threads", "threads", type=click.IntRange(min=1), default=2,
+                   show_default=True, help="Questions answered at once."),
     click.option("--heartbeat", type=click.FloatRange(min=0.05), default=5.0, show_default=True,
                  help="Seconds between heartbeats of the questions in hand."),
     click.option("--stale-after", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
                  help="A question whose heartbeat is older is taken over (its worker is gone)."),
     click.option("--poll", type=click.FloatRange(min=0.05), default=1.0, show_default=True,
                  help="Seconds between looks for work when there is none."),
-    click.option("--engine", default=None, metavar="MODULE:FUNCTION",
-                 help="The engine that answers and judges questions [default: $RAGRETRIEVAL_SERVE_ENGINE, else "
-                      "the built-in one]."),
+    click.option("--engine", default=None, metavar="MODULE:FUNCTION", envvar="RAGRETRIEVAL_SERVE_ENGINE",
+                 show_envvar=True, help="The engine that answers and judges questions [default: the built-in one]."),
     click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
                  help="Environment variable with the API key for models (openai: generators, judges, question "
                       "generation)."),

@@ -56,7 +56,7 @@ def build_dataset(corpus_dir, out=None, *, template: str = DEFAULT_TEMPLATE, str
     is told); `force` replaces a dataset already in `out`."""
     generators = parse_generators(generators)
     if "llm" in generators and more_questions is None:
-        raise DatasetError("generator llm needs the LLM's settings: use `ragretrieval build-dataset --generator llm` "
+        raise DatasetError("generator llm needs the LLM's settings: use `ragretrieval dataset build --generator llm` "
                            "(docs/llm.md)")
     out = Path(out) if out is not None else default_out(corpus_dir)
     check_template(template)

@@ -38,6 +38,12 @@ class DatasetError(RagretrievalError):
     """A dataset file that is missing, malformed or inconsistent."""
 
 
+class NotADatasetError(DatasetError):
+    """A folder given as a dataset that holds none: the command must name another (exit 2)."""
+
+    exit_code = 2
+
+
 class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -302,14 +308,15 @@ def load_dataset(path, questions_file=None) -> Dataset:
     path = Path(path)
     manifest_path = path / MANIFEST_FILE
     if not manifest_path.is_file():
-        raise DatasetError(f"{path}: not a dataset folder ({MANIFEST_FILE} not found); build one with build-dataset")
+        raise NotADatasetError(f"{path}: not a dataset folder ({MANIFEST_FILE} not found); "
+                           "build one with `ragretrieval dataset build`")
     manifest = load_json(Manifest, manifest_path, DatasetError, "not a dataset manifest", "manifest")
     documents = unique_documents(iter_numbered_jsonl(path / CORPUS_FILE, DocumentRecord), path / CORPUS_FILE)
     fingerprint = corpus_fingerprint(documents)
     if fingerprint != manifest.corpus_fingerprint:
         raise DatasetError(
             f"{path / CORPUS_FILE}: contents do not match the fingerprint in {MANIFEST_FILE} "
-            "(was corpus.jsonl edited?); rebuild the dataset with build-dataset"
+            "(was corpus.jsonl edited?); rebuild the dataset with `ragretrieval dataset build`"
         )
     questions_path = Path(questions_file) if questions_file else path / QUESTIONS_FILE
     questions = tuple(read_jsonl(questions_path, QuestionRecord))

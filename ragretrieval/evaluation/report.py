@@ -45,7 +45,7 @@ class EvalConfig(BaseModel):
     model: str | None = Field(DEFAULT_MODEL, min_length=1,
                               description="Embedding model: a name from `ragretrieval plugins`, or a "
                                           "sentence-transformers id or folder (dense and hybrid only)")
-    store: str = Field(DEFAULT_STORE, min_length=1, description="Vector store (`ragretrieval stores`)")
+    store: str = Field(DEFAULT_STORE, min_length=1, description="Vector store (`ragretrieval plugins`)")
     store_options: dict = Field({}, description="The store's options, e.g. kind=hnsw "
                                                                   "(`ragretrieval plugins -v` lists them)")
     retriever_options: dict = Field({},

@@ -43,7 +43,10 @@ class RunHistoryError(RagretrievalError):
 
 
 class RunNotFoundError(RunHistoryError, LookupError):
-    """No run (or more than one) answers to the given id, id prefix or name."""
+    """No run (or more than one) answers to the given id, id prefix or name: the command must name another (exit 2,
+    like every input the user must change)."""
+
+    exit_code = 2
 
 
 class RunSummary(BaseModel):

@@ -57,7 +57,7 @@ def find_corpus(root, name: str) -> ServedCorpus:
         if corpus.name == name:
             return corpus
     raise Invalid(f"no corpus {name!r} under {Path(root).resolve()} (a corpus is a dataset folder made by "
-                  "build-dataset; GET /api/v1/corpora lists them)")
+                  "dataset build; GET /api/v1/corpora lists them)")
 
 
 def corpus_questions(corpus: ServedCorpus) -> list[QuestionRecord]:

@@ -104,7 +104,7 @@ def demo_session(corpus: Path):
     if key not in _SESSION:
         folder = Path(tempfile.mkdtemp(prefix="ragretrieval-conformance-"))
         atexit.register(shutil.rmtree, folder, True)
-        result = CliRunner().invoke(main, ["build-dataset", str(corpus), "--out", str(folder / "dataset")])
+        result = CliRunner().invoke(main, ["dataset", "build", str(corpus), "--out", str(folder / "dataset")])
         assert result.exit_code == 0, result.output
         dataset = load_dataset(folder / "dataset")
         cache = EmbeddingCache(os.environ.get("RAGRETRIEVAL_CACHE_DIR") or folder / "cache")  # a suite's own first

@@ -40,7 +40,7 @@ EMBEDDERS = Registry("embedder", "ragretrieval.embedders", (
           traits={"names": ("hashing",)}),
     Entry(r"st:.+", _ST + ".from_name", "any sentence-transformers model in the local Hugging Face cache, or a "
           "folder", match="pattern", shown_as="st:ID-OR-FOLDER", traits=_ST_TRAITS),
-), use="--model NAME; any other name is a sentence-transformers id or folder")
+), use="--embed-model NAME; any other name is a sentence-transformers id or folder")
 
 RERANKERS = Registry("reranker", "ragretrieval.rerankers", (
     Entry("st-cross:", R + "retrieval.rerank.cross_encoder:CrossEncoderReranker",
@@ -89,7 +89,7 @@ JUDGES = Registry("judge", "ragretrieval.judges", (
           "yes/no: the contexts hold the reference's facts -> retrieval/llm_judged/context_sufficiency/rating"),
     Entry("nuggets", _J + "nuggets:NuggetsJudge", "support / partial_support / not_support per nugget of "
           "nuggets.jsonl -> response/llm_judged/nuggets/{all,vital}_{strict,partial}"),
-), use="answer --judge NAME, judge-answers")
+), use="answer --judge NAME, judge answers")
 
 _C = R + "answers.checks."
 CHECKS = Registry("check", "ragretrieval.checks", (

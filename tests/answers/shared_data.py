@@ -9,6 +9,6 @@ def import_dataset(*args: str):
 
     from ragretrieval.cli import main
 
-    result = CliRunner().invoke(main, ["import-dataset", *map(str, args)])
+    result = CliRunner().invoke(main, ["dataset", "import", *map(str, args)])
     assert result.exit_code == 0, result.output
     return result, [line for line in result.stderr.splitlines() if line.startswith("skipped: ")]

@@ -70,15 +70,15 @@ def test_compare_and_report_pair_two_answer_runs(demo_dataset, history_url, tmp_
         run("answer", "--dataset", demo_dataset, "--generator", "extractive", "--generator-option",
             f"sentences={sentences}", "--retriever", "bm25", "--context-k", 3, "--runs-db", history_url, "--name",
             name, "--no-progress")
-    compared = run("compare", "two", "one", "--runs-db", history_url).stdout
+    compared = run("runs", "compare", "two", "one", "--runs-db", history_url).stdout
     assert "30 questions paired, answer level" in compared and "cite_f1" in compared and "score" in compared
-    as_json = json.loads(run("compare", "two", "one", "--runs-db", history_url, "--json", "-m", "score",
+    as_json = json.loads(run("runs", "compare", "two", "one", "--runs-db", history_url, "--json", "-m", "score",
                              "-m", "cite_precision").stdout)
     assert set(as_json["metrics"]) == {"score", "cite_precision"} and as_json["granularity"] == "answer"
-    retrieval = json.loads(run("compare", "two", "one", "--runs-db", history_url, "--json", "--granularity", "doc",
+    retrieval = json.loads(run("runs", "compare", "two", "one", "--runs-db", history_url, "--json", "--granularity", "doc",
                                "-m", "recall@3").stdout)
     assert retrieval["metrics"]["recall@3"]["diff"] == 0  # same retriever, same ranking
-    run("report", "two", "one", "--runs-db", history_url, "--html", tmp_path / "r.html")
+    run("runs", "report", "two", "one", "--runs-db", history_url, "--html", tmp_path / "r.html")
     page = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert page.count('class="card"') == 30 and 'id="comparison"' in page and "<script" not in page
     assert "cited: [0]" in page and "✓ cite_f1" in page
@@ -89,11 +89,11 @@ def test_a_retrieval_run_and_an_answer_run_compare_on_a_shared_metric(demo_datas
         "--no-progress")
     run("answer", "--dataset", demo_dataset, "--generator", "extractive", "--retriever", "bm25", "--runs-db",
         history_url, "--name", "a", "--no-progress")
-    shared = json.loads(run("compare", "e", "a", "--runs-db", history_url, "-m", "mrr@10", "--json").stdout)
+    shared = json.loads(run("runs", "compare", "e", "a", "--runs-db", history_url, "-m", "mrr@10", "--json").stdout)
     assert shared["metrics"]["mrr@10"]["diff"] == 0
-    missing = run("compare", "e", "a", "--runs-db", history_url, "--granularity", "answer", "-m", "score", code=2)
+    missing = run("runs", "compare", "e", "a", "--runs-db", history_url, "--granularity", "answer", "-m", "score", code=2)
     assert "score" in missing.output
-    mixed = run("report", "e", "a", "--runs-db", history_url, "--html", "x.html", code=2)
+    mixed = run("runs", "report", "e", "a", "--runs-db", history_url, "--html", "x.html", code=2)
     assert "runs of one kind" in mixed.output
 
 

@@ -100,7 +100,7 @@ def test_credentials_in_a_generator_url_are_used_and_written_nowhere(tmp_path, p
     shown = f"http:http://{planted['url'].split('@')[1].split('?')[0]}?token=***&collection=recipes"
     assert report.config.generator == shown and report.failed == 0
     for command in (["runs", "list"], ["runs", "show", "svc", "-v"], ["runs", "export", "svc", "--format", "json"],
-                    ["report", "svc", "--html", tmp_path / "r.html"]):
+                    ["runs", "report", "svc", "--html", tmp_path / "r.html"]):
         outputs.append(invoke(*command, "--runs-db", runs).output)
     assert shown in outputs[-2]
     no_secret_in(tmp_path, outputs)

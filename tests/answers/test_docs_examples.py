@@ -35,7 +35,7 @@ def test_the_worked_example_prints_what_the_docs_show(name, tmp_path, monkeypatc
         from ragretrieval.cli import main
 
         monkeypatch.chdir(tmp_path)
-        result = CliRunner().invoke(main, ["calibrate", "--predictions", "predictions.jsonl", "--labels",
+        result = CliRunner().invoke(main, ["judge", "calibrate", "--predictions", "predictions.jsonl", "--labels",
                                            "labels.jsonl"])
         text = DOCS.read_text(encoding="utf-8")
         expected = re.search(r"```text\n(values of predictions\.jsonl.*?)\n```", text, re.S).group(1)

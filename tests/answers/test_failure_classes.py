@@ -125,7 +125,7 @@ def test_every_rag_ifeval_question_gets_one_class(rag_ifeval, tmp_path):
     samples = json.loads((rag_ifeval / "samples.json").read_text(encoding="utf-8"))
     ids = sorted({d for s in samples for d in s["context"]})
     write_answers(tmp_path / "documents.jsonl", [{"id": i, "contents": f"Dokument {i}"} for i in ids])
-    CliRunner().invoke(main, ["import-dataset", "--format", "rag-ifeval", "--documents", tmp_path / "documents.jsonl",
+    CliRunner().invoke(main, ["dataset", "import", "--format", "rag-ifeval", "--documents", tmp_path / "documents.jsonl",
                               "--samples", rag_ifeval / "samples.json", "--out", tmp_path / "ds"])
     refusal = "Nie udało mi się odnaleźć odpowiedzi na pytanie."
     records, expected = [], {}
@@ -168,7 +168,7 @@ def test_every_rag_ifeval_question_gets_one_class(rag_ifeval, tmp_path):
 
 
 def test_every_legal_question_gets_one_class(tmp_path):
-    run("import-dataset", "--format", "legal-rag", FIXTURE / "benchmark", "--source", FIXTURE / "transcript.md",
+    run("dataset", "import", "--format", "legal-rag", FIXTURE / "benchmark", "--source", FIXTURE / "transcript.md",
         "--out", tmp_path / "legal")
     answers = write_answers(tmp_path / "answers.jsonl", [{"question_id": q, "answer": a}
                                                           for q, (a, _) in LEGAL_ANSWERS.items()])
@@ -188,7 +188,7 @@ def test_every_legal_question_gets_one_class(tmp_path):
 def test_retrieval_misses_at_span_level_cost_no_request(tmp_path, llm_env):
     """One transcript: every chunk belongs to the relevant document, so only spans can tell a miss. The counting
     server sees the generator's eight requests and nothing else: classes come from ids, spans and checks."""
-    run("import-dataset", "--format", "legal-rag", FIXTURE / "benchmark", "--source", FIXTURE / "transcript.md",
+    run("dataset", "import", "--format", "legal-rag", FIXTURE / "benchmark", "--source", FIXTURE / "transcript.md",
         "--out", tmp_path / "legal")
     with ChatServer(lambda request: Reply("我不知道。")) as server:
         result = run("answer", "--dataset", tmp_path / "legal", "--generator", "openai:gen", "--base-url",
@@ -207,7 +207,7 @@ def test_retrieval_misses_at_span_level_cost_no_request(tmp_path, llm_env):
             if q.failure_class != "wrong_answer_instead_of_abstaining":
                 assert (q.failure_class == "retrieval_miss") is not holds, q.id
         assert report.failure_classes["retrieval_miss"] >= 3
-        run("compare", tmp_path / "r.json", tmp_path / "r.json", "-m", "score")
+        run("runs", "compare", tmp_path / "r.json", tmp_path / "r.json", "-m", "score")
         assert server.count() == 8
     assert "failure classes" in result.output
 
@@ -225,7 +225,7 @@ def test_the_transition_table():
 
 
 def test_compare_of_answer_runs_shows_classes_and_json(tmp_path):
-    run("import-dataset", "--format", "legal-rag", FIXTURE / "benchmark", "--source", FIXTURE / "transcript.md",
+    run("dataset", "import", "--format", "legal-rag", FIXTURE / "benchmark", "--source", FIXTURE / "transcript.md",
         "--out", tmp_path / "legal")
     reports = []
     for name, answers in (("a", {q: a for q, (a, _) in LEGAL_ANSWERS.items()}),
@@ -234,9 +234,9 @@ def test_compare_of_answer_runs_shows_classes_and_json(tmp_path):
         run("answer", "--dataset", tmp_path / "legal", "--contexts", "given", "--generator", f"file:{path}",
             "--out", tmp_path / f"{name}.json")
         reports.append(tmp_path / f"{name}.json")
-    text = run("compare", *reports, "-m", "pass_rate").output
+    text = run("runs", "compare", *reports, "-m", "pass_rate").output
     assert "failure classes, A = a (rows) -> B = b (columns); questions paired: 8" in text
-    data = json.loads(run("compare", *reports, "-m", "pass_rate", "--json").output)
+    data = json.loads(run("runs", "compare", *reports, "-m", "pass_rate", "--json").output)
     moves = data["failure_classes"]["transitions"]["b"]
     assert sum(m["n"] for m in moves) == 8
     assert {"from": "correct_abstention", "to": "wrong_answer_instead_of_abstaining", "n": 1} in moves
@@ -246,7 +246,7 @@ def test_compare_of_answer_runs_shows_classes_and_json(tmp_path):
 
 
 def test_runs_show_and_the_html_report_show_the_classes(tmp_path):
-    run("import-dataset", "--format", "legal-rag", FIXTURE / "benchmark", "--source", FIXTURE / "transcript.md",
+    run("dataset", "import", "--format", "legal-rag", FIXTURE / "benchmark", "--source", FIXTURE / "transcript.md",
         "--out", tmp_path / "legal")
     answers = write_answers(tmp_path / "answers.jsonl", [{"question_id": q, "answer": a}
                                                           for q, (a, _) in LEGAL_ANSWERS.items()])
@@ -258,7 +258,7 @@ def test_runs_show_and_the_html_report_show_the_classes(tmp_path):
         assert done.exit_code == 0, done.output
     shown = run("runs", "show", "one", "--runs-db", db).output
     assert "failure classes" in shown and ["generation_error", "3", "37.5%"] in [line.split() for line in shown.splitlines()]
-    run("report", "one", "two", "--runs-db", db, "--html", tmp_path / "r.html")
+    run("runs", "report", "one", "two", "--runs-db", db, "--html", tmp_path / "r.html")
     page = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert '<h2 id="failure-classes">Failure classes</h2>' in page and "one → two" in page
     assert '<span class="note class">unsupported_correct</span>' in page

@@ -39,7 +39,7 @@ def benchmark(tmp_path: Path, *questions: dict, kind: str = "fact_exact") -> Pat
 
 
 def import_legal(folder: Path, out: Path, *extra):
-    return invoke("import-dataset", "--format", "legal-rag", folder, "--source", TRANSCRIPT, "--out", out, *extra)
+    return invoke("dataset", "import", "--format", "legal-rag", folder, "--source", TRANSCRIPT, "--out", out, *extra)
 
 
 def test_the_benchmark_folder_layout_imports_and_its_schema_is_skipped(tmp_path):
@@ -147,7 +147,7 @@ def rag_ifeval(tmp_path: Path, samples: list) -> list[str]:
     (tmp_path / "documents.jsonl").write_text('{"id": "d1", "contents": "Rice\\nCook rice for 20 minutes."}\n',
                                               encoding="utf-8")
     (tmp_path / "samples.json").write_text(json.dumps(samples), encoding="utf-8")
-    return ["import-dataset", "--format", "rag-ifeval", "--documents", tmp_path / "documents.jsonl", "--samples",
+    return ["dataset", "import", "--format", "rag-ifeval", "--documents", tmp_path / "documents.jsonl", "--samples",
             tmp_path / "samples.json", "--out", tmp_path / "ds"]
 
 
@@ -193,7 +193,7 @@ def test_answer_names_the_rag_ifeval_question_it_cannot_check(tmp_path):
 def test_a_question_set_of_nothing_is_not_imported(tmp_path, name, text, fmt):
     (tmp_path / name).write_text(text, encoding="utf-8")
     out = tmp_path / "questions.jsonl"
-    result = invoke("import-questions", tmp_path / name, "--format", fmt, "--out", out)
+    result = invoke("questions", "import", tmp_path / name, "--format", fmt, "--out", out)
     assert result.exit_code == 1 and "nothing to import" in result.output and f"{tmp_path / name}: no question" \
         in result.output
     assert not out.exists()
@@ -201,7 +201,7 @@ def test_a_question_set_of_nothing_is_not_imported(tmp_path, name, text, fmt):
 
 def test_an_empty_agent_file_and_an_empty_sample_array_are_not_imported(tmp_path, demo_dataset):
     (tmp_path / "eval.jsonl").write_text("\n\n", encoding="utf-8")
-    result = invoke("import-questions", tmp_path / "eval.jsonl", "--dataset", demo_dataset, "--out",
+    result = invoke("questions", "import", tmp_path / "eval.jsonl", "--dataset", demo_dataset, "--out",
                     tmp_path / "q.jsonl")
     assert result.exit_code == 1 and "no record (an empty or blank file" in result.output
     assert not (tmp_path / "q.jsonl").exists()

@@ -46,7 +46,7 @@ ANSWERS = {
 
 @pytest.fixture
 def legal_dataset(tmp_path):
-    result = CliRunner().invoke(main, ["import-dataset", "--format", "legal-rag", str(FIXTURE / "benchmark"),
+    result = CliRunner().invoke(main, ["dataset", "import", "--format", "legal-rag", str(FIXTURE / "benchmark"),
                                        "--source", str(FIXTURE / "transcript.md"), "--out", str(tmp_path / "legal")])
     assert result.exit_code == 0, result.output
     assert ("question conflict_gap_002: '这句话不在笔录里' not found in transcript.md" in result.stderr
@@ -126,5 +126,5 @@ def test_bad_items_are_named_and_strict_stops(tmp_path):
         f"skipped: {bench / 'b.json'}: question f3: type: 'essay' is not one of fact_exact, evidence_set, "
         "conflict_gap",
         f"skipped: {bench / 'b.json'}: question f4: expected: must be an object, got []"]
-    strict = CliRunner().invoke(main, ["import-dataset", *map(str, args), "--force", "--strict"])
+    strict = CliRunner().invoke(main, ["dataset", "import", *map(str, args), "--force", "--strict"])
     assert strict.exit_code == 1 and "question f2: question: missing (--strict" in strict.output

@@ -44,7 +44,7 @@ def dataset_dir(tmp_path):
     samples = [{"id": qid, "question": f"Pytanie {qid}?", "context": CONTEXT, "expect": expect}
                for qid, (expect, _, _) in CASES.items()]
     (tmp_path / "samples.json").write_text(json.dumps(samples, ensure_ascii=False, indent=1), encoding="utf-8")
-    result = CliRunner().invoke(main, ["import-dataset", "--format", "rag-ifeval", "--documents",
+    result = CliRunner().invoke(main, ["dataset", "import", "--format", "rag-ifeval", "--documents",
                                        str(tmp_path / "documents.jsonl"), "--samples", str(tmp_path / "samples.json"),
                                        "--out", str(tmp_path / "ds")])
     assert result.exit_code == 0, result.output
@@ -115,7 +115,7 @@ def test_the_real_questions_with_stand_in_documents(tmp_path, rag_ifeval):
     ids = sorted({d for s in samples for d in s["context"]})
     (tmp_path / "documents.jsonl").write_text("".join(json.dumps({"id": i, "contents": f"Dokument {i}"}) + "\n"
                                                       for i in ids), encoding="utf-8")
-    result = CliRunner().invoke(main, ["import-dataset", "--format", "rag-ifeval", "--documents",
+    result = CliRunner().invoke(main, ["dataset", "import", "--format", "rag-ifeval", "--documents",
                                        str(tmp_path / "documents.jsonl"), "--samples", str(rag_ifeval / "samples.json"),
                                        "--out", str(tmp_path / "ds")])
     assert result.exit_code == 0, result.output
@@ -138,9 +138,9 @@ def test_bad_samples_are_named_and_counted(tmp_path):
                {"id": "3", "question": "C?", "context": ["d1"], "expect": {"tone": "polite"}},
                {"id": "4", "context": ["d1"], "expect": {"refuse": True}}]
     (tmp_path / "samples.json").write_text(json.dumps(samples), encoding="utf-8")
-    args = ["import-dataset", "--format", "rag-ifeval", "--documents", str(tmp_path / "documents.jsonl"),
+    args = ["dataset", "import", "--format", "rag-ifeval", "--documents", str(tmp_path / "documents.jsonl"),
             "--samples", str(tmp_path / "samples.json"), "--out", str(tmp_path / "ds")]
-    result, lines = import_dataset(*args[1:])
+    result, lines = import_dataset(*args[2:])
     assert lines == [
         f"skipped: {tmp_path / 'documents.jsonl'}:2: field 'id': document 'd1' is listed twice (first on line 1)",
         f"skipped: {tmp_path / 'samples.json'}: record 1 (id '2'): field 'context': document 'd9' is not in "

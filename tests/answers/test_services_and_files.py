@@ -81,7 +81,7 @@ def test_agent_evaluation_answers_with_document_recall(demo_dataset, tmp_path):
     ]
     agent = tmp_path / "agent.jsonl"
     agent.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
-    imported = CliRunner().invoke(main, ["import-questions", str(agent), "--dataset", str(demo_dataset), "--out",
+    imported = CliRunner().invoke(main, ["questions", "import", str(agent), "--dataset", str(demo_dataset), "--out",
                                          str(tmp_path / "q.jsonl")])
     assert imported.exit_code == 0, imported.output
     result = CliRunner().invoke(main, ["answer", "--dataset", str(demo_dataset), "--questions",

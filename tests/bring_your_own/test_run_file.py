@@ -108,18 +108,18 @@ def test_agent_jsonl_errors_name_file_line_and_field(demo, tmp_path):
 def test_export_then_import_gives_identical_questions(demo, demo_dataset, tmp_path):
     runner = CliRunner()
     exported = tmp_path / "agent.jsonl"
-    result = runner.invoke(main, ["export-questions", "--dataset", str(demo_dataset), "--format", "agent-jsonl",
+    result = runner.invoke(main, ["questions", "export", "--dataset", str(demo_dataset), "--format", "agent-jsonl",
                                   "--out", str(exported)])
     assert result.exit_code == 0, result.output
     first = json.loads(exported.read_text(encoding="utf-8").splitlines()[0])
     assert first["request_id"] == demo.questions[0].id and first["request"] == demo.questions[0].text
     assert first["expected_retrieved_context"] == [{"doc_uri": r.doc_id} for r in demo.questions[0].relevant]
     imported = tmp_path / "questions.jsonl"
-    result = runner.invoke(main, ["import-questions", str(exported), "--dataset", str(demo_dataset),
+    result = runner.invoke(main, ["questions", "import", str(exported), "--dataset", str(demo_dataset),
                                   "--out", str(imported)])
     assert result.exit_code == 0, result.output
     assert read_jsonl(imported, QuestionRecord) == list(demo.questions)
-    result = runner.invoke(main, ["import-questions", str(exported), "--dataset", str(demo_dataset),
+    result = runner.invoke(main, ["questions", "import", str(exported), "--dataset", str(demo_dataset),
                                   "--out", str(imported)])
     assert result.exit_code != 0 and "already exists; pass --force" in result.output
 

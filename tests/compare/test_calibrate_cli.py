@@ -70,11 +70,11 @@ def runs(tmp_path_factory):
 def test_calibrate_prints_three_rows_equal_to_the_library(runs, tmp_path):
     history, folder = runs
     labels = labels_file(tmp_path / "labels.jsonl", {f"q{i}": person(i) for i in range(0, ITEMS, 2)})
-    shown = invoke("calibrate", "A", "--labels", labels, "--metric", METRIC, "--runs-db", history).output
+    shown = invoke("judge", "calibrate", "A", "--labels", labels, "--metric", METRIC, "--runs-db", history).output
     assert "20 labelled of 40 judged; PPI++ (power-tuned)" in shown
     for row in ("judge alone", "labels alone", "calibrated"):
         assert row in shown
-    data = json.loads(invoke("calibrate", folder / "A.json", "--labels", labels, "--metric", METRIC, "--json").output)
+    data = json.loads(invoke("judge", "calibrate", folder / "A.json", "--labels", labels, "--metric", METRIC, "--json").output)
     report = AnswerReport.load(folder / "A.json")
     judge = {q.id: q.metrics["answer"][METRIC] for q in report.questions}
     expected = calibrated_mean(judge, {f"q{i}": person(i) for i in range(0, ITEMS, 2)}, metric=METRIC)
@@ -82,7 +82,7 @@ def test_calibrate_prints_three_rows_equal_to_the_library(runs, tmp_path):
     assert data["judge_alone"]["mean"] == pytest.approx(1 - 8 / 40)  # the lenient judge's own mean
     assert data["labels_alone"]["mean"] == pytest.approx(13 / 20)
     assert data["source"] == "A" and data["labelled"] == 20 and data["unlabelled"] == 20
-    classic = json.loads(invoke("calibrate", "A", "--labels", labels, "--metric", METRIC, "--runs-db", history,
+    classic = json.loads(invoke("judge", "calibrate", "A", "--labels", labels, "--metric", METRIC, "--runs-db", history,
                                 "--json", "--lam", "1", "--confidence", "0.9").output)
     assert classic["lam"] == 1.0 and classic["confidence"] == 0.9 and classic["method"].startswith("PPI (classic")
 
@@ -90,7 +90,7 @@ def test_calibrate_prints_three_rows_equal_to_the_library(runs, tmp_path):
 def test_calibrate_reads_predictions_instead_of_a_run(tmp_path):
     predictions = labels_file(tmp_path / "predictions.jsonl", {f"q{i}": float(i % 5 != 0) for i in range(30)})
     labels = labels_file(tmp_path / "labels.jsonl", {f"q{i}": person(i) for i in range(10)})
-    data = json.loads(invoke("calibrate", "--predictions", predictions, "--labels", labels, "--json").output)
+    data = json.loads(invoke("judge", "calibrate", "--predictions", predictions, "--labels", labels, "--json").output)
     assert data["labelled"] == 10 and data["unlabelled"] == 20 and data["source"] == str(predictions)
     assert any("optimistic" in note for note in data["notes"])
 
@@ -99,10 +99,10 @@ def test_compare_and_report_show_calibrated_means(runs, tmp_path):
     history, _ = runs
     a = labels_file(tmp_path / "a.jsonl", {f"q{i}": person(i) for i in range(0, ITEMS, 2)})
     b = labels_file(tmp_path / "b.jsonl", {f"q{i}": 1.0 for i in range(0, ITEMS, 2)})
-    shown = invoke("compare", "A", "B", "-m", METRIC, "--calibrate-labels", a, "--calibrate-labels", b,
+    shown = invoke("runs", "compare", "A", "B", "-m", METRIC, "--calibrate-labels", a, "--calibrate-labels", b,
                    "--runs-db", history).output
     assert "calibrated B - A: +" in shown and "A: response/llm_judged/correctness/rating, 20 labelled" in shown
-    data = json.loads(invoke("compare", "A", "B", "-m", METRIC, "--calibrate-labels", a, "--calibrate-labels", b,
+    data = json.loads(invoke("runs", "compare", "A", "B", "-m", METRIC, "--calibrate-labels", a, "--calibrate-labels", b,
                              "--runs-db", history, "--json").output)
     calibrated = data["calibrated"]
     assert set(calibrated["runs"]) == {"A", "B"} and calibrated["metric"] == METRIC
@@ -110,17 +110,17 @@ def test_compare_and_report_show_calibrated_means(runs, tmp_path):
     assert difference["mean"] == pytest.approx(calibrated["runs"]["B"]["calibrated"]["mean"] -
                                                calibrated["runs"]["A"]["calibrated"]["mean"], abs=0.2)
     assert difference["ci"][0] < difference["mean"] < difference["ci"][1] and difference["n"] == ITEMS
-    only_a = json.loads(invoke("compare", "A", "B", "-m", METRIC, "--calibrate-labels", a, "--runs-db", history,
+    only_a = json.loads(invoke("runs", "compare", "A", "B", "-m", METRIC, "--calibrate-labels", a, "--runs-db", history,
                                "--json").output)["calibrated"]
     assert set(only_a["runs"]) == {"A"} and only_a["differences"] == {}
     html = tmp_path / "report.html"
-    invoke("report", "A", "B", "-m", METRIC, "--calibrate-labels", a, "--calibrate-labels", b, "--html", html,
+    invoke("runs", "report", "A", "B", "-m", METRIC, "--calibrate-labels", a, "--calibrate-labels", b, "--html", html,
            "--runs-db", history)
     page = html.read_text(encoding="utf-8")
     assert "Calibrated means of response/llm_judged/correctness/rating" in page and "calibrated B − A" in page
     assert page.count("<th>labels alone</th>") == 2
     plain = tmp_path / "plain.html"
-    invoke("report", "A", "-m", METRIC, "--html", plain, "--runs-db", history)
+    invoke("runs", "report", "A", "-m", METRIC, "--html", plain, "--runs-db", history)
     assert "Calibrated means" not in plain.read_text(encoding="utf-8")
 
 
@@ -142,7 +142,7 @@ def test_a_bad_labels_file_is_refused_by_file_and_line(content, message, runs, t
     history, _ = runs
     path = tmp_path / "labels.jsonl"
     path.write_text(content, encoding="utf-8")
-    refused = invoke("calibrate", "A", "--labels", path, "--metric", METRIC, "--runs-db", history, code=2)
+    refused = invoke("judge", "calibrate", "A", "--labels", path, "--metric", METRIC, "--runs-db", history, code=2)
     assert re.search(message, refused.output), refused.output
 
 
@@ -150,21 +150,21 @@ def test_bad_arguments_are_refused(runs, tmp_path):
     history, _ = runs
     labels = labels_file(tmp_path / "labels.jsonl", {"q1": 1.0, "q2": 0.0})
     cases = [
-        (["calibrate", "--labels", labels], 2, "give RUN or --predictions FILE"),
-        (["calibrate", "A", "--predictions", labels, "--labels", labels], 2, "give RUN or --predictions FILE"),
-        (["calibrate", "A", "--labels", labels, "--runs-db", history], 2, "--metric NAME says which"),
-        (["calibrate", "A", "--labels", labels, "--metric", "nope", "--runs-db", history], 2,
+        (["judge", "calibrate", "--labels", labels], 2, "give RUN or --predictions FILE"),
+        (["judge", "calibrate", "A", "--predictions", labels, "--labels", labels], 2, "give RUN or --predictions FILE"),
+        (["judge", "calibrate", "A", "--labels", labels, "--runs-db", history], 2, "--metric NAME says which"),
+        (["judge", "calibrate", "A", "--labels", labels, "--metric", "nope", "--runs-db", history], 2,
          "no question has answer-level metric nope"),
-        (["calibrate", "A", "--labels", tmp_path / "missing.jsonl", "--metric", METRIC, "--runs-db", history], 2,
+        (["judge", "calibrate", "A", "--labels", tmp_path / "missing.jsonl", "--metric", METRIC, "--runs-db", history], 2,
          "missing.jsonl: file not found"),
-        (["calibrate", "A", "--labels", tmp_path, "--metric", METRIC, "--runs-db", history], 2, "is a directory"),
-        (["calibrate", "A", "--labels", labels, "--metric", METRIC, "--lam", "2", "--runs-db", history], 2,
+        (["judge", "calibrate", "A", "--labels", tmp_path, "--metric", METRIC, "--runs-db", history], 2, "is a directory"),
+        (["judge", "calibrate", "A", "--labels", labels, "--metric", METRIC, "--lam", "2", "--runs-db", history], 2,
          "0<=x<=1"),
-        (["calibrate", "A", "--labels", labels, "--metric", METRIC, "--confidence", "1", "--runs-db", history], 2,
+        (["judge", "calibrate", "A", "--labels", labels, "--metric", METRIC, "--confidence", "1", "--runs-db", history], 2,
          "0<x<1"),
-        (["compare", "A", "B", "-m", METRIC, "--calibrate-labels", labels, "--calibrate-labels", labels,
+        (["runs", "compare", "A", "B", "-m", METRIC, "--calibrate-labels", labels, "--calibrate-labels", labels,
           "--calibrate-labels", labels, "--runs-db", history], 2, "3 labels files for 2 runs"),
-        (["compare", "A", "B", "-m", METRIC, "--calibrate-metric", METRIC, "--runs-db", history], 2,
+        (["runs", "compare", "A", "B", "-m", METRIC, "--calibrate-metric", METRIC, "--runs-db", history], 2,
          "need --calibrate-labels"),
     ]
     for arguments, code, message in cases:

@@ -71,12 +71,12 @@ def test_different_question_sets_are_refused_with_the_ids(reports):
 
 def test_cli_table_json_and_three_runs(report_files, tmp_path):
     a, b = report_files
-    table = run_cli("compare", a, b, "-m", "recall@3", "-m", "ndcg@10", "--test", "wilcoxon")
+    table = run_cli("runs", "compare", a, b, "-m", "recall@3", "-m", "ndcg@10", "--test", "wilcoxon")
     assert table.exit_code == 0, table.output
     assert "A = small_chunks" in table.output and "Wilcoxon signed-rank test" in table.output
     assert table.output.count("recall@3") == 1
 
-    out = run_cli("compare", a, b, "-m", "recall@3", "-m", "mrr@5", "--json", "--test", "permutation",
+    out = run_cli("runs", "compare", a, b, "-m", "recall@3", "-m", "mrr@5", "--json", "--test", "permutation",
                   "--n-resamples", "2000")
     assert out.exit_code == 0, out.output
     data = json.loads(out.stdout)  # exactly one JSON object on stdout
@@ -87,7 +87,7 @@ def test_cli_table_json_and_three_runs(report_files, tmp_path):
     assert entry["diff"] == pytest.approx(entry["b"] - entry["a"]) and len(entry["ci"]) == 2
     assert (entry["wins"], entry["ties"], entry["losses"]) == (1, 12, 1)
 
-    three = run_cli("compare", a, b, a, "-m", "recall@3", "--json")
+    three = run_cli("runs", "compare", a, b, a, "-m", "recall@3", "--json")
     data = json.loads(three.stdout)
     assert data["baseline"] == "small_chunks" and data["runs"] == ["small_chunks", "large_chunks", "small_chunks#2"]
     assert [(p["a"], p["b"]) for p in data["pairs"]] == [("small_chunks", "large_chunks"),
@@ -99,13 +99,13 @@ def test_fail_on_regression_exit_codes(reports, report_files, tmp_path):
     good = report_files[0]
     bad = tmp_path / "broken.json"
     broken(reports[0]).save(bad)
-    worse = run_cli("compare", good, bad, "-m", "recall@5", "--fail-on-regression")
+    worse = run_cli("runs", "compare", good, bad, "-m", "recall@5", "--fail-on-regression")
     assert worse.exit_code == 1
     assert "* worse" in worse.stdout
     assert "significantly worse than small_chunks: recall@5 (broken)" in worse.stderr
-    assert run_cli("compare", good, bad, "-m", "recall@5").exit_code == 0  # no flag: report only
-    assert run_cli("compare", bad, good, "-m", "recall@5", "--fail-on-regression").exit_code == 0  # better
-    assert run_cli("compare", *report_files, "-m", "recall@5", "--fail-on-regression").exit_code == 0
+    assert run_cli("runs", "compare", good, bad, "-m", "recall@5").exit_code == 0  # no flag: report only
+    assert run_cli("runs", "compare", bad, good, "-m", "recall@5", "--fail-on-regression").exit_code == 0  # better
+    assert run_cli("runs", "compare", *report_files, "-m", "recall@5", "--fail-on-regression").exit_code == 0
 
 
 def write_trec(report, path, qrels_path=None):
@@ -122,27 +122,27 @@ def test_trec_run_files_with_qrels(reports, tmp_path):
     a, b = reports
     write_trec(a, tmp_path / "a.run", tmp_path / "qrels.txt")
     write_trec(b, tmp_path / "b.run")
-    out = run_cli("compare", tmp_path / "a.run", tmp_path / "b.run", "--qrels", tmp_path / "qrels.txt",
+    out = run_cli("runs", "compare", tmp_path / "a.run", tmp_path / "b.run", "--qrels", tmp_path / "qrels.txt",
                   "-m", "recall@3", "-m", "ndcg@10", "--json")
     assert out.exit_code == 0, out.output
     data = json.loads(out.stdout)
     for name in ("recall@3", "ndcg@10"):
         assert data["metrics"][name]["a"] == pytest.approx(a.means["doc"][name])
         assert data["metrics"][name]["b"] == pytest.approx(b.means["doc"][name])
-    no_qrels = run_cli("compare", tmp_path / "a.run", tmp_path / "b.run")
+    no_qrels = run_cli("runs", "compare", tmp_path / "a.run", tmp_path / "b.run")
     assert no_qrels.exit_code == 2
     assert "a.run: not a JSON report; to compare a TREC run file, give --qrels, the TREC judgements to score it against" in no_qrels.output
 
 
 def test_bad_inputs_exit_2_with_a_message(report_files, tmp_path):
-    missing = run_cli("compare", report_files[0], tmp_path / "nope.json")
+    missing = run_cli("runs", "compare", report_files[0], tmp_path / "nope.json")
     assert missing.exit_code == 2 and "nope.json' is neither a file nor a run in the history" in missing.output
     (tmp_path / "bad.json").write_text('{"report_version": 1}', encoding="utf-8")
-    bad = run_cli("compare", report_files[0], tmp_path / "bad.json")
+    bad = run_cli("runs", "compare", report_files[0], tmp_path / "bad.json")
     assert bad.exit_code == 2 and "bad.json: not an eval report (--out of `ragretrieval eval`): field 'ragretrieval_version'" in bad.output
-    metric = run_cli("compare", *report_files, "-m", "recal@5")
+    metric = run_cli("runs", "compare", *report_files, "-m", "recal@5")
     assert metric.exit_code == 2 and "unknown metric 'recal'" in metric.output
-    one = run_cli("compare", report_files[0])
+    one = run_cli("runs", "compare", report_files[0])
     assert one.exit_code == 2 and "at least two runs" in one.output
 
 
@@ -160,14 +160,14 @@ def test_runs_from_the_history_by_id_and_name(reports, report_files, tmp_path):
     with RunHistory(str(db)) as history:
         small = history.save(reports[0], name="small")
         history.save(reports[1], name="large")
-    out = run_cli("compare", small, "large", "--runs-db", db, "-m", "recall@3", "--json")
+    out = run_cli("runs", "compare", small, "large", "--runs-db", db, "-m", "recall@3", "--json")
     assert out.exit_code == 0, out.output
     data = json.loads(out.stdout)
     assert (data["a"], data["b"]) == ("small", "large")
     assert data["metrics"]["recall@3"]["b"] == pytest.approx(reports[1].means["doc"]["recall@3"])
-    mixed = run_cli("compare", small, report_files[1], "--runs-db", db, "-m", "recall@3", "--json")
+    mixed = run_cli("runs", "compare", small, report_files[1], "--runs-db", db, "-m", "recall@3", "--json")
     assert json.loads(mixed.stdout)["b"] == "large_chunks"  # a history run against a report file
-    unknown = run_cli("compare", small, "nosuchrun", "--runs-db", db)
+    unknown = run_cli("runs", "compare", small, "nosuchrun", "--runs-db", db)
     assert unknown.exit_code == 2 and "'nosuchrun' is neither a file nor a run in the history: no run" in unknown.output
 
 

@@ -20,7 +20,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 @pytest.fixture
 def html_file(report_files, tmp_path):
     out = tmp_path / "out" / "report.html"
-    result = CliRunner().invoke(main, ["report", *map(str, report_files), "--html", str(out), "--k", "3",
+    result = CliRunner().invoke(main, ["runs", "report", *map(str, report_files), "--html", str(out), "--k", "3",
                                        "--n-resamples", "2000"])
     assert result.exit_code == 0, result.output
     return out
@@ -41,10 +41,10 @@ def test_report_file_content_and_escaping(html_file):
 def test_report_refuses_trec_runs_and_unknown_metrics(report_files, tmp_path):
     (tmp_path / "q.txt").write_text("q 0 d 1\n", encoding="utf-8")
     (tmp_path / "r.run").write_text("q Q0 d 1 1.0 t\n", encoding="utf-8")
-    trec = CliRunner().invoke(main, ["report", str(report_files[0]), str(tmp_path / "r.run"), "--qrels",
+    trec = CliRunner().invoke(main, ["runs", "report", str(report_files[0]), str(tmp_path / "r.run"), "--qrels",
                                      str(tmp_path / "q.txt"), "--html", str(tmp_path / "x.html")])
     assert trec.exit_code == 2 and "r is a TREC run" in trec.output
-    metric = CliRunner().invoke(main, ["report", *map(str, report_files), "-m", "map", "--html",
+    metric = CliRunner().invoke(main, ["runs", "report", *map(str, report_files), "-m", "map", "--html",
                                        str(tmp_path / "x.html")])
     assert metric.exit_code == 2 and "metric map is not stored at doc level" in metric.output
     assert not (tmp_path / "x.html").exists()
@@ -54,7 +54,7 @@ def test_titles_fall_back_to_ids_without_the_dataset(reports, tmp_path):
     moved = reports[0].model_copy(update={"dataset": reports[0].dataset.model_copy(update={"path": "/nonexistent"})})
     moved.save(tmp_path / "moved.json")
     out = tmp_path / "r.html"
-    result = CliRunner().invoke(main, ["report", str(tmp_path / "moved.json"), "--html", str(out)])
+    result = CliRunner().invoke(main, ["runs", "report", str(tmp_path / "moved.json"), "--html", str(out)])
     assert result.exit_code == 0, result.output
     text = out.read_text(encoding="utf-8")
     assert "dataset folder /nonexistent not found or unreadable: documents are shown by id only" in text

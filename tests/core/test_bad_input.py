@@ -39,7 +39,7 @@ def dataset_copy(tmp_path, demo_dataset):
 def test_an_out_folder_that_cannot_be_made_is_an_error_line(tmp_path, demo_corpus):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
-    message = one_error_line(run("build-dataset", demo_corpus, "--out", blocker / "dataset"))
+    message = one_error_line(run("dataset", "build", demo_corpus, "--out", blocker / "dataset"), code=2)  # fix --out
     assert str(blocker) in message and "Not a directory" in message
 
 
@@ -88,7 +88,7 @@ def test_ids_a_trec_file_cannot_hold_are_warned_about_then_refused_saying_how_to
     corpus.mkdir()
     (corpus / name).write_text("# 红烧肉的做法\n\n五花肉切块，焯水后小火慢炖一小时。\n", encoding="utf-8")
     (corpus / "清蒸鱼.md").write_text("# 清蒸鱼的做法\n\n鱼身划刀，放姜丝，大火蒸八分钟。\n", encoding="utf-8")
-    built = run("build-dataset", corpus, "--out", tmp_path / "dataset", "--no-progress")
+    built = run("dataset", "build", corpus, "--out", tmp_path / "dataset", "--no-progress")
     assert built.exit_code == 0, built.output
     assert "warning: 1 document ids hold spaces or control characters" in built.stderr
     assert "trec_eval splits fields on them" in built.stderr and repr(name) in built.stderr
@@ -138,6 +138,6 @@ def test_run_names_with_a_slash_are_names_not_paths(tmp_path, demo_dataset):
     for name, size in (("team/a", "300"), ("team/b", "500")):
         assert run("eval", "--dataset", demo_dataset, "--retriever", "bm25", "--chunk-size", size, "--runs-db", store,
                    "--name", name, "--no-progress").exit_code == 0
-    compared = run("compare", "team/a", "team/b", "--runs-db", store)
+    compared = run("runs", "compare", "team/a", "team/b", "--runs-db", store)
     assert compared.exit_code == 0, compared.output
     assert "team/a" in compared.output and "team/b" in compared.output

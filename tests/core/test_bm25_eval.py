@@ -126,9 +126,9 @@ def test_bad_eval_options_are_clear_errors(demo_dataset, args, message):
 
 def test_eval_on_a_folder_that_is_not_a_dataset(tmp_path):
     result = CliRunner().invoke(main, ["eval", "--dataset", str(tmp_path), "--retriever", "bm25", "--no-save"])
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # input the user must change
     assert result.stderr == (f"Error: {tmp_path}: not a dataset folder (manifest.json not found); "
-                             "build one with build-dataset\n")
+                             "build one with `ragretrieval dataset build`\n")
 
 
 NO_TORCH = """

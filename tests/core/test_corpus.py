@@ -73,7 +73,7 @@ def test_bad_files_are_skipped_with_a_reason(bad_corpus):
 
 
 def test_cli_prints_one_warning_per_bad_file_and_counts_them(bad_corpus, tmp_path):
-    result = CliRunner().invoke(main, ["build-dataset", str(bad_corpus), "--out", str(tmp_path / "out")])
+    result = CliRunner().invoke(main, ["dataset", "build", str(bad_corpus), "--out", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
     assert result.stderr.splitlines() == [
         "warning: skipped soup/乱码.md: not valid UTF-8 (bad byte at offset 0)",
@@ -96,7 +96,7 @@ def test_strict_refuses_the_first_bad_file_naming_it(tmp_path, name, content, re
     with pytest.raises(CorpusError) as error:
         load_corpus(root, strict=True)
     assert str(error.value) == f"{root / name}: {reason}"
-    result = CliRunner().invoke(main, ["build-dataset", str(root), "--out", str(tmp_path / "out"), "--strict"])
+    result = CliRunner().invoke(main, ["dataset", "build", str(root), "--out", str(tmp_path / "out"), "--strict"])
     assert result.exit_code == 1
     assert result.stderr == f"Error: {root / name}: {reason}\n"
     assert not (tmp_path / "out").exists()
@@ -136,7 +136,7 @@ def test_a_folder_without_markdown_is_an_error(tmp_path):
     write(tmp_path / "notes", {"readme.txt": "x", "sub/data.json": "{}"})
     with pytest.raises(CorpusError, match="no Markdown"):
         load_corpus(tmp_path / "notes")
-    result = CliRunner().invoke(main, ["build-dataset", str(tmp_path / "notes"), "--out", str(tmp_path / "out")])
+    result = CliRunner().invoke(main, ["dataset", "build", str(tmp_path / "notes"), "--out", str(tmp_path / "out")])
     assert result.exit_code == 1
     assert result.stderr == f"Error: {tmp_path / 'notes'}: no Markdown files (*.md) found\n"
 

@@ -151,7 +151,7 @@ def test_an_edited_corpus_no_longer_matches_the_manifest(dataset):
     with pytest.raises(DatasetError) as error:
         load_dataset(dataset)
     assert str(error.value) == (f"{path}: contents do not match the fingerprint in manifest.json "
-                                "(was corpus.jsonl edited?); rebuild the dataset with build-dataset")
+                                "(was corpus.jsonl edited?); rebuild the dataset with `ragretrieval dataset build`")
 
 
 def test_an_unknown_format_version_is_refused(dataset):
@@ -168,7 +168,8 @@ def test_an_unknown_format_version_is_refused(dataset):
 def test_a_folder_without_manifest_is_not_a_dataset(tmp_path):
     with pytest.raises(DatasetError) as error:
         load_dataset(tmp_path)
-    assert str(error.value) == f"{tmp_path}: not a dataset folder (manifest.json not found); build one with build-dataset"
+    assert str(error.value) == (f"{tmp_path}: not a dataset folder (manifest.json not found); "
+                                "build one with `ragretrieval dataset build`")
 
 
 def test_a_hand_written_question_set_replaces_the_built_one(dataset, tmp_path):
@@ -185,13 +186,13 @@ def test_a_hand_written_question_set_replaces_the_built_one(dataset, tmp_path):
 def test_build_refuses_to_overwrite_without_force(demo_corpus, dataset):
     before = {p.name: p.read_bytes() for p in dataset.iterdir()}
     runner = CliRunner()
-    result = runner.invoke(main, ["build-dataset", str(demo_corpus), "--out", str(dataset)])
+    result = runner.invoke(main, ["dataset", "build", str(demo_corpus), "--out", str(dataset)])
     assert result.exit_code == 2
     assert result.stderr.endswith(f"Error: {dataset}: already holds a dataset (corpus.jsonl, questions.jsonl, "
                                   "manifest.json); replace it with --force\n")
     assert {p.name: p.read_bytes() for p in dataset.iterdir()} == before
 
-    result = runner.invoke(main, ["build-dataset", str(demo_corpus), "--out", str(dataset), "--force"])
+    result = runner.invoke(main, ["dataset", "build", str(demo_corpus), "--out", str(dataset), "--force"])
     assert result.exit_code == 0, result.output
     assert load_dataset(dataset).manifest.n_documents == 31
 

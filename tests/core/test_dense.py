@@ -45,7 +45,7 @@ def test_howtocook_end_to_end(howtocook_corpus, tmp_path):
     """368 files -> 367 questions; BM25 and m3e-small both find the recipe (integrator measured dense Recall@5 0.984,
     MRR@5 0.913; BM25 Recall@5 1.000). Dense embeds about 2000 texts: minutes of CPU, so this is the one such test."""
     dataset = tmp_path / "howtocook"
-    result = CliRunner().invoke(main, ["build-dataset", str(howtocook_corpus), "--out", str(dataset)])
+    result = CliRunner().invoke(main, ["dataset", "build", str(howtocook_corpus), "--out", str(dataset)])
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith("368 documents, 367 questions, 0 files skipped -> ")
     assert len(load_dataset(dataset).questions) == 367

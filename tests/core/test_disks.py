@@ -129,7 +129,7 @@ def test_a_runs_history_on_a_read_only_disk_can_be_listed_shown_and_exported(dem
         assert shown.exit_code == 0 and "Recall@k" in shown.output, shown.output
         exported = invoke("runs", "export", "baseline", "--format", "trec", "--runs-db", store)
         assert exported.exit_code == 0 and " Q0 " in exported.output
-        assert invoke("compare", "baseline", "baseline", "--runs-db", store).exit_code == 0
+        assert invoke("runs", "compare", "baseline", "baseline", "--runs-db", store).exit_code == 0
         with RunHistory(store) as history:
             assert history.read_only and [run.name for run in history.list()] == ["baseline"]
         for refused in (invoke("runs", "tag", "baseline", "x", "--runs-db", store),

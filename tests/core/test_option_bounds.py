@@ -73,16 +73,19 @@ def test_answer_refuses_bounds_naming_the_flag(demo_dataset, flag, value, proble
 
 
 @pytest.mark.parametrize("args, says", [
-    (["build-dataset", "CORPUS", "--generator", "llm", "--timeout", "0"],
-     "Invalid value for '--timeout': must be greater than 0, got '0'"),
-    (["build-dataset", "CORPUS", "--generator", "llm", "--max-retries", "-1"],
-     "Invalid value for '--max-retries': must be greater than or equal to 0, got '-1'"),
-    (["build-dataset", "CORPUS", "--generator", "llm", "--price-in", "inf"],
-     "Invalid value for '--price-in': must be a finite number, got 'inf'"),
-    (["build-dataset", "CORPUS", "--generator", "llm", "--concurrency", "0"], "Invalid value for '--concurrency'"),
-    (["judge", "--dataset", "DATASET", "--runs", "r", "--timeout", "-1"], "Invalid value for '--timeout'"),
-    (["questions", "nuggets", "DATASET", "--nuggets-timeout", "nan"], "Invalid value for '--nuggets-timeout'"),
-    (["judge-answers", "r", "--judge", "score5", "--judge-timeout", "0"], f"--judge-timeout: {GREATER}"),
+    (["dataset", "build", "CORPUS", "--generator", "llm", "--llm-timeout", "0"],
+     "Invalid value for '--llm-timeout': must be greater than 0, got '0'"),
+    (["dataset", "build", "CORPUS", "--generator", "llm", "--max-retries", "-1"],  # 0.2's flag: the new one named
+     "Invalid value for '--llm-max-retries': must be greater than or equal to 0, got '-1'"),
+    (["dataset", "build", "CORPUS", "--generator", "llm", "--llm-price-in", "inf"],
+     "Invalid value for '--llm-price-in': must be a finite number, got 'inf'"),
+    (["dataset", "build", "CORPUS", "--generator", "llm", "--concurrency", "0"], "Invalid value for '--concurrency'"),
+    (["judge", "chunks", "--dataset", "DATASET", "--runs", "r", "--timeout", "-1"],
+     "Invalid value for '--llm-timeout'"),
+    (["judge", "answers", "r", "--judge", "score5", "--threads", "0"], "Invalid value for '--concurrency'"),
+    (["questions", "nuggets", "DATASET", "--nuggets-timeout", "nan"], "Invalid value for '--llm-timeout'"),  # 0.2's
+    (["questions", "nuggets", "DATASET", "--llm-timeout", "nan"], "Invalid value for '--llm-timeout'"),
+    (["judge", "answers", "r", "--judge", "score5", "--judge-timeout", "0"], f"--judge-timeout: {GREATER}"),
     (["eval", "--dataset", "DATASET", "--embed-price", "-1"], f"--embed-price: {AT_LEAST}"),
     (["serve", "--port", "70000"], "Invalid value for '--port': must be less than or equal to 65535, got '70000'"),
     (["serve", "--port", "0"], "Invalid value for '--port': must be greater than or equal to 1, got '0'"),

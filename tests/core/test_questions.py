@@ -67,7 +67,7 @@ def test_bad_templates_are_clear_errors(template, message):
 
 def test_cli_template_option_and_its_error(demo_corpus, tmp_path):
     runner = CliRunner()
-    result = runner.invoke(main, ["build-dataset", str(demo_corpus), "--out", str(tmp_path / "t"),
+    result = runner.invoke(main, ["dataset", "build", str(demo_corpus), "--out", str(tmp_path / "t"),
                                   "--template", "{name}的做法是什么？"])
     assert result.exit_code == 0, result.output
     texts = [q.text for q in read_jsonl(tmp_path / "t" / "questions.jsonl", QuestionRecord)]
@@ -75,7 +75,7 @@ def test_cli_template_option_and_its_error(demo_corpus, tmp_path):
     manifest = json.loads((tmp_path / "t" / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["builder"]["template"] == "{name}的做法是什么？"
 
-    result = runner.invoke(main, ["build-dataset", str(demo_corpus), "--out", str(tmp_path / "bad"),
+    result = runner.invoke(main, ["dataset", "build", str(demo_corpus), "--out", str(tmp_path / "bad"),
                                   "--template", "{菜名}"])
     assert result.exit_code == 1
     assert result.stderr == "Error: unknown placeholder {菜名} in template '{菜名}'; known: {name}, {title}, {folder}\n"

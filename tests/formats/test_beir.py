@@ -64,10 +64,10 @@ def small_beir(tmp_path) -> Path:
 
 # ---------------------------------------------------------------------------------------------------- round trip
 def test_the_demo_dataset_round_trips_through_beir_with_the_same_records_and_metrics(demo_dataset, tmp_path):
-    ok("export-dataset", demo_dataset, "--format", "beir", "--out", tmp_path / "beir")
+    ok("dataset", "export", demo_dataset, "--format", "beir", "--out", tmp_path / "beir")
     lines = (tmp_path / "beir" / "qrels" / "test.tsv").read_text("utf-8").splitlines()
     assert lines[0] == "query-id\tcorpus-id\tscore" and len(lines) == 1 + 31
-    ok("import-dataset", "--format", "beir", tmp_path / "beir", "--out", tmp_path / "back", "--no-progress")
+    ok("dataset", "import", "--format", "beir", tmp_path / "beir", "--out", tmp_path / "back", "--no-progress")
     original, back = load_dataset(demo_dataset), load_dataset(tmp_path / "back")
     assert back.documents == original.documents
     assert back.questions == original.questions
@@ -76,9 +76,9 @@ def test_the_demo_dataset_round_trips_through_beir_with_the_same_records_and_met
 
 
 def test_answer_side_questions_round_trip_with_their_checks_and_references(demo_dataset, tmp_path):
-    ok("export-dataset", demo_dataset, "--questions", ANSWER_QUESTIONS, "--format", "beir", "--out",
+    ok("dataset", "export", demo_dataset, "--questions", ANSWER_QUESTIONS, "--format", "beir", "--out",
        tmp_path / "beir", "--split", "dev")
-    ok("import-dataset", "--format", "beir", tmp_path / "beir", "--split", "dev", "--out", tmp_path / "back")
+    ok("dataset", "import", "--format", "beir", tmp_path / "beir", "--split", "dev", "--out", tmp_path / "back")
     original = load_dataset(demo_dataset, ANSWER_QUESTIONS).questions
     back = load_dataset(tmp_path / "back").questions
     assert back == original
@@ -87,7 +87,7 @@ def test_answer_side_questions_round_trip_with_their_checks_and_references(demo_
 
 
 def test_a_foreign_beir_folder_keeps_ids_titles_grades_and_order(small_beir, tmp_path):
-    result = ok("import-dataset", "--format", "beir", small_beir, "--out", tmp_path / "ds", "--no-progress")
+    result = ok("dataset", "import", "--format", "beir", small_beir, "--out", tmp_path / "ds", "--no-progress")
     assert "the metadata of 1 documents is not kept" in result.output
     dataset = load_dataset(tmp_path / "ds")
     assert [(d.id, d.title, d.text) for d in dataset.documents] == [(d["_id"], d["title"], d["text"]) for d in CORPUS]
@@ -102,15 +102,15 @@ def test_a_foreign_beir_folder_keeps_ids_titles_grades_and_order(small_beir, tmp
 def test_grade_zero_is_judged_not_relevant_and_grades_are_gains(small_beir, tmp_path):
     """q3 asks for 'fish soup water': BM25 ranks d3 first. Judged 0 for q1, d3 must count as non-relevant there,
     exactly as if it were unjudged, and grade 2 is nDCG's gain."""
-    ok("import-dataset", "--format", "beir", small_beir, "--out", tmp_path / "graded")
+    ok("dataset", "import", "--format", "beir", small_beir, "--out", tmp_path / "graded")
     _, graded = bm25_means(tmp_path / "graded", tmp_path, "--granularity", "doc")
     unjudged = write_beir(tmp_path / "unjudged", CORPUS, QUERIES, "q1\td1\t2\nq2\td2\t1\nq3\td3\t1\n")  # no header
-    ok("import-dataset", "--format", "beir", unjudged, "--out", tmp_path / "unjudged-ds")
+    ok("dataset", "import", "--format", "beir", unjudged, "--out", tmp_path / "unjudged-ds")
     _, without = bm25_means(tmp_path / "unjudged-ds", tmp_path, "--granularity", "doc")
     assert graded["q1"]["doc"] == without["q1"]["doc"]
     assert graded["q1"]["doc"]["recall@5"] == 1.0 and graded["q1"]["doc"]["precision@3"] == pytest.approx(1 / 3)
     relevant = write_beir(tmp_path / "relevant", CORPUS, QUERIES, "q1\td1\t2\nq1\td3\t1\nq2\td2\t1\nq3\td3\t1\n")
-    ok("import-dataset", "--format", "beir", relevant, "--out", tmp_path / "relevant-ds")
+    ok("dataset", "import", "--format", "beir", relevant, "--out", tmp_path / "relevant-ds")
     _, both = bm25_means(tmp_path / "relevant-ds", tmp_path, "--granularity", "doc")
     assert both["q1"]["doc"]["precision@3"] == pytest.approx(2 / 3)  # the same ranking, d3 now counts
     assert 0 < graded["q1"]["doc"]["ndcg@3"] == without["q1"]["doc"]["ndcg@3"]
@@ -121,7 +121,7 @@ def test_long_documents_are_chunked_and_score_at_chunk_level(tmp_path):
     corpus = [{"_id": "long", "title": "", "text": long_text + "\n\nThe secret is saffron."},
               {"_id": "short", "title": "Short", "text": "Nothing about spices."}]
     folder = write_beir(tmp_path / "long", corpus, [{"_id": "q", "text": "secret saffron"}], "q\tlong\t1\n")
-    ok("import-dataset", "--format", "beir", folder, "--out", tmp_path / "ds")
+    ok("dataset", "import", "--format", "beir", folder, "--out", tmp_path / "ds")
     means, _ = bm25_means(tmp_path / "ds", tmp_path)
     assert means["chunk"]["hit_rate@1"] == 1.0 and means["doc"]["recall@1"] == 1.0
     report = json.loads(sorted(tmp_path.glob("report-*.json"))[-1].read_text("utf-8"))
@@ -132,7 +132,7 @@ def test_ids_written_as_numbers_a_null_title_and_a_byte_order_mark_are_read(tmp_
     folder = write_beir(tmp_path / "b", [{"_id": 7, "title": None, "text": "seven"}], [{"_id": 1, "text": "seven?"}],
                         "query-id\tcorpus-id\tscore\n1\t7\t1\n")
     (folder / "corpus.jsonl").write_bytes(b"\xef\xbb\xbf" + (folder / "corpus.jsonl").read_bytes())
-    ok("import-dataset", "--format", "beir", folder, "--out", tmp_path / "ds")
+    ok("dataset", "import", "--format", "beir", folder, "--out", tmp_path / "ds")
     dataset = load_dataset(tmp_path / "ds")
     assert (dataset.documents[0].id, dataset.documents[0].title) == ("7", "")
     assert dataset.questions[0].relevant[0].doc_id == "7"
@@ -140,7 +140,7 @@ def test_ids_written_as_numbers_a_null_title_and_a_byte_order_mark_are_read(tmp_
 
 def test_queries_the_split_does_not_judge_are_left_out_with_a_count(small_beir, tmp_path):
     (small_beir / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq2\td2\t1\n", "utf-8")
-    result = ok("import-dataset", "--format", "beir", small_beir, "--out", tmp_path / "ds")
+    result = ok("dataset", "import", "--format", "beir", small_beir, "--out", tmp_path / "ds")
     assert "2 queries are not judged in split 'test' and were left out" in result.output
     assert [q.id for q in load_dataset(tmp_path / "ds").questions] == ["q2"]
 
@@ -172,7 +172,7 @@ def corrupt(folder: Path, name: str, text: str) -> None:
 ])
 def test_bad_folders_name_the_file_and_line_and_write_nothing(small_beir, tmp_path, name, text, message):
     corrupt(small_beir, name, text)
-    result = run("import-dataset", "--format", "beir", small_beir, "--out", tmp_path / "ds")
+    result = run("dataset", "import", "--format", "beir", small_beir, "--out", tmp_path / "ds")
     assert result.exit_code == 1
     assert message in result.output, result.output
     assert not (tmp_path / "ds").exists() or not any((tmp_path / "ds").iterdir())
@@ -182,52 +182,52 @@ def test_a_failed_import_with_force_leaves_the_old_dataset_whole(small_beir, dem
     target = tmp_path / "ds"
     shutil.copytree(demo_dataset, target)
     corrupt(small_beir, "qrels/test.tsv", "q1\tnowhere\t1\n")
-    result = run("import-dataset", "--format", "beir", small_beir, "--out", target, "--force")
+    result = run("dataset", "import", "--format", "beir", small_beir, "--out", target, "--force")
     assert result.exit_code == 1
     assert load_dataset(target).documents == load_dataset(demo_dataset).documents
     assert sorted(p.name for p in target.iterdir()) == ["corpus.jsonl", "manifest.json", "questions.jsonl"]
 
 
 def test_a_missing_split_names_the_splits_there_are(small_beir, tmp_path):
-    result = run("import-dataset", "--format", "beir", small_beir, "--split", "dev", "--out", tmp_path / "ds")
+    result = run("dataset", "import", "--format", "beir", small_beir, "--split", "dev", "--out", tmp_path / "ds")
     assert result.exit_code == 1 and "split 'dev' not found" in result.output and "test)" in result.output
     for split in ("../test", "", ".hidden", "a/b"):
-        result = run("import-dataset", "--format", "beir", small_beir, "--split", split, "--out", tmp_path / "ds")
+        result = run("dataset", "import", "--format", "beir", small_beir, "--split", split, "--out", tmp_path / "ds")
         assert result.exit_code == 1 and "is not a plain name" in result.output, split
     (small_beir / "queries.jsonl").unlink()
-    result = run("import-dataset", "--format", "beir", small_beir, "--out", tmp_path / "ds")
+    result = run("dataset", "import", "--format", "beir", small_beir, "--out", tmp_path / "ds")
     assert result.exit_code == 1 and "not a BEIR folder (queries.jsonl not found)" in result.output
 
 
 def test_options_of_other_formats_are_refused(small_beir, tmp_path):
-    result = run("import-dataset", "--format", "beir", small_beir, "--strict", "--out", tmp_path / "ds")
+    result = run("dataset", "import", "--format", "beir", small_beir, "--strict", "--out", tmp_path / "ds")
     assert result.exit_code == 2 and "--format beir takes the BEIR folder" in result.output
-    result = run("import-dataset", "--format", "legal-rag", small_beir, "--split", "dev", "--out", tmp_path / "ds")
+    result = run("dataset", "import", "--format", "legal-rag", small_beir, "--split", "dev", "--out", tmp_path / "ds")
     assert result.exit_code == 2 and "--split is for --format beir" in result.output
 
 
 def test_edited_qrels_that_disagree_with_exported_fields_are_refused(demo_dataset, tmp_path):
-    ok("export-dataset", demo_dataset, "--format", "beir", "--out", tmp_path / "beir")
+    ok("dataset", "export", demo_dataset, "--format", "beir", "--out", tmp_path / "beir")
     qrels = tmp_path / "beir" / "qrels" / "test.tsv"
     lines = qrels.read_text("utf-8").splitlines()
     lines[1] = lines[1][:-1] + "2"
     qrels.write_text("\n".join(lines) + "\n", "utf-8")
-    result = run("import-dataset", "--format", "beir", tmp_path / "beir", "--out", tmp_path / "ds")
+    result = run("dataset", "import", "--format", "beir", tmp_path / "beir", "--out", tmp_path / "ds")
     assert result.exit_code == 1
     assert "queries.jsonl:1: field 'metadata.ragretrieval.relevant': its documents and grades differ" in result.output
 
 
 def test_export_refuses_to_overwrite_and_to_write_ids_a_qrels_line_cannot_carry(demo_dataset, tmp_path):
-    ok("export-dataset", demo_dataset, "--format", "beir", "--out", tmp_path / "beir")
-    result = run("export-dataset", demo_dataset, "--format", "beir", "--out", tmp_path / "beir")
+    ok("dataset", "export", demo_dataset, "--format", "beir", "--out", tmp_path / "beir")
+    result = run("dataset", "export", demo_dataset, "--format", "beir", "--out", tmp_path / "beir")
     assert result.exit_code == 1 and "already holds corpus.jsonl, queries.jsonl, qrels/test.tsv" in result.output
-    ok("export-dataset", demo_dataset, "--format", "beir", "--out", tmp_path / "beir", "--force")
-    result = run("export-dataset", demo_dataset, "--format", "beir", "--out", tmp_path / "x", "--split", "../../etc")
+    ok("dataset", "export", demo_dataset, "--format", "beir", "--out", tmp_path / "beir", "--force")
+    result = run("dataset", "export", demo_dataset, "--format", "beir", "--out", tmp_path / "x", "--split", "../../etc")
     assert result.exit_code == 1 and "is not a plain name" in result.output and not (tmp_path / "x").exists()
     questions = tmp_path / "tabs.jsonl"
     questions.write_text(json.dumps({"id": "q\t1", "text": "t", "relevant": [{"doc_id": "aquatic/清蒸鲈鱼.md"}],
                                      "provenance": {"generator": "hand"}}) + "\n", "utf-8")
-    result = run("export-dataset", demo_dataset, "--questions", questions, "--format", "beir", "--out", tmp_path / "t")
+    result = run("dataset", "export", demo_dataset, "--questions", questions, "--format", "beir", "--out", tmp_path / "t")
     assert result.exit_code == 1 and "holds a tab or line break" in result.output
 
 
@@ -238,7 +238,7 @@ def test_metrics_of_an_imported_beir_set_equal_trec_evals_on_the_same_qrels(smal
     queries = QUERIES + [{"_id": "q4", "text": "boil eggs water"}]
     qrels_text = "query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td3\t0\nq2\td2\t1\nq3\td3\t1\nq4\td2\t0\n"
     folder = write_beir(tmp_path / "graded", CORPUS, queries, qrels_text)
-    ok("import-dataset", "--format", "beir", folder, "--out", tmp_path / "ds")
+    ok("dataset", "import", "--format", "beir", folder, "--out", tmp_path / "ds")
     _, ours = bm25_means(tmp_path / "ds", tmp_path, "--granularity", "doc")
     report = json.loads(sorted(tmp_path.glob("report-*.json"))[-1].read_text("utf-8"))
     run = {q["id"]: {d: 100.0 - rank for rank, d in enumerate(q["retrieved_documents"])} for q in report["questions"]}

@@ -37,7 +37,7 @@ def reply(request: dict) -> Reply:
 def test_history_goes_to_the_model_and_the_last_turn_is_the_question(demo_dataset, tmp_path, llm_env):
     agent = tmp_path / "set.jsonl"
     agent.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in RECORDS), encoding="utf-8")
-    invoke("import-questions", agent, "--dataset", demo_dataset, "--out", tmp_path / "q.jsonl")
+    invoke("questions", "import", agent, "--dataset", demo_dataset, "--out", tmp_path / "q.jsonl")
     with ChatServer(reply) as server:
         invoke("answer", "--dataset", demo_dataset, "--questions", tmp_path / "q.jsonl", "--generator",
                "openai:chat", "--base-url", server.url, "--retriever", "bm25", "--judge", "correctness",

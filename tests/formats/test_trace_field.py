@@ -76,7 +76,7 @@ def test_a_request_comes_from_the_trace_when_the_record_has_none(first_trace, de
     line, _, _ = first_trace
     labelled = tmp_path / "set.jsonl"
     write(labelled, [{"trace": line, "expected_retrieved_context": [{"doc_uri": "aquatic/清蒸鲈鱼.md"}]}])
-    invoke("import-questions", labelled, "--dataset", demo_dataset, "--out", tmp_path / "q.jsonl")
+    invoke("questions", "import", labelled, "--dataset", demo_dataset, "--out", tmp_path / "q.jsonl")
     question = json.loads((tmp_path / "q.jsonl").read_text("utf-8"))
     assert question["text"] == "如何做清蒸鲈鱼？" and question["relevant"][0]["doc_id"] == "aquatic/清蒸鲈鱼.md"
 
@@ -133,7 +133,7 @@ def test_hostile_trace_files(otlp_traces, mlflow_traces, demo_dataset, tmp_path)
     def refused(text, format_, message, code=1, *extra):
         bad = tmp_path / "bad.jsonl"
         bad.write_text(text, encoding="utf-8")
-        result = invoke("import-traces", bad, "--format", format_, "--out", out, *extra, code=code)
+        result = invoke("questions", "import-traces", bad, "--format", format_, "--out", out, *extra, code=code)
         assert message in result.output, result.output
         assert not out.exists()
 
@@ -153,13 +153,13 @@ def test_hostile_trace_files(otlp_traces, mlflow_traces, demo_dataset, tmp_path)
     refused(mlflow_path.read_text(encoding="utf-8"), "mlflow", "--questions and --unmatched go with --dataset", 2,
             "--unmatched", tmp_path / "u.jsonl")
     out.write_text("keep me", encoding="utf-8")
-    result = invoke("import-traces", mlflow_path, "--format", "mlflow", "--out", out, code=1)
+    result = invoke("questions", "import-traces", mlflow_path, "--format", "mlflow", "--out", out, code=1)
     assert "already exists; pass --force" in result.output and out.read_text(encoding="utf-8") == "keep me"
-    result = invoke("import-traces", mlflow_path, "--format", "mlflow", "--out", mlflow_path, "--force", code=1)
+    result = invoke("questions", "import-traces", mlflow_path, "--format", "mlflow", "--out", mlflow_path, "--force", code=1)
     assert "must be four different files" in result.output
     empty = tmp_path / "empty"
     empty.mkdir()
-    result = invoke("import-traces", empty, "--format", "mlflow", "--out", tmp_path / "x.jsonl", code=1)
+    result = invoke("questions", "import-traces", empty, "--format", "mlflow", "--out", tmp_path / "x.jsonl", code=1)
     assert "no .json or .jsonl files in the folder" in result.output
 
 

@@ -49,7 +49,7 @@ def expected(case: dict, truth: dict, with_score: bool) -> dict:
 
 def imported(source: Path, format_: str, tmp_path: Path, *extra) -> tuple[list[dict], str]:
     out = tmp_path / f"{source.stem}.records.jsonl"
-    result = invoke("import-traces", source, "--format", format_, "--out", out, *extra)
+    result = invoke("questions", "import-traces", source, "--format", format_, "--out", out, *extra)
     return records(out), result.output
 
 
@@ -158,7 +158,7 @@ def test_unmatched_requests_are_judged_on_their_answers(mlflow_traces, demo_data
     path, truth = mlflow_traces
     unmatched = tmp_path / "unmatched.jsonl"
     imported(path, "mlflow", tmp_path, "--dataset", demo_dataset, "--unmatched", unmatched)
-    invoke("import-questions", unmatched, "--dataset", demo_dataset, "--out", tmp_path / "requests.jsonl")
+    invoke("questions", "import", unmatched, "--dataset", demo_dataset, "--out", tmp_path / "requests.jsonl")
     question, = read_jsonl(tmp_path / "requests.jsonl", QuestionRecord)
     assert (question.id, question.text, question.relevant) == (truth[4]["trace_id"], CASES[4]["request"], [])
     assert question.provenance.generator == "trace"
@@ -178,14 +178,14 @@ def test_a_production_question_round_trips_through_the_agent_format(mlflow_trace
     path, truth = mlflow_traces
     unmatched = tmp_path / "unmatched.jsonl"
     imported(path, "mlflow", tmp_path, "--dataset", demo_dataset, "--unmatched", unmatched)
-    invoke("import-questions", unmatched, "--dataset", demo_dataset, "--out", tmp_path / "q.jsonl")
-    invoke("export-questions", "--dataset", demo_dataset, "--questions", tmp_path / "q.jsonl", "--out",
+    invoke("questions", "import", unmatched, "--dataset", demo_dataset, "--out", tmp_path / "q.jsonl")
+    invoke("questions", "export", "--dataset", demo_dataset, "--questions", tmp_path / "q.jsonl", "--out",
            tmp_path / "exported.jsonl")
-    invoke("import-questions", tmp_path / "exported.jsonl", "--dataset", demo_dataset, "--out", tmp_path / "back.jsonl")
+    invoke("questions", "import", tmp_path / "exported.jsonl", "--dataset", demo_dataset, "--out", tmp_path / "back.jsonl")
     assert read_jsonl(tmp_path / "back.jsonl", QuestionRecord) == read_jsonl(tmp_path / "q.jsonl", QuestionRecord)
     labelless = tmp_path / "labelless.jsonl"
     labelless.write_text(json.dumps({"request": "随便问问"}, ensure_ascii=False) + "\n", encoding="utf-8")
-    result = invoke("import-questions", labelless, "--dataset", demo_dataset, "--out", tmp_path / "x.jsonl", code=1)
+    result = invoke("questions", "import", labelless, "--dataset", demo_dataset, "--out", tmp_path / "x.jsonl", code=1)
     assert "labelless.jsonl:1: field 'expected_retrieved_context': needed to import a question" in result.output
 
 

@@ -59,7 +59,7 @@ def test_judge_answers_exits_1_when_most_verdicts_fail_and_leaves_the_run(demo_d
     runs = tmp_path / "runs.sqlite"
     invoke("answer", "--dataset", demo_dataset, "--questions", QUESTIONS, "--generator", "extractive", "--retriever",
            "bm25", "--no-progress", "--runs-db", runs, "--name", "floor")
-    judged = ("judge-answers", "floor", "--judge", "score5,correctness", "--judge-model", "judge-model",
+    judged = ("judge", "answers", "floor", "--judge", "score5,correctness", "--judge-model", "judge-model",
               "--runs-db", runs, "--no-progress", "--out", tmp_path / "j.json")
     with ChatServer(judging_with("I would rather not say.")) as server:
         result = invoke(*judged, "--judge-base-url", server.url, code=1)
@@ -109,4 +109,4 @@ def test_the_same_command_with_the_same_name_replaces_its_run_and_another_config
     assert judge_server.count() == asked  # refused before any request
     answer(judge_server, demo_dataset, "--runs-db", runs, "--name", "other", "--context-k", 3)
     assert "mine" in invoke("runs", "show", "mine", "--runs-db", runs).output
-    assert invoke("compare", "mine", "other", "--runs-db", runs).exit_code == 0
+    assert invoke("runs", "compare", "mine", "other", "--runs-db", runs).exit_code == 0

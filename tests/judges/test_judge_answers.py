@@ -39,7 +39,7 @@ def floor(demo_dataset, llm_env, tmp_path):
 
 
 def judge(server, runs, *extra, code=0):
-    return invoke("judge-answers", "floor", "--judge", "score5,correctness,chunk_relevance", "--judge-model",
+    return invoke("judge", "answers", "floor", "--judge", "score5,correctness,chunk_relevance", "--judge-model",
                   "judge-model", "--judge-base-url", server.url, "--runs-db", runs, "--no-progress", *extra, code=code)
 
 
@@ -93,7 +93,7 @@ def test_a_report_file_is_judged_into_another_file(demo_dataset, llm_env, judge_
     invoke("answer", "--dataset", demo_dataset, "--questions", QUESTIONS, "--generator", "extractive", "--retriever",
            "bm25", "--no-progress", "--no-save", "--out", source)
     text = source.read_text(encoding="utf-8")
-    base = ["judge-answers", source, "--judge", "safety", "--judge-model", "judge-model", "--judge-base-url",
+    base = ["judge", "answers", source, "--judge", "safety", "--judge-model", "judge-model", "--judge-base-url",
             judge_server.url, "--no-progress"]
     invoke(*base, code=2)  # a file needs --out
     invoke(*base, "--out", tmp_path / "judged.json")
@@ -102,7 +102,7 @@ def test_a_report_file_is_judged_into_another_file(demo_dataset, llm_env, judge_
     assert judged.means["answer"]["response/llm_judged/safety/rating"] == 1.0
     eval_out = tmp_path / "eval.json"
     invoke("eval", "--dataset", demo_dataset, "--retriever", "bm25", "--no-save", "--out", eval_out)
-    refused = invoke("judge-answers", eval_out, "--judge", "safety", "--out", tmp_path / "x.json", code=1)
+    refused = invoke("judge", "answers", eval_out, "--judge", "safety", "--out", tmp_path / "x.json", code=1)
     assert "is a retrieval run" in refused.output
 
 
@@ -133,13 +133,13 @@ def test_a_stopped_judging_resumes_from_its_journal(floor, judge_server, tmp_pat
 def test_compare_and_report_pair_judge_metrics_and_show_both_runs_reasoning(floor, judge_server, tmp_path):
     judge(judge_server, floor)
     judge(judge_server, floor, "--judge-temperature", "0.3", "--new-run", "--name", "warm")
-    compared = json.loads(invoke("compare", "floor", "warm", "-m", "average_score", "-m",
+    compared = json.loads(invoke("runs", "compare", "floor", "warm", "-m", "average_score", "-m",
                                  "response/llm_judged/correctness/rating", "--runs-db", floor, "--json").output)
     metrics = compared["metrics"]
     assert set(metrics) == {"average_score", "response/llm_judged/correctness/rating"}
-    defaults = invoke("compare", "floor", "warm", "--runs-db", floor).output
+    defaults = invoke("runs", "compare", "floor", "warm", "--runs-db", floor).output
     assert "average_score" in defaults and "retrieval/llm_judged/chunk_relevance_precision" in defaults
-    invoke("report", "floor", "warm", "--runs-db", floor, "--html", tmp_path / "r.html")
+    invoke("runs", "report", "floor", "warm", "--runs-db", floor, "--html", tmp_path / "r.html")
     page = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert page.count('<p class="judge"><b>score5</b>') == 2 * 5 and "covers" in page
     assert "judge tokens / cost" in page

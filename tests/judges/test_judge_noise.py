@@ -133,7 +133,7 @@ def test_the_command_stores_the_noise_and_compare_uses_it(demo_dataset, tmp_path
            "--retriever", "bm25", "--no-progress", "--no-save"]
     assert CliRunner().invoke(main, [*run, "--out", str(tmp_path / "a.json")]).exit_code == 0
     with ChatServer(FlippingJudge(0.2, seed=1)) as server:
-        audit = ["judge-answers", str(tmp_path / "a.json"), "--judge", "correctness", "--judge-model", "judge",
+        audit = ["judge", "answers", str(tmp_path / "a.json"), "--judge", "correctness", "--judge-model", "judge",
                  "--judge-base-url", server.url, "--no-progress"]
         dry = CliRunner().invoke(main, [*audit, "--repeats", "4", "--dry-run"])
         assert dry.exit_code == 0 and server.count() == 0
@@ -177,17 +177,17 @@ def test_a_judge_only_difference_within_the_noise_does_not_fail_the_gate(tmp_pat
     ten_worse = [0.0] * 10 + [1.0] * 90  # -0.10, significant (p < 0.01), but a 0.2-flip judge's MDE is 0.158
     metric = ["-m", "response/llm_judged/correctness/rating", "--fail-on-regression"]
     a, b = gate_reports(tmp_path, ten_worse, [1.0] * 100, variance=0.16)
-    passed = CliRunner().invoke(main, ["compare", a, b, *metric])
+    passed = CliRunner().invoke(main, ["runs", "compare", a, b, *metric])
     assert passed.exit_code == 0, passed.output
     assert "* worse" in passed.output and "response/llm_judged/correctness/rating (b): 0.1585" in passed.output
     assert "not failing on response/llm_judged/correctness/rating (b): significantly worse (-0.1000), but within " \
            "the judges' measured noise (smallest detectable difference 0.1585)" in passed.stderr
-    as_json = json.loads(CliRunner().invoke(main, ["compare", a, b, *metric[:2], "--json"]).output)
+    as_json = json.loads(CliRunner().invoke(main, ["runs", "compare", a, b, *metric[:2], "--json"]).output)
     assert as_json["judge_noise"][0]["mde"] == pytest.approx(0.1585, abs=1e-4)
     # the same drop on a check, or without a measured noise, or beyond the noise, fails
     a, b = gate_reports(tmp_path, [1.0] * 100, ten_worse, variance=0.16)
-    assert CliRunner().invoke(main, ["compare", a, b, "-m", "include", "--fail-on-regression"]).exit_code == 1
+    assert CliRunner().invoke(main, ["runs", "compare", a, b, "-m", "include", "--fail-on-regression"]).exit_code == 1
     a, b = gate_reports(tmp_path, ten_worse, [1.0] * 100, variance=None)
-    assert CliRunner().invoke(main, ["compare", a, b, *metric]).exit_code == 1
+    assert CliRunner().invoke(main, ["runs", "compare", a, b, *metric]).exit_code == 1
     a, b = gate_reports(tmp_path, [0.0] * 30 + [1.0] * 70, [1.0] * 100, variance=0.16)
-    assert CliRunner().invoke(main, ["compare", a, b, *metric]).exit_code == 1
+    assert CliRunner().invoke(main, ["runs", "compare", a, b, *metric]).exit_code == 1

@@ -213,13 +213,13 @@ def test_answer_and_judge_answers_judge_with_the_dataset_nuggets(demo_dataset, j
     asked = judge_requests(judge_server, "nuggets")
     assert asked == 4  # every demo question has at most 10 nuggets: one request each
     html = tmp_path / "report.html"
-    invoke("report", "nuggets", "--html", html, "--runs-db", runs)
+    invoke("runs", "report", "nuggets", "--html", html, "--runs-db", runs)
     page = html.read_text(encoding="utf-8")
     assert page.count('<ul class="nuggets">') == 4 and "skipped: no nuggets" in page
 
     invoke("answer", "--dataset", dataset, "--questions", QUESTIONS, "--generator", "extractive", "--retriever",
            "bm25", "--no-progress", "--runs-db", runs, "--name", "plain")
-    judged = invoke("judge-answers", "plain", "--judge", "nuggets", "--judge-model", "judge-model",
+    judged = invoke("judge", "answers", "plain", "--judge", "nuggets", "--judge-model", "judge-model",
                     "--judge-base-url", judge_server.url, "--judge-nugget-batch", "1", "--runs-db", runs,
                     "--no-progress")
     assert ALL_STRICT in judged.output

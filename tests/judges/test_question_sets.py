@@ -42,8 +42,8 @@ def invoke(*arguments, code=0):
 def round_trip(tmp_path, data: bytes, fmt="aperag-csv", suffix="csv") -> tuple[bytes, list[QuestionRecord]]:
     source, questions, back = tmp_path / f"in.{suffix}", tmp_path / "questions.jsonl", tmp_path / f"out.{suffix}"
     source.write_bytes(data)
-    invoke("import-questions", source, "--format", fmt, "--out", questions, "--force")
-    invoke("export-questions", "--questions", questions, "--format", fmt, "--out", back)
+    invoke("questions", "import", source, "--format", fmt, "--out", questions, "--force")
+    invoke("questions", "export", "--questions", questions, "--format", fmt, "--out", back)
     return back.read_bytes(), read_jsonl(questions, QuestionRecord)
 
 
@@ -56,7 +56,7 @@ def test_a_spreadsheets_csv_comes_back_byte_for_byte(tmp_path):
     assert questions[2].ground_truth == "Line one\r\nLine two, after a CRLF"
     assert [q.question_type for q in questions] == ["FACTUAL", "INFERENTIAL", "USER_DEFINED", "factual"]
     assert all(not q.relevant for q in questions) and questions[1].metadata["aperag"]["extra"] == {"备注": "逗号,在格子里"}
-    stdout = invoke("export-questions", "--questions", tmp_path / "questions.jsonl", "--format", "aperag-csv")
+    stdout = invoke("questions", "export", "--questions", tmp_path / "questions.jsonl", "--format", "aperag-csv")
     assert stdout.stdout_bytes == data
 
 
@@ -98,7 +98,7 @@ def test_json_round_trips_and_the_api_shape_is_read(tmp_path):
 ])
 def test_a_bad_file_is_named_by_line_and_field(tmp_path, rows, message):
     (tmp_path / "in.csv").write_bytes(spreadsheet_csv(rows))
-    failed = invoke("import-questions", tmp_path / "in.csv", "--format", "aperag-csv", "--out", tmp_path / "q.jsonl",
+    failed = invoke("questions", "import", tmp_path / "in.csv", "--format", "aperag-csv", "--out", tmp_path / "q.jsonl",
                     code=1)
     assert message in failed.output
     assert not (tmp_path / "q.jsonl").exists()
@@ -106,10 +106,10 @@ def test_a_bad_file_is_named_by_line_and_field(tmp_path, rows, message):
 
 def test_not_utf8_blank_rows_and_files_that_cannot_round_trip(tmp_path):
     (tmp_path / "gbk.csv").write_bytes("question_text,ground_truth\r\n红烧肉怎么做？,先焯水\r\n".encode("gbk"))
-    failed = invoke("import-questions", tmp_path / "gbk.csv", "--format", "aperag-csv", code=1)
+    failed = invoke("questions", "import", tmp_path / "gbk.csv", "--format", "aperag-csv", code=1)
     assert "not UTF-8" in failed.output and "CSV UTF-8" in failed.output
     (tmp_path / "blank.csv").write_bytes(b"question_text,ground_truth\r\nq1?,a\r\n,\r\nq2?,b\r\n")
-    result = invoke("import-questions", tmp_path / "blank.csv", "--format", "aperag-csv", "--out",
+    result = invoke("questions", "import", tmp_path / "blank.csv", "--format", "aperag-csv", "--out",
                     tmp_path / "q.jsonl")
     assert "blank.csv:3: blank row skipped" in result.stderr and "cannot reproduce exactly" in result.stderr
     assert len(read_jsonl(tmp_path / "q.jsonl", QuestionRecord)) == 2
@@ -134,7 +134,7 @@ def test_llm_built_questions_export_with_their_types_and_reference_answers(tmp_p
 def test_questions_without_a_source_are_answered_and_judged_and_skipped_by_retrieval(demo_dataset, llm_env,
                                                                                     judge_server, tmp_path):
     (tmp_path / "set.csv").write_bytes(spreadsheet_csv(ROWS[:2] + ROWS[4:]))
-    invoke("import-questions", tmp_path / "set.csv", "--format", "aperag-csv", "--dataset", demo_dataset, "--out",
+    invoke("questions", "import", tmp_path / "set.csv", "--format", "aperag-csv", "--dataset", demo_dataset, "--out",
            tmp_path / "q.jsonl")
     invoke("answer", "--dataset", demo_dataset, "--questions", tmp_path / "q.jsonl", "--generator", "extractive",
            "--retriever", "bm25", "--judge", "score5", "--judge-model", "judge-model", "--judge-base-url",

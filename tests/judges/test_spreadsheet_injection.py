@@ -43,7 +43,7 @@ def test_cells_that_start_a_formula_are_written_neutralised_and_read_back(tmp_pa
     source = tmp_path / "questions.jsonl"
     write_jsonl(source, questions_of(ATTACKS + QUOTED))
     out = tmp_path / "set.csv"
-    invoke("export-questions", "--questions", source, "--format", "aperag-csv", "--out", out)
+    invoke("questions", "export", "--questions", source, "--format", "aperag-csv", "--out", out)
     written = [cell for row in cells(out.read_bytes()) for cell in row]
     assert not [cell for cell in written if cell.startswith(FORMULA_START)]
     for text in ATTACKS:
@@ -52,11 +52,11 @@ def test_cells_that_start_a_formula_are_written_neutralised_and_read_back(tmp_pa
         wanted = "'" + text if text.lstrip("'").startswith(FORMULA_START) else text
         assert written.count(wanted) == 2, text
     again = tmp_path / "again.jsonl"
-    invoke("import-questions", out, "--format", "aperag-csv", "--out", again)
+    invoke("questions", "import", out, "--format", "aperag-csv", "--out", again)
     back = read_jsonl(again, QuestionRecord)
     assert [q.text for q in back] == ATTACKS + QUOTED and [q.ground_truth for q in back] == ATTACKS + QUOTED
     twice = tmp_path / "twice.csv"
-    invoke("export-questions", "--questions", again, "--format", "aperag-csv", "--out", twice)
+    invoke("questions", "export", "--questions", again, "--format", "aperag-csv", "--out", twice)
     assert twice.read_bytes() == out.read_bytes()
 
 
@@ -68,9 +68,9 @@ def test_an_ordinary_file_and_a_neutralised_one_come_back_byte_for_byte(tmp_path
     for name, data in (("ordinary.csv", ordinary), ("neutralised.csv", neutralised)):
         (tmp_path / name).write_bytes(data)
         imported = tmp_path / f"{name}.jsonl"
-        result = invoke("import-questions", tmp_path / name, "--format", "aperag-csv", "--out", imported)
+        result = invoke("questions", "import", tmp_path / name, "--format", "aperag-csv", "--out", imported)
         assert "warning" not in result.stderr
-        exported = invoke("export-questions", "--questions", imported, "--format", "aperag-csv")
+        exported = invoke("questions", "export", "--questions", imported, "--format", "aperag-csv")
         assert exported.stdout_bytes == data, name
     back = read_jsonl(tmp_path / "neutralised.csv.jsonl", QuestionRecord)
     assert [(q.text, q.ground_truth) for q in back] == [("=1+1", "@cmd"), ("'=quoted", "-5")]
@@ -78,20 +78,20 @@ def test_an_ordinary_file_and_a_neutralised_one_come_back_byte_for_byte(tmp_path
 
 def test_a_live_formula_in_someone_elses_file_imports_as_text_and_exports_neutralised(tmp_path):
     (tmp_path / "live.csv").write_bytes(b"question_text,ground_truth\n=1+1,@SUM(A1)\n-2?,ok\n")
-    result = invoke("import-questions", tmp_path / "live.csv", "--format", "aperag-csv", "--out",
+    result = invoke("questions", "import", tmp_path / "live.csv", "--format", "aperag-csv", "--out",
                     tmp_path / "q.jsonl")
     assert "3 cells start with =, +, -, @, a tab or a carriage return" in result.stderr
     assert [q.text for q in read_jsonl(tmp_path / "q.jsonl", QuestionRecord)] == ["=1+1", "-2?"]
-    exported = invoke("export-questions", "--questions", tmp_path / "q.jsonl", "--format", "aperag-csv")
+    exported = invoke("questions", "export", "--questions", tmp_path / "q.jsonl", "--format", "aperag-csv")
     assert exported.stdout_bytes == b"question_text,ground_truth\n'=1+1,'@SUM(A1)\n'-2?,ok\n"
 
 
 def test_the_header_and_other_columns_are_neutralised_too(tmp_path):
     (tmp_path / "cols.csv").write_bytes(b"question_text,ground_truth,'=note\nq?,a,'+1\n")
-    invoke("import-questions", tmp_path / "cols.csv", "--format", "aperag-csv", "--out", tmp_path / "q.jsonl")
+    invoke("questions", "import", tmp_path / "cols.csv", "--format", "aperag-csv", "--out", tmp_path / "q.jsonl")
     (question,) = read_jsonl(tmp_path / "q.jsonl", QuestionRecord)
     assert question.metadata["aperag"]["extra"] == {"=note": "+1"}
-    exported = invoke("export-questions", "--questions", tmp_path / "q.jsonl", "--format", "aperag-csv")
+    exported = invoke("questions", "export", "--questions", tmp_path / "q.jsonl", "--format", "aperag-csv")
     assert exported.stdout_bytes == (tmp_path / "cols.csv").read_bytes()
 
 

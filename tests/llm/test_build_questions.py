@@ -64,7 +64,7 @@ def corpus(tmp_path) -> Path:
 
 
 def build(server, corpus, out, *extra):
-    args = ["build-dataset", str(corpus), "--out", str(out), "--generator", "llm", "--base-url", server.url,
+    args = ["dataset", "build", str(corpus), "--out", str(out), "--generator", "llm", "--base-url", server.url,
             "--model", "fake-model", "--per-doc", "2", "--timeout", "1", "--max-retries", "2", "--no-progress",
             "--concurrency", "2", *extra]
     return CliRunner().invoke(main, args)

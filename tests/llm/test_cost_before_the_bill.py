@@ -81,7 +81,7 @@ def test_a_dry_run_sends_nothing_and_is_within_ten_percent(demo_dataset, llm_env
 def test_judge_answers_dry_run(demo_dataset, llm_env):
     cli("answer", "--dataset", demo_dataset, "--questions", QUESTIONS, "--generator", "extractive", "--retriever",
         "bm25", "--no-progress", "--out", llm_env / "run.json", "--no-save")
-    judged = ["judge-answers", llm_env / "run.json", "--judge", "groundedness,context_sufficiency", "--judge-model",
+    judged = ["judge", "answers", llm_env / "run.json", "--judge", "groundedness,context_sufficiency", "--judge-model",
               "judge", "--judge-price-in", "1", "--judge-price-out", "2", "--no-progress"]
     with ChatServer(plays_both) as server:
         plan = planned(cli(*judged, "--judge-base-url", server.url, "--dry-run").output)
@@ -103,7 +103,7 @@ def corpus(tmp_path):
 
 
 def test_build_dataset_dry_run(tmp_path, corpus, llm_env):
-    args = ["build-dataset", corpus, "--generator", "llm", "--model", "m", "--per-doc", "2", "--no-progress",
+    args = ["dataset", "build", corpus, "--generator", "llm", "--model", "m", "--per-doc", "2", "--no-progress",
             "--price-in", "1", "--price-out", "2"]
     with ChatServer(good_reply) as server:
         plan = planned(cli(*args, "--base-url", server.url, "--out", tmp_path / "ds", "--dry-run").output)
@@ -112,7 +112,7 @@ def test_build_dataset_dry_run(tmp_path, corpus, llm_env):
         cli(*args, "--base-url", server.url, "--out", tmp_path / "ds")
         sent = sum(len("".join(m["content"] for m in r["messages"])) // 2 for r in server.requests)
     assert abs(plan["input"] - sent) <= 0.10 * sent
-    cli("build-dataset", corpus, "--out", tmp_path / "ds2", "--dry-run", code=2)  # filename questions are free
+    cli("dataset", "build", corpus, "--out", tmp_path / "ds2", "--dry-run", code=2)  # filename questions are free
 
 
 def test_max_cost_stops_within_one_request_and_the_rerun_repeats_none(demo_dataset, llm_env):
@@ -176,7 +176,7 @@ def test_the_budget_holds_what_is_in_flight():
 
 
 def test_build_dataset_max_cost_resumes(tmp_path, corpus, llm_env):
-    args = ["build-dataset", corpus, "--generator", "llm", "--model", "m", "--per-doc", "2", "--no-progress",
+    args = ["dataset", "build", corpus, "--generator", "llm", "--model", "m", "--per-doc", "2", "--no-progress",
             "--price-in", "1", "--price-out", "2", "--out", tmp_path / "ds", "--concurrency", "1"]
     with ChatServer(good_reply) as server:
         cost = planned(cli(*args, "--base-url", server.url, "--dry-run").output)["cost"]
@@ -207,6 +207,6 @@ def test_the_limit_is_one_rule_for_python_and_build_dataset(tmp_path, corpus):
         AnswerSettings(max_cost=5)
     assert AnswerSettings(max_cost=0, judge_price_out=1).max_cost == 0
     for value in ("-1", "nan", "inf"):
-        result = cli("build-dataset", corpus, "--generator", "llm", "--out", tmp_path / "ds", "--max-cost", value,
+        result = cli("dataset", "build", corpus, "--generator", "llm", "--out", tmp_path / "ds", "--max-cost", value,
                      code=2)
         assert "--max-cost" in result.output and not (tmp_path / "ds").exists()

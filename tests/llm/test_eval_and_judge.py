@@ -35,7 +35,7 @@ def invoke(*args):
 def llm_dataset(tmp_path, demo_corpus, llm_env):
     out = tmp_path / "dataset"
     with ChatServer(good_reply) as server:
-        invoke("build-dataset", demo_corpus, "--out", out, "--generator", "filename,llm", "--max-docs", "10",
+        invoke("dataset", "build", demo_corpus, "--out", out, "--generator", "filename,llm", "--max-docs", "10",
                "--base-url", server.url, "--model", "fake-model", "--no-progress")
     dataset = load_dataset(out)
     llm_only = [q for q in dataset.questions if q.provenance.generator == "llm"]
@@ -88,10 +88,10 @@ def test_eval_scores_chunks_by_spans_then_by_judgements(tmp_path, llm_dataset):
     assert 0 < expected < 1  # the span labels really decide something here
 
     with ChatServer(judge_reply) as server:
-        invoke("judge", "--dataset", out, "--runs", run, "--depth", "3", "--out", tmp_path / "j3.json",
+        invoke("judge", "chunks", "--dataset", out, "--runs", run, "--depth", "3", "--out", tmp_path / "j3.json",
                "--base-url", server.url, "--model", "fake-judge", "--no-progress")
         pairs3 = len(server.requests)
-        result = invoke("judge", "--dataset", out, "--runs", run, run, "--depth", "5", "--out",
+        result = invoke("judge", "chunks", "--dataset", out, "--runs", run, run, "--depth", "5", "--out",
                         tmp_path / "j5.json", "--qrels-out", tmp_path / "j5.qrels", "--base-url", server.url,
                         "--model", "fake-judge", "--no-progress")
         pairs5 = len(server.requests)
@@ -124,7 +124,7 @@ def test_judgements_for_other_chunks_are_refused(tmp_path, llm_dataset):
     run = tmp_path / "run.json"
     invoke("eval", "--dataset", out, "--retriever", "bm25", "--k", "2", "--out", run, "--no-save", "--no-progress")
     with ChatServer(judge_reply) as server:
-        invoke("judge", "--dataset", out, "--runs", run, "--depth", "1", "--out", tmp_path / "j.json",
+        invoke("judge", "chunks", "--dataset", out, "--runs", run, "--depth", "1", "--out", tmp_path / "j.json",
                "--base-url", server.url, "--model", "fake-judge", "--no-progress")
     result = CliRunner().invoke(main, ["eval", "--dataset", str(out), "--retriever", "bm25", "--chunk-size", "200",
                                        "--judgements", str(tmp_path / "j.json"), "--no-save", "--no-progress"])
@@ -139,7 +139,8 @@ def test_a_bad_judgements_file_is_named_with_its_problem(tmp_path):
     (tmp_path / "old.json").write_text('{"format_version": 99}')
     with pytest.raises(JudgementsError, match=r"latin1.json: not a judgements file .*: not UTF-8 text$"):
         Judgements.load(tmp_path / "latin1.json")
-    with pytest.raises(JudgementsError, match=r"old.json: not a judgements file \(--out of `ragretrieval judge`\): "
+    with pytest.raises(JudgementsError, match=r"old.json: not a judgements file \(--out of "
+                                              r"`ragretrieval judge chunks`\): "
                                               r"field 'format_version': format_version 99 is not supported"):
         Judgements.load(tmp_path / "old.json")
     with pytest.raises(JudgementsError, match=r"missing.json: cannot read"):
@@ -153,7 +154,7 @@ def test_a_judged_and_an_unjudged_run_are_different_runs(tmp_path, llm_dataset):
     run, store = tmp_path / "run.json", f"sqlite:///{tmp_path / 'runs.sqlite'}"
     invoke("eval", "--dataset", out, "--retriever", "bm25", "--k", "3", "--out", run, "--no-save", "--no-progress")
     with ChatServer(judge_reply) as server:
-        invoke("judge", "--dataset", out, "--runs", run, "--depth", "2", "--out", tmp_path / "j.json",
+        invoke("judge", "chunks", "--dataset", out, "--runs", run, "--depth", "2", "--out", tmp_path / "j.json",
                "--base-url", server.url, "--model", "fake-judge", "--no-progress")
     common = ("eval", "--dataset", out, "--retriever", "bm25", "--k", "3,5", "--runs-db", store, "--no-progress")
     invoke(*common, "--name", "plain")

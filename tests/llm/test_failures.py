@@ -25,7 +25,7 @@ def run(*args):
 
 
 def build(server, corpus, out, *extra):
-    return run("build-dataset", corpus, "--out", out, "--generator", "llm", "--max-docs", "4", "--base-url",
+    return run("dataset", "build", corpus, "--out", out, "--generator", "llm", "--max-docs", "4", "--base-url",
                server.url, "--model", "fake-model", "--max-retries", "1", "--no-progress", *extra)
 
 
@@ -37,7 +37,7 @@ def small_dataset(tmp_path, demo_corpus):
     for path in sorted(demo_corpus.rglob("*.md"))[:6]:
         (corpus / path.name).write_bytes(path.read_bytes())
     dataset = tmp_path / "dataset"
-    assert run("build-dataset", corpus, "--out", dataset, "--no-progress").exit_code == 0
+    assert run("dataset", "build", corpus, "--out", dataset, "--no-progress").exit_code == 0
     return dataset
 
 
@@ -51,7 +51,7 @@ def bm25_run(tmp_path, small_dataset):
 
 
 def judge(server, dataset, report, out, *extra):
-    return run("judge", "--dataset", dataset, "--runs", report, "--depth", "1", "--out", out, "--base-url",
+    return run("judge", "chunks", "--dataset", dataset, "--runs", report, "--depth", "1", "--out", out, "--base-url",
                server.url, "--model", "fake-judge", "--max-retries", "1", "--no-progress", *extra)
 
 

@@ -22,7 +22,7 @@ JOURNAL = ".llm-questions.journal.jsonl"
 
 
 def args(server, corpus, out, *extra):
-    return ["build-dataset", str(corpus), "--out", str(out), "--generator", "llm", "--max-docs", "20",
+    return ["dataset", "build", str(corpus), "--out", str(out), "--generator", "llm", "--max-docs", "20",
             "--base-url", server.url, "--model", "fake-model", "--max-retries", "1", "--no-progress", *extra]
 
 

@@ -249,7 +249,7 @@ def test_answer_and_judge_answers_run_the_plugin_judge_without_any_key(toy_path,
     report = json.loads((tmp_path / "a.json").read_text(encoding="utf-8"))
     assert report["config"]["scorers"]["short"] == {"limit": 80} and report["judges"]["short"]["judged"] == 30
     assert 0 <= report["means"]["answer"]["short_answer"] <= 1
-    again = cli(toy_path, "judge-answers", tmp_path / "a.json", "--judge", "short", "--out", tmp_path / "b.json",
+    again = cli(toy_path, "judge", "answers", tmp_path / "a.json", "--judge", "short", "--out", tmp_path / "b.json",
                 "--no-progress")
     assert again.returncode == 0, again.stderr  # the same judge and settings: every verdict is kept
 

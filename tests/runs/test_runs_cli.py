@@ -61,14 +61,14 @@ def test_list_show_tag_rename_rm(history, history_url, bm25_reports):
     assert "document level (" in shown and f"[1/{len(bm25_reports[0].questions)}]" in shown
 
     assert run_cli("runs", "rm", "--runs-db", history_url, first) == f"removed {first}\n"
-    assert "no run 'renamed'" in run_cli("runs", "show", "--runs-db", history_url, "renamed", code=1)
+    assert "no run 'renamed'" in run_cli("runs", "show", "--runs-db", history_url, "renamed", code=2)
     assert run_cli("runs", "list", "--runs-db", history_url, "--json").count("\n") == 1
 
 
 def test_export_trec_reproduces_the_stored_rankings(history, history_url, bm25_reports, tmp_path):
     report = bm25_reports[0]
     run_id = history.save(report)
-    run_cli("runs", "export", "--runs-db", history_url, run_id, "--format", "trec", "--level", "both",
+    run_cli("runs", "export", "--runs-db", history_url, run_id, "--format", "trec", "--granularity", "both",
             "--out", tmp_path / "run.trec")
     first_question = report.questions[0]
     doc_lines = (tmp_path / "run.doc.trec").read_text(encoding="utf-8").splitlines()
@@ -98,7 +98,7 @@ def test_export_json_round_trips(history, history_url, bm25_reports, tmp_path):
 def test_export_both_levels_needs_a_file(history, history_url, bm25_reports):
     run_id = history.save(bm25_reports[0])
     out = run_cli("runs", "export", "--runs-db", history_url, run_id, "--format", "trec", "--level", "both", code=2)
-    assert "--level both writes two files: give --out" in out
+    assert "--granularity both writes two files: give --out" in out
 
 
 @pytest.mark.model

@@ -176,7 +176,7 @@ def test_dense_sweep_embeds_each_text_once_and_a_second_sweep_embeds_nothing(dem
         target = corpus / path.relative_to(demo_corpus)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(path, target)
-    run_cli("build-dataset", corpus, "--out", tmp_path / "dataset")
+    run_cli("dataset", "build", corpus, "--out", tmp_path / "dataset")
     grid = SweepGrid(dataset=str(tmp_path / "dataset"), retrievers=["dense", "bm25"], stores=["numpy", "faiss"],
                      chunk_sizes=[120, 300])
     cache = EmbeddingCache(tmp_path / "cache")

@@ -54,7 +54,7 @@ def same(ours, theirs) -> bool:
 
 
 def cli_json(url: str, *args: str) -> dict:
-    result = CliRunner().invoke(main, ["compare", *args, "--json", "--runs-db", url])
+    result = CliRunner().invoke(main, ["runs", "compare", *args, "--json", "--runs-db", url])
     assert result.exit_code == 0, result.output
     return json.loads(result.output)
 

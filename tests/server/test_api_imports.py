@@ -20,7 +20,7 @@ FIXTURE = Path(__file__).resolve().parents[1] / "answers" / "legal_fixture"
 def test_a_set_from_a_dataset_with_an_unscorable_value_is_refused_naming_it(client_on, sqlite_url, tmp_path):
     datasets = tmp_path / "datasets"
     datasets.mkdir()
-    imported = CliRunner().invoke(main, ["import-dataset", "--format", "legal-rag", str(FIXTURE / "benchmark"),
+    imported = CliRunner().invoke(main, ["dataset", "import", "--format", "legal-rag", str(FIXTURE / "benchmark"),
                                          "--source", str(FIXTURE / "transcript.md"), "--out", str(datasets / "legal")])
     assert imported.exit_code == 0, imported.output
     shutil.copytree(datasets / "legal", datasets / "legal-0.2")

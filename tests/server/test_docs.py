@@ -63,7 +63,7 @@ def test_the_example_that_runs_to_the_end_stores_a_run(tmp_path, datasets):
     assert done.returncode == 0, done.stderr
     status, run_id, recall = done.stdout.split()
     assert status == "COMPLETED" and run_id.startswith("r-") and 0 < float(recall) <= 1
-    report = CliRunner().invoke(main, ["report", "bm25 floor, k=3", "--runs-db", runs_db, "--html",
+    report = CliRunner().invoke(main, ["runs", "report", "bm25 floor, k=3", "--runs-db", runs_db, "--html",
                                        str(tmp_path / "floor.html")])
     assert report.exit_code == 0, report.output
 

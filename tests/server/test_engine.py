@@ -68,11 +68,11 @@ def test_a_web_evaluation_is_the_same_run_as_ragretrieval_answer(api, db_url, de
         assert shown["rag_answer"] == question.answer and shown["checks"] == question.metrics["answer"]
         assert shown["metrics"] == {f"{level}/{name}": value for level in ("chunk", "doc")
                                     for name, value in question.metrics.get(level, {}).items()}
-    compared = CliRunner().invoke(main, ["compare", "web floor", "cli floor", "--runs-db", db_url])
+    compared = CliRunner().invoke(main, ["runs", "compare", "web floor", "cli floor", "--runs-db", db_url])
     assert compared.exit_code == 0, compared.output
     assert "include" in compared.output
     report = tmp_path / "report.html"
-    shown = CliRunner().invoke(main, ["report", "web floor", "--html", str(report), "--runs-db", db_url])
+    shown = CliRunner().invoke(main, ["runs", "report", "web floor", "--html", str(report), "--runs-db", db_url])
     assert shown.exit_code == 0, shown.output
     assert "清蒸鲈鱼要大火蒸几分钟？" in report.read_text(encoding="utf-8")
 

@@ -73,7 +73,7 @@ def test_below_the_rule_every_table_says_how_many_answered(demo_dataset, tmp_pat
     listed = run_cli("runs", "list", "--runs-db", db).output
     assert "20 of 30 answered" in listed.splitlines()[2]
     assert "answers (20 of 30 answered)" in run_cli("runs", "show", "--runs-db", db, "two-thirds").output
-    assert run_cli("report", "two-thirds", "--runs-db", db, "--html", tmp_path / "r.html").exit_code == 0
+    assert run_cli("runs", "report", "two-thirds", "--runs-db", db, "--html", tmp_path / "r.html").exit_code == 0
     assert "<td class=\"num\">20 of 30 answered</td>" in (tmp_path / "r.html").read_text(encoding="utf-8")
 
 

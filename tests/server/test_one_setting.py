@@ -17,6 +17,7 @@ from click.testing import CliRunner
 
 import ragretrieval as rr
 from ragretrieval.cli import main
+from ragretrieval.cli.fields import flag
 from ragretrieval.runs import RunHistory
 from ragretrieval.runs.identity import config_key
 from ragretrieval.testing.chat_server import JUDGE_REPLY, ChatServer, Reply
@@ -101,7 +102,7 @@ def test_the_cli_the_web_api_and_python_share_every_default(web):
     python = inspect.signature(rr.evaluate).parameters
     python_answer = inspect.signature(rr.answer).parameters
     cli = {name: help_default("eval", flag) for name, flag in (
-        ("retriever", "--retriever"), ("model", "--model"), ("ks", "--k"), ("chunk_size", "--chunk-size"),
+        ("retriever", "--retriever"), ("model", "--embed-model"), ("ks", "--k"), ("chunk_size", "--chunk-size"),
         ("chunk_overlap", "--chunk-overlap"))}
     assert cli == {"retriever": "dense", "model": "m3e-small", "ks": "1,3,5,10", "chunk_size": "300",
                    "chunk_overlap": "50"}
@@ -110,7 +111,7 @@ def test_the_cli_the_web_api_and_python_share_every_default(web):
         "retriever": python["retriever"].default, "model": web_options["model"]["default"]}
     for name in ("model", "chunk_size", "chunk_overlap"):
         assert str(web_options[name]["default"]) == str(python[name].default) == cli[name] == \
-            str(python_answer[name].default) == help_default("answer", f"--{name.replace('_', '-')}")
+            str(python_answer[name].default) == help_default("answer", flag(name))
     assert web_options["ks"]["default"] == python["ks"].default == [int(k) for k in cli["ks"].split(",")]
     assert python_answer["retriever"].default == cli["retriever"] == help_default("answer", "--retriever")
     assert web_options["context_k"]["default"] == python_answer["context_k"].default == int(

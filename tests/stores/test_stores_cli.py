@@ -31,7 +31,7 @@ def tiny_dataset(tmp_path):
         (corpus / name).write_text(text, encoding="utf-8")
 
     def build():
-        result = run("build-dataset", corpus, "--out", tmp_path / "dataset", "--force")
+        result = run("dataset", "build", corpus, "--out", tmp_path / "dataset", "--force")
         assert result.exit_code == 0, result.output
         return tmp_path / "dataset"
 

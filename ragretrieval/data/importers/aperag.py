@@ -186,10 +186,10 @@ def read_aperag_csv(path) -> tuple[list[QuestionRecord], list[str]]:
         questions.append(_record(parsed, f"{path}:{line}", "aperag-csv", path.name, taken, dialect))
     if not exact or len(questions) < len(rows) - 1:
         warnings.append(f"{path}: written in a dialect export cannot reproduce exactly (quoting neither minimal nor "
-                        "all, mixed line endings or blank rows): export-questions writes it with minimal quoting")
+                        "all, mixed line endings or blank rows): questions export writes it with minimal quoting")
     if live:
         warnings.append(f"{path}: {live} cells start with =, +, -, @, a tab or a carriage return, which spreadsheets "
-                        "run as formulas: export-questions writes them with a leading ' (so the file will not come "
+                        "run as formulas: questions export writes them with a leading ' (so the file will not come "
                         "back byte for byte)")
     return questions, warnings
 

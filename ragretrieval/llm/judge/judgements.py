@@ -64,7 +64,8 @@ class Judgements(BaseModel):
 
     @classmethod
     def load(cls, path) -> "Judgements":
-        return load_json(cls, path, JudgementsError, "not a judgements file (--out of `ragretrieval judge`)", "file")
+        return load_json(cls, path, JudgementsError,
+                         "not a judgements file (--out of `ragretrieval judge chunks`)", "file")
 
     @classmethod
     def load_labels(cls, path) -> "Judgements":
