@@ -103,6 +103,7 @@ def test_the_readme_has_the_three_workflows():
     assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 250
 
 
+@pytest.mark.model  # the README's eval uses the default model, m3e-small
 def test_every_readme_command_runs_as_written(repository, monkeypatch):
     retrieval, answers, web = readme_blocks()
     for env, arguments in retrieval:
@@ -120,6 +121,7 @@ def test_every_readme_command_runs_as_written(repository, monkeypatch):
     assert "demo-dataset" in page or "ragretrieval" in page.lower()
 
 
+@pytest.mark.model  # the demo embeds with m3e-small
 def test_make_demo_runs(repository, monkeypatch):
     """The `demo` target's ragretrieval lines, as `make demo` runs them after installing."""
     recipe = (ROOT / "Makefile").read_text(encoding="utf-8").split("\ndemo:", 1)[1].split("\n\n", 1)[0]
