@@ -21,7 +21,8 @@ class EmbedderFamily:
     """The names one `Entry` of `EMBEDDERS` claims (its pattern, or its prefix or exact name when installed), and the
     traits the embedders' code reads: ``takes_settings`` (built with ``settings=EmbedSettings``: an API's endpoint,
     dimensions...) and ``sentence_transformers`` (may be quantised with @int8; known families get default
-    prefixes)."""
+    prefixes) and ``self_contained`` (every name it claims builds with no file, hub or API: ``hashing-DIM``, which a
+    web client may name)."""
 
     def __init__(self, entry: Entry):
         self.entry = entry
@@ -29,6 +30,7 @@ class EmbedderFamily:
         self.shown_as = entry.shown
         self.takes_settings = bool(entry.traits.get("takes_settings"))
         self.sentence_transformers = bool(entry.traits.get("sentence_transformers"))
+        self.self_contained = bool(entry.traits.get("self_contained"))
         # the fixed names it answers to (none for a prefix or a folder): `registered_models`
         self.names = tuple(entry.traits.get("names", (entry.name,) if entry.match == "exact" else ()))
 

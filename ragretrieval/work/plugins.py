@@ -37,7 +37,7 @@ EMBEDDERS = Registry("embedder", "ragretrieval.embedders", (
           traits={"takes_settings": True}),  # built with settings=EmbedSettings (endpoint, dimensions, ...)
     Entry(r"hashing(-.*)?", R + "embedders.hashing:HashingEmbedder.from_name", "feature hashing of tokens, no "
           "model: for smoke tests, not semantic", match="pattern", shown_as="hashing[-DIM]",
-          traits={"names": ("hashing",)}),
+          traits={"names": ("hashing",), "self_contained": True}),
     Entry(r"st:.+", _ST + ".from_name", "any sentence-transformers model in the local Hugging Face cache, or a "
           "folder", match="pattern", shown_as="st:ID-OR-FOLDER", traits=_ST_TRAITS),
 ), use="--embed-model NAME; any other name is a sentence-transformers id or folder")

@@ -92,13 +92,12 @@ def offered_models(allowed=()) -> list[str]:
 
 
 def offered(model, allowed=()) -> bool:
-    """Whether a web evaluation may name `model`: a fixed name, one the operator allowed, or a built-in family's
-    name that reads nothing from disk (``hashing-64``: feature hashing, its width in the name)."""
+    """Whether a web evaluation may name `model`: a fixed name, one the operator allowed, or a name of a family
+    that reads nothing (``hashing-64``: feature hashing, its width in the name; `EmbedderFamily.self_contained`)."""
     if model in offered_models(allowed):
         return True
-    family = family_of(model) if isinstance(model, str) else None
-    return (family is not None and family.source == "built in" and bool(family.names)
-            and not family.sentence_transformers and re.fullmatch(r"[\w.@-]{1,100}", model) is not None)
+    return (isinstance(model, str) and family_of(model).self_contained
+            and re.fullmatch(r"[\w.@-]{1,100}", model) is not None)
 
 
 def check_model(model, allowed=()) -> None:
