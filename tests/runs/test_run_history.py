@@ -12,6 +12,8 @@ from ragretrieval.runs import history as history_module
 from ragretrieval.runs.identity import config_key, report_questions_fingerprint
 from ragretrieval.runs.schema import SCHEMA_VERSION, run_reports, run_tags, runs
 
+pytestmark = pytest.mark.databases  # SQLite and PostgreSQL differ here: the runs history on both back ends
+
 
 def test_save_get_round_trip(history, bm25_reports):
     report = bm25_reports[0]

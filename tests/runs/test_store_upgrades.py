@@ -14,6 +14,8 @@ import pytest
 from ragretrieval.runs import RunHistory
 from ragretrieval.runs.schema import SCHEMA_VERSION
 
+pytestmark = pytest.mark.databases  # SQLite and PostgreSQL differ here: migrations
+
 # The tables of ragretrieval 0.1 (schema version 1), written out as they were, so the upgrade meets a real old file.
 V1_TABLES = """
 CREATE TABLE rr_meta (key VARCHAR(64) NOT NULL PRIMARY KEY, value TEXT NOT NULL);

@@ -18,6 +18,8 @@ from ragretrieval.server.store.annotations import Annotations
 from .conftest import Api
 from .review import reviewed_evaluation
 
+pytestmark = pytest.mark.databases  # SQLite and PostgreSQL differ here: filters and sorts in SQL, concurrent annotations
+
 
 def positions(api, eval_id: str, query: str) -> list[int]:
     shown = api.get(f"/api/v1/evaluations/{eval_id}?limit=500&{query}")

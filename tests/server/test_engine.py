@@ -24,6 +24,8 @@ from ragretrieval.testing.chat_server import ChatServer, Reply
 
 from .conftest import CORPUS, run_until_done
 
+pytestmark = pytest.mark.databases  # SQLite and PostgreSQL differ here: claims
+
 ANSWER_QUESTIONS = Path(__file__).resolve().parents[2] / "datasets" / "demo" / "answer_questions.jsonl"
 
 

@@ -3,11 +3,15 @@ PostgreSQL), given by the API's summary and shown on the detail page."""
 
 from __future__ import annotations
 
+import pytest
+
 from ragretrieval.server.db import Database
 from ragretrieval.server.jobs import claims
 from ragretrieval.server.jobs.engine import ItemResult
 
 from .conftest import new_evaluation, new_set
+
+pytestmark = pytest.mark.databases  # SQLite and PostgreSQL differ here: JSON fields read in SQL
 
 
 def test_the_summary_counts_each_class(api, db_url):

@@ -12,6 +12,8 @@ from ragretrieval.testing.chat_server import TEST_API_KEY, ChatServer, Reply
 
 from .conftest import CORPUS, wait_for
 
+pytestmark = pytest.mark.databases  # SQLite and PostgreSQL differ here: counts in SQL
+
 
 @pytest.fixture
 def worker(monkeypatch, in_process_worker):

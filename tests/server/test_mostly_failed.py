@@ -19,6 +19,8 @@ from .conftest import new_evaluation, new_set, wait_for
 from .processes import Worker
 from .rag_service import RagService, default_respond
 
+pytestmark = pytest.mark.databases  # SQLite and PostgreSQL differ here: workers
+
 
 def cycling(*statuses):
     """A `respond` answering with `statuses` in turn, request after request (200: an answer)."""

@@ -18,6 +18,8 @@ from ragretrieval.server.db import Database
 from .conftest import Api, new_evaluation, new_set, wait_for
 from .processes import Server, Worker
 
+pytestmark = pytest.mark.databases  # SQLite and PostgreSQL differ here: workers and restarts
+
 R = evaluation_results.c
 
 

@@ -20,6 +20,8 @@ from ragretrieval.runs.schema import (
 )
 from ragretrieval.server.db import Database, new_id, utc_now
 
+pytestmark = pytest.mark.databases  # SQLite and PostgreSQL differ here: the schema
+
 WEB_TABLES = [annotations, evaluation_results, evaluations, questions, question_sets]  # children first
 
 

@@ -24,6 +24,8 @@ from ragretrieval.server.jobs.worker import Worker
 from .conftest import FAST, new_evaluation, new_set, wait_for
 from .rag_service import SOURCE, SOURCE_TEXT, default_respond
 
+pytestmark = pytest.mark.databases  # SQLite and PostgreSQL differ here: claims and locks
+
 
 @pytest.fixture
 def db(db_url):

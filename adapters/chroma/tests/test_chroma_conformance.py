@@ -14,6 +14,8 @@ _collections = itertools.count()
 
 
 class TestChromaEmbedded(StoreConformance):
+    shared_refusals_checked_elsewhere = True  # on TestLanceDb and the in-process stores
+
     @pytest.fixture
     def store_name(self):
         return "chroma"

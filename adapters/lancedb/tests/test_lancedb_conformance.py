@@ -6,12 +6,15 @@ from ragretrieval.testing.store_conformance import StoreConformance
 
 
 class TestLanceDb(StoreConformance):
+    # the one engine class that runs the shared refusals through EngineStore (the quickest engine here)
     @pytest.fixture
     def store_name(self):
         return "lancedb"
 
 
 class TestLanceDbHnsw(StoreConformance):
+    shared_refusals_checked_elsewhere = True  # on TestLanceDb and the in-process stores
+
     @pytest.fixture
     def store_name(self):
         return "lancedb"

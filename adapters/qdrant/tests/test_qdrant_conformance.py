@@ -6,12 +6,16 @@ from ragretrieval.testing.store_conformance import StoreConformance
 
 
 class TestQdrantLocal(StoreConformance):
+    shared_refusals_checked_elsewhere = True  # on TestLanceDb and the in-process stores
+
     @pytest.fixture
     def store_name(self):
         return "qdrant"
 
 
 class TestQdrantLocalGivenPath(StoreConformance):
+    shared_refusals_checked_elsewhere = True  # on TestLanceDb and the in-process stores
+
     @pytest.fixture
     def store_name(self):
         return "qdrant"
