@@ -9,7 +9,7 @@ ADAPTERS := milvus qdrant chroma lancedb
 # the web pages), and a CJK font so Chinese text shows in the pages' screenshots.
 SYSTEM_PACKAGES := postgresql chromium fonts-wqy-microhei
 
-.PHONY: demo test test-fast test-timings mutation system-deps clean screenshots
+.PHONY: demo test test-fast test-timings mutation planted system-deps clean screenshots
 
 $(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
@@ -73,6 +73,11 @@ MUTMUT_VERSION := 3.8.1
 mutation: $(VENV)/.test
 	$(PIP) install -q mutmut==$(MUTMUT_VERSION)
 	$(PY) tests/mutation/run.py $(GROUPS) $(MUTATION_OPTIONS)
+
+# Four known one-token bugs (the roll-up, chunking, the scoring kernels, the paired statistics), planted one at a time:
+# the tests make test runs for each module must fail on each (tests/mutation/planted.py, docs/testing.md).
+planted: $(VENV)/.test
+	$(PY) tests/mutation/planted.py $(PLANTS)
 
 clean:
 	rm -rf $(VENV) .demo .mutation

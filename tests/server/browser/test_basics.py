@@ -154,7 +154,8 @@ def test_pause_and_resume_from_the_list(page, api, services):
         expect(row.locator('button[data-action="pause"]')).to_be_hidden()
         paused_at = wait_for(lambda: (e := api.get(f"/api/v1/evaluations/{eval_id}?limit=0"))["summary"]
                              ["running"] == 0 and e, what="the questions in hand")
-        page.wait_for_timeout(1500)
+        with page.expect_response(lambda response: "/api/v1/evaluations?" in response.url, timeout=30_000):
+            pass  # one more refresh of the list while paused: time for a worker that ignored the pause to show it
         assert api.get(f"/api/v1/evaluations/{eval_id}?limit=0")["completed_questions"] == \
             paused_at["completed_questions"] < 24
         shot(page, "evaluation-list")

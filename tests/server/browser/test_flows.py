@@ -149,7 +149,7 @@ def test_the_form_shows_its_defaults_requires_a_model_and_remembers(page, api, m
     page.check('input[name="system"][value="openai"]')
     page.click('button[type="submit"]')  # the empty model is refused by the browser, not replaced by a paid one
     assert page.locator('input[name="openai_model"]').evaluate("field => field.validity.valueMissing")
-    page.wait_for_timeout(500)
+    page.wait_for_load_state("networkidle")  # a submission that got through would be on the wire by now
     assert api.get("/api/v1/evaluations")["total"] == count
     page.fill('input[name="openai_model"]', "test-model")
     page.fill('input[name="base_url"]', model.url)
@@ -228,13 +228,15 @@ def test_a_running_evaluation_s_page_takes_every_figure_from_one_snapshot(browse
         seen = [figures(page)]
         paused = False
         while seen[-1]["status"] != "COMPLETED":
-            page.wait_for_timeout(400)
+            with page.expect_response(lambda response: "/live" in response.url, timeout=30_000):
+                pass  # the page's next refresh: a new snapshot to read
             seen.append(figures(page))
             done = int(seen[-1]["count"].split(" / ")[0])
             if not paused and done >= 4:
                 api.post(f"/api/v1/evaluations/{eval_id}/pause")
                 expect(page.locator("#live .status")).to_have_text("PAUSED", timeout=10_000)
-                page.wait_for_timeout(2500)  # the page goes on asking while paused ...
+                with page.expect_response(lambda response: "/live" in response.url, timeout=30_000):
+                    pass  # the page goes on asking while paused ...
                 api.post(f"/api/v1/evaluations/{eval_id}/resume")  # ... so a resume from elsewhere shows up
                 paused = True
             assert len(seen) < 400, seen[-1]
@@ -253,7 +255,8 @@ def test_a_running_evaluation_s_page_takes_every_figure_from_one_snapshot(browse
         expect(page.locator("#live .stored-run")).to_contain_text(final["run_id"])  # the stored-run line appears
         expect(page.locator("#new-results")).to_be_visible()
         before = len(asked)
-        page.wait_for_timeout(4500)
+        # the one window left: that nothing is asked can only be seen by waiting longer than the poll interval
+        page.wait_for_timeout(4500)  # evaluation.js POLL_MS is 2000
         assert len(asked) == before  # the run is over: no more polling
         assert page.errors == []
     finally:
