@@ -123,23 +123,26 @@ def parse_measures(arguments) -> list[Measure]:
         else:
             unknown.append(argument)
     refused = [name for name in ALL_MEASURES if name in marked and name not in KINDS]
-    for name in ("ndcg", "G", "ndcg_rel", "Rndcg", "dcg", "ideal_dcg"):
-        if name in marked and name in given:
-            refused.append(f"{name}.{given[name]} (gain values)")
+    gain_valued = [name for name in _GAIN_MEASURES if name in marked and name in given]
+    refused += [f"{name}.{given[name]} (gain values)" for name in gain_valued]
     if refused or unknown:
-        raise TrecEvalError(_refusal(refused, unknown, marked))
+        raise TrecEvalError(_refusal(refused, unknown, marked - set(gain_valued), given))
     return [_measure(name, given.get(name)) for name in ALL_MEASURES if name in marked]
 
 
-def _refusal(refused: list[str], unknown: list[str], marked: set) -> str:
+_GAIN_MEASURES = ("ndcg", "G", "ndcg_rel", "Rndcg", "dcg", "ideal_dcg")  # their parameters are gain values
+
+
+def _refusal(refused: list[str], unknown: list[str], wanted: set, given: dict) -> str:
     parts = []
     if refused:
         parts.append(f"trec_eval measures not computed by ragretrieval: {', '.join(refused)}")
     if unknown:
         parts.append(f"not trec_eval measures: {', '.join(map(repr, unknown))}")
-    computed = [name for name in ALL_MEASURES if name in marked and name in KINDS]
-    if computed:  # what the user asked for, less what is refused, ready to paste
-        return "; ".join(parts) + f"; the others asked for: {' '.join('-m ' + name for name in computed)}"
+    computed = [name for name in ALL_MEASURES if name in wanted and name in KINDS]
+    if computed:  # what the user asked for, less what is refused, with the parameters given: ready to paste
+        pasted = " ".join(f"-m {name}.{given[name]}" if name in given else f"-m {name}" for name in computed)
+        return "; ".join(parts) + f"; the others asked for: {pasted}"
     return "; ".join(parts) + f"; ragretrieval computes: {', '.join(KINDS)}"
 
 

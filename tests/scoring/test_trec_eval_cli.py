@@ -135,6 +135,10 @@ def test_with_c_a_run_of_unknown_queries_scores_every_qrels_query_zero(files, tm
                          "Rprec_mult_avgjg; the others asked for: -m runid -m num_q"),
     (["-m", "ndcg.1=3,2=9"], "Error: trec_eval measures not computed by ragretrieval: ndcg.1=3,2=9 (gain values)"),
     (["-m", "G.1=2"], "Error: trec_eval measures not computed by ragretrieval: G.1=2 (gain values)"),
+    # the others keep their parameters, ready to paste; the refused ndcg is not offered back without its gains
+    (["-m", "P.3", "-m", "recall.2", "-m", "ndcg.1=3"], "Error: trec_eval measures not computed by ragretrieval: "
+                                                        "ndcg.1=3 (gain values); the others asked for: -m P.3 -m "
+                                                        "recall.2\n"),
     (["-m", "rbp.1=3"], "Error: measure rbp.1=3: only the persistence is taken, as p=VALUE"),
     (["-m", "rbp.p=0.5,1=2"], "Error: measure rbp.p=0.5,1=2: only the persistence is taken"),
     (["-m", "P."], "Error: measure 'P.': no parameters after the '.'"),
