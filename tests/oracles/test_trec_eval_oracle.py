@@ -370,6 +370,10 @@ def random_case(seed: int):
             scores = np.round(rng.random(len(retrieved)) * 3, int(rng.integers(0, 3)))  # ties
             run[qid] = [(docs[d], float(s)) for d, s in zip(retrieved, scores)]
     run["unjudged-query"] = [("d1", 1.0)]
+    # every label 0 (relevant at -l0, with no gain: Rndcg's 0/0), retrieved or, every other seed, missing (-c)
+    qrels["zeros"] = {docs[0]: 0, docs[1]: 0, docs[2]: -1}
+    if seed % 2:
+        run["zeros"] = [(docs[5], 3.0), (docs[1], 2.0), (docs[6], 1.0)]
     return qrels, run
 
 
