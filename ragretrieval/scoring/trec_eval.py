@@ -123,23 +123,26 @@ def parse_measures(arguments) -> list[Measure]:
         else:
             unknown.append(argument)
     refused = [name for name in ALL_MEASURES if name in marked and name not in KINDS]
-    for name in ("ndcg", "G", "ndcg_rel", "Rndcg", "dcg", "ideal_dcg"):
-        if name in marked and name in given:
-            refused.append(f"{name}.{given[name]} (gain values)")
+    gain_valued = [name for name in _GAIN_MEASURES if name in marked and name in given]
+    refused += [f"{name}.{given[name]} (gain values)" for name in gain_valued]
     if refused or unknown:
-        raise TrecEvalError(_refusal(refused, unknown, marked))
+        raise TrecEvalError(_refusal(refused, unknown, marked - set(gain_valued), given))
     return [_measure(name, given.get(name)) for name in ALL_MEASURES if name in marked]
 
 
-def _refusal(refused: list[str], unknown: list[str], marked: set) -> str:
+_GAIN_MEASURES = ("ndcg", "G", "ndcg_rel", "Rndcg", "dcg", "ideal_dcg")  # their parameters are gain values
+
+
+def _refusal(refused: list[str], unknown: list[str], wanted: set, given: dict) -> str:
     parts = []
     if refused:
         parts.append(f"trec_eval measures not computed by ragretrieval: {', '.join(refused)}")
     if unknown:
         parts.append(f"not trec_eval measures: {', '.join(map(repr, unknown))}")
-    computed = [name for name in ALL_MEASURES if name in marked and name in KINDS]
-    if computed:  # what the user asked for, less what is refused, ready to paste
-        return "; ".join(parts) + f"; the others asked for: {' '.join('-m ' + name for name in computed)}"
+    computed = [name for name in ALL_MEASURES if name in wanted and name in KINDS]
+    if computed:  # what the user asked for, less what is refused, with the parameters given: ready to paste
+        pasted = " ".join(f"-m {name}.{given[name]}" if name in given else f"-m {name}" for name in computed)
+        return "; ".join(parts) + f"; the others asked for: {pasted}"
     return "; ".join(parts) + f"; ragretrieval computes: {', '.join(KINDS)}"
 
 
@@ -194,6 +197,24 @@ def evaluate(qrels_path, run_path, measures: list[Measure], *, per_query: bool =
     over every qrels query; `summary` False (-n) leaves out the "all" lines; `max_docs` (-M) keeps the first docs of
     each ranking; `level` (-l) is the lowest relevant label (0 makes every judged doc relevant); `interleaved` as
     for `score_files`. Every error is raised before the first line."""
+    qrels, ranked, order, columns = _evaluated(qrels_path, run_path, measures, complete, max_docs, level, interleaved)
+    summaries = (line for measure, values in columns
+                 for line in _summary(measure, values, order, ranked.tag, qrels, level, complete))
+    return chain(_per_query(columns, order, qrels.query_ids) if per_query else (), summaries if summary else ())
+
+
+def per_query_values(qrels_path, run_path, measures: list[Measure], *, complete: bool = False,
+                     max_docs: int | None = None, level: int = 1) -> dict[str, dict[str, float | str]]:
+    """The values `evaluate` prints for each query, unrounded: {printed name: {query id: value}} (NaN where trec_eval
+    prints -nan; gm_map and gm_bpref as the logs their geometric mean averages; relstring as its string)."""
+    qrels, _, order, columns = _evaluated(qrels_path, run_path, measures, complete, max_docs, level, "group")
+    ids = [str(qrels.query_ids[i]) for i in order]
+    return {name: dict(zip(ids, (column[i] if isinstance(column, list) else float(column[i]) for i in order)))
+            for _, values in columns for name, column in values}
+
+
+def _evaluated(qrels_path, run_path, measures, complete, max_docs, level, interleaved):
+    """(qrels, ranked run, the evaluated queries in print order, (measure, [(printed name, values)]) per measure)."""
     if max_docs is not None and (isinstance(max_docs, bool) or not isinstance(max_docs, int) or max_docs < 1):
         raise TrecEvalError(f"max_docs (-M) must be a positive integer, got {max_docs!r}")
     if isinstance(level, bool) or not isinstance(level, int) or level < 0:
@@ -210,9 +231,7 @@ def evaluate(qrels_path, run_path, measures: list[Measure], *, per_query: bool =
     order = sorted(np.flatnonzero(evaluated).tolist(), key=lambda i: str(qrels.query_ids[i]).encode("utf-8",
                                                                                                     "surrogatepass"))
     columns = [(measure, _values(judged, measure, ranked.in_run)) for measure in measures]
-    summaries = (line for measure, values in columns
-                 for line in _summary(measure, values, order, ranked.tag, qrels, level, complete))
-    return chain(_per_query(columns, order, qrels.query_ids) if per_query else (), summaries if summary else ())
+    return qrels, ranked, order, columns
 
 
 def _per_query(columns, order, query_ids):

@@ -90,9 +90,11 @@ class Gains:
         scale = int(max(self.judged.ranks.max(initial=0), self.judged.num_ret.max(initial=0))) + 2  # > every rank
         keys = self.rows * scale + self.ranks
         wanted = rows * scale + ranks
+        if len(keys) == 0:  # no retrieved doc has a gain (every label 0 at -l0, say): no DCG anywhere
+            return np.zeros(len(rows))
         at = np.searchsorted(keys, wanted) - 1  # the last item before
         same = (at >= 0) & (self.rows[np.maximum(at, 0)] == rows)
-        return np.where(same, self.dcg[np.maximum(at, 0)] if len(self.dcg) else 0.0, 0.0)
+        return np.where(same, self.dcg[np.maximum(at, 0)], 0.0)
 
 
 def _position_in_row(sorted_rows: np.ndarray) -> np.ndarray:
@@ -134,7 +136,8 @@ def ndcg_rel(gains: Gains) -> np.ndarray:
 
 def rndcg(gains: Gains) -> np.ndarray:
     """Rndcg: the mean of the nDCG read where the ideal gain changes (before that place), and once more at the end
-    of the ranking when it runs more than one place past the ideal; 0 when nothing is relevant."""
+    of the ranking when it runs more than one place past the ideal; 0 when nothing is relevant. A query with
+    relevant docs but no gain (every label 0 at -l0) reads no nDCG at all: 0 / 0, NaN, as trec_eval prints it."""
     judged = gains.judged
     rows, position = gains.ideal_rows, gains.ideal_position  # the ideal's places, 1-based
     last = position == gains.ideal_count[rows]
@@ -143,7 +146,8 @@ def rndcg(gains: Gains) -> np.ndarray:
     b_rows, boundary = rows[changes], position[changes]  # boundary: places before it
     seen = np.minimum(boundary, judged.num_ret[b_rows])
     terms = gains.dcg_before(b_rows, seen + 1) / gains.ideal_dcg_at(b_rows, boundary)
-    extra = judged.num_ret > gains.ideal_count + 1  # the ranking runs on past the ideal's end and one more place
+    # the ranking runs on past the ideal's end and one more place (read only when the ideal has a DCG, as trec_eval)
+    extra = (judged.num_ret > gains.ideal_count + 1) & (gains.ideal_count > 0)
     everyone = np.arange(judged.n)
     last_term = gains.dcg_before(everyone, judged.num_ret + 1) / np.where(
         gains.ideal_count > 0, gains.ideal_dcg_at(everyone, gains.ideal_count), 1.0)
@@ -152,7 +156,7 @@ def rndcg(gains: Gains) -> np.ndarray:
     values = np.concatenate([terms, last_term[extra]])[order]
     total = np.bincount(all_rows[order], weights=values, minlength=judged.n)
     count = np.bincount(all_rows, minlength=judged.n)
-    with np.errstate(invalid="ignore"):  # a query with relevant docs but no gain at all: 0 / 0, as trec_eval
+    with np.errstate(invalid="ignore", divide="ignore"):  # relevant docs but no gain at all: 0 / 0, as trec_eval
         return np.where(judged.num_rel > 0, total / count, 0.0)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -370,6 +371,10 @@ def random_case(seed: int):
             scores = np.round(rng.random(len(retrieved)) * 3, int(rng.integers(0, 3)))  # ties
             run[qid] = [(docs[d], float(s)) for d, s in zip(retrieved, scores)]
     run["unjudged-query"] = [("d1", 1.0)]
+    # every label 0 (relevant at -l0, with no gain: Rndcg's 0/0), retrieved or, every other seed, missing (-c)
+    qrels["zeros"] = {docs[0]: 0, docs[1]: 0, docs[2]: -1}
+    if seed % 2:
+        run["zeros"] = [(docs[5], 3.0), (docs[1], 2.0), (docs[6], 1.0)]
     return qrels, run
 
 
@@ -395,3 +400,26 @@ def test_every_computed_measure_prints_as_trec_evals_loops_print_it(tmp_path, se
                                    complete=complete, max_docs=max_docs, level=level))
             expected = reference(qrels, run, f"run{seed}", arguments, per_query_wanted, complete, max_docs, level)
             assert got == expected, (arguments, per_query_wanted, complete, max_docs, level)
+
+
+TREC_FILES = Path(__file__).parents[1] / "data" / "trec_eval"
+
+
+def test_trec_evals_own_files_at_l0_with_a_topic_judged_all_0(tmp_path):
+    """qrels.test and results.test, plus topic 304: 303's judged docs all labelled 0, and 303's ranking. With
+    `-m all_trec -q -l0`, every line is the loops' line; 304 is where trec_eval prints Rndcg's -nan, and so does the
+    mean over all (these two lines printed 0.0000 and a number)."""
+    qrels: dict = {}
+    for line in (TREC_FILES / "qrels.test").read_text().splitlines():
+        query, _, doc, label = line.split()
+        qrels.setdefault(query, {})[doc] = int(label)
+    run: dict = {}
+    for line in (TREC_FILES / "results.test").read_text().splitlines():
+        query, _, doc, _, sim, tag = line.split()[:6]
+        run.setdefault(query, []).append((doc, float(sim)))
+    qrels["304"], run["304"] = dict.fromkeys(qrels["303"], 0), list(run["303"])
+    qrels_path, run_path = write_files(tmp_path, qrels, run, tag)
+    got = list(te.evaluate(qrels_path, run_path, te.parse_measures(["all_trec"]), per_query=True, level=0))
+    assert got == reference(qrels, run, tag, ["all_trec"], True, False, None, 0)
+    assert [line for line in got if line.endswith("-nan")] == ["Rndcg                 \t304\t  -nan",
+                                                               "Rndcg                 \tall\t  -nan"]

@@ -62,6 +62,32 @@ def test_l_sets_the_relevance_level_and_m_the_depth(files):
                                                                            ("P_2", "all", "0.2500")]
 
 
+ALL_ZERO_QRELS = b"q1 0 d1 0\nq1 0 d2 0\nq1 0 d3 0\nq2 0 e1 1\n"
+ALL_ZERO_RUN = b"q1 Q0 x1 1 3.0 r\nq1 Q0 d1 2 2.0 r\nq1 Q0 x2 3 1.0 r\nq2 Q0 e1 1 1.0 r\n"
+
+
+def test_at_l0_a_query_whose_labels_are_all_0_has_no_rndcg(tmp_path):
+    """-l0 makes q1's three 0-labelled docs relevant, but none has a gain: trec_eval's Rndcg reads no nDCG for it and
+    prints 0/0 as glibc prints it, "-nan", for the query and for the mean over all queries."""
+    qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels.write_bytes(ALL_ZERO_QRELS)
+    run.write_bytes(ALL_ZERO_RUN)
+    result = trec_eval("-q", "-l0", "-m", "Rndcg", qrels, run)
+    assert result.stdout == "Rndcg                 \tq1\t  -nan\nRndcg                 \tq2\t1.0000\n" \
+                            "Rndcg                 \tall\t  -nan\n"
+    # at -l1 q1 has nothing relevant: 0, as before
+    assert lines(trec_eval("-q", "-m", "Rndcg", qrels, run)) == [("Rndcg", "q1", "0.0000"), ("Rndcg", "q2", "1.0000"),
+                                                                 ("Rndcg", "all", "0.5000")]
+    # q1 alone: no retrieved doc has a gain anywhere in the run (this ended in an IndexError)
+    qrels.write_bytes(b"".join(ALL_ZERO_QRELS.splitlines(keepends=True)[:3]))
+    run.write_bytes(b"".join(ALL_ZERO_RUN.splitlines(keepends=True)[:3]))
+    assert lines(trec_eval("-q", "-l0", "-m", "G", "-m", "ndcg", "-m", "ndcg_rel", "-m", "Rndcg", "-m", "dcg", qrels,
+                           run)) == [("G", "q1", "0.0000"), ("dcg", "q1", "0.0000"), ("ndcg", "q1", "0.0000"),
+                                     ("ndcg_rel", "q1", "0.0000"), ("Rndcg", "q1", "-nan"), ("G", "all", "0.0000"),
+                                     ("dcg", "all", "0.0000"), ("ndcg", "all", "0.0000"),
+                                     ("ndcg_rel", "all", "0.0000"), ("Rndcg", "all", "-nan")]
+
+
 def test_the_first_parameters_given_for_a_measure_win_and_cutoffs_are_read_as_atol_reads(files):
     result = trec_eval("-m", "P.10,2.9", "-m", "P.3", "-m", "success", *files)
     assert [name for name, _, _ in lines(result)] == ["P_2", "P_10", "success_1", "success_5", "success_10"]
@@ -135,6 +161,10 @@ def test_with_c_a_run_of_unknown_queries_scores_every_qrels_query_zero(files, tm
                          "Rprec_mult_avgjg; the others asked for: -m runid -m num_q"),
     (["-m", "ndcg.1=3,2=9"], "Error: trec_eval measures not computed by ragretrieval: ndcg.1=3,2=9 (gain values)"),
     (["-m", "G.1=2"], "Error: trec_eval measures not computed by ragretrieval: G.1=2 (gain values)"),
+    # the others keep their parameters, ready to paste; the refused ndcg is not offered back without its gains
+    (["-m", "P.3", "-m", "recall.2", "-m", "ndcg.1=3"], "Error: trec_eval measures not computed by ragretrieval: "
+                                                        "ndcg.1=3 (gain values); the others asked for: -m P.3 -m "
+                                                        "recall.2\n"),
     (["-m", "rbp.1=3"], "Error: measure rbp.1=3: only the persistence is taken, as p=VALUE"),
     (["-m", "rbp.p=0.5,1=2"], "Error: measure rbp.p=0.5,1=2: only the persistence is taken"),
     (["-m", "P."], "Error: measure 'P.': no parameters after the '.'"),

@@ -167,4 +167,11 @@ def test_ndcg_with_gain_values_is_refused_in_one_line():
     result = CliRunner().invoke(main, ["score", "--trec-eval", *flags, str(TREC / qrels), str(TREC / run)])
     assert result.exit_code == 1 and result.stdout == "" and result.stderr.count("\n") == 1
     assert result.stderr.startswith("Error: trec_eval measures not computed by ragretrieval: ndcg.1=3,2=9,4=4.5 "
-                                    "(gain values); the others asked for: -m iprec_at_recall -m P -m recall")
+                                    "(gain values); the others asked for: -m iprec_at_recall..10,.20,.25,.75,.50 "
+                                    "-m P.5,7,3 -m recall.20,2000 -m Rprec_mult.5.0,0.2,0.35")
+    # the list keeps each measure's parameters: pasted back, it prints trec_eval's file less the ndcg lines
+    pasted = result.stderr.split("the others asked for: ")[1].split()
+    again = CliRunner().invoke(main, ["score", "--trec-eval", "-q", *pasted, str(TREC / qrels), str(TREC / run)])
+    expected = "".join(line for line in (TREC / "out.test.meas_params").read_text().splitlines(keepends=True)
+                       if not line.startswith("ndcg_1=3"))
+    assert again.exit_code == 0 and again.stdout == expected
