@@ -184,7 +184,7 @@ DEMO_SLICE_SIZE = 8  # recipes: enough for several documents per question's top 
 def demo_slice_dataset(demo_corpus, tmp_path_factory) -> Path:
     """The first eight recipes of the demo corpus (by path) built into a dataset once per session: for tests that
     compare two ways of embedding (in process and through a server, two dtypes) and need real text, not the whole
-    corpus. The one full quality run per model embeds a whole corpus (tests/core/test_dense.py)."""
+    corpus. The one full quality run per model embeds a whole corpus (tests/embedders/test_dense.py)."""
     from click.testing import CliRunner
 
     from ragretrieval.cli import main

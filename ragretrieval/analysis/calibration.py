@@ -21,7 +21,7 @@ the standard deviation with divisor the count (ddof 0), z = Φ⁻¹(1 - α/2) (1
 
 These are large-sample (normal) intervals, as PPI's; with fewer than `FEW_LABELS` labels they are optimistic, and
 a note says so. The figures equal ppi-python's ``ppi_mean_pointestimate``, ``ppi_mean_ci`` and ``classical_mean_ci``
-(tests/compare/test_calibration.py, to 1e-9). `ppi_mean` takes arrays with any leading shape (many draws at once).
+(tests/analysis/test_calibration.py, to 1e-9). `ppi_mean` takes arrays with any leading shape (many draws at once).
 """
 
 from __future__ import annotations

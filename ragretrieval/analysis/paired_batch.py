@@ -7,7 +7,7 @@ permutation test, the same sign vectors). The draws are made once per n, kept as
 drawn in each resample, R x n), and every metric's resampled means come from one matrix product, counts @ D / n,
 instead of R x n gathers per metric. The means equal ``d[idx].mean(axis=1)`` up to the order of the additions (a
 few units in the last place), so CIs and p-values agree with `paired_stats` to about 1e-15
-(tests/compare/test_paired_batch.py).
+(tests/analysis/test_paired_batch.py).
 
 The last draws are kept (one entry: the counts of n = 1,000 questions and R = 10,000 resamples take 20 MB), so the
 levels of one comparison (answer, document, chunk), which pair the same questions, draw once.

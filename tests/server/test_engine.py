@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from judges.conftest import BLOCK, plays_both, share, verdict, which_judge
+from answers.judges.conftest import BLOCK, plays_both, share, verdict, which_judge
 
 from ragretrieval.answers.report import AnsweredQuestion, Citation, ContextUsed
 from ragretrieval.cli import main

@@ -17,7 +17,7 @@ from ragretrieval.retrieval import DenseRetriever
 from ragretrieval.stores import FaissStore, NumpyStore, StoreError, make_store
 from ragretrieval.work.options import SettingsError
 
-from .test_embedding_cache import CharacterEmbedder
+from embedders.test_embedding_cache import CharacterEmbedder  # tests/embedders: a top-level test package
 
 
 def run(dataset_dir, cache, store: str, **options):
