@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from answers.judges.conftest import BLOCK, plays_both, share, verdict, which_judge
+from click.testing import CliRunner
 
 from ragretrieval.answers.report import AnsweredQuestion, Citation, ContextUsed
 from ragretrieval.cli import main

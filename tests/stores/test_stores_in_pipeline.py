@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from embedders.test_embedding_cache import CharacterEmbedder  # tests/embedders: a top-level test package
 
 from ragretrieval.data.dataset import load_dataset
 from ragretrieval.embedders import EmbeddingCache
@@ -16,8 +17,6 @@ from ragretrieval.evaluation.report import EvalConfig
 from ragretrieval.retrieval import DenseRetriever
 from ragretrieval.stores import FaissStore, NumpyStore, StoreError, make_store
 from ragretrieval.work.options import SettingsError
-
-from embedders.test_embedding_cache import CharacterEmbedder  # tests/embedders: a top-level test package
 
 
 def run(dataset_dir, cache, store: str, **options):
