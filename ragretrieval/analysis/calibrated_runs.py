@@ -3,7 +3,10 @@ with it (`calibration.calibrated_mean`), and the rows ``calibrate``, ``compare -
 --calibrate-labels`` show (docs/answers.md, "Calibrated judge scores").
 
 A labels file and a predictions file are JSON Lines of `QuestionValue`: ``{"question_id": "q1", "value": 1}``, one
-question per line, on the metric's own scale (yes/no judges: 0 or 1; score5: 1-5). Between two runs, the calibrated
+question per line, on the metric's own scale (yes/no judges: 0 or 1; score5: 1-5; retrieval metrics: 0-1). A value
+off the metric's scale is refused naming its line (`metric_scale`; a 9 for a 1-5 judge would move the calibrated mean
+past anything the judge can say); without a known scale (a plug-in's metric, predictions without a metric) a value
+is at most `MAX_VALUE` away from 0, so that its square stays finite. Between two runs, the calibrated
 difference B - A is PPI on the paired differences: labels B - A on the questions labelled in both runs, the judge's
 differences on every question both runs judged.
 """
@@ -19,10 +22,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..data.dataset import DatasetError, read_numbered_jsonl
 from ..io.jsonfiles import supported_version
+from ..scoring import MetricError, parse_metric
+from ..scoring.answer_metrics import BY_NAME
 from .calibration import Calibration, CalibrationError, Estimate, calibrated_mean, ppi_mean
-from .compare import ComparedRun
+from .compare import RUN_LEVEL_NAMES, ComparedRun
 
 VALUES_VERSION = 1
+MAX_VALUE = 1e12  # far beyond any metric's scale; 1e308 made the variances inf and the interval nan
 
 
 class QuestionValue(BaseModel):
@@ -43,17 +49,42 @@ class QuestionValue(BaseModel):
     def _a_finite_number(cls, value):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise ValueError(f"value must be a finite number; got {value!r}")
+        if abs(value) > MAX_VALUE:
+            raise ValueError(f"value must be from {-MAX_VALUE:g} to {MAX_VALUE:g}; got {value!r}")
         return value
 
 
-def read_values(path) -> dict[str, float]:
-    """Question id -> value of a labels or predictions file; a bad line, or a question twice, names the line."""
+def metric_scale(metric: str | None) -> tuple[float, float] | None:
+    """The range of `metric`'s value for one question: an answer metric's declared scale (score5's average_score
+    and llm_judge_score: 1-5; judges' ratings and checks: 0-1), 0-1 for a retrieval metric (``recall@5``); None when
+    it is not known (no metric, a plug-in's metric, token counts)."""
+    if metric is None:
+        return None
+    name = RUN_LEVEL_NAMES.get(metric, metric)
+    if name in BY_NAME:
+        return BY_NAME[name].scale
+    if name.startswith("pass_rate_"):
+        return (0.0, 1.0)
+    try:
+        parse_metric(name)
+    except MetricError:
+        return None
+    return (0.0, 1.0)
+
+
+def read_values(path, metric: str | None = None) -> dict[str, float]:
+    """Question id -> value of a labels or predictions file on `metric`'s scale (`metric_scale`); a bad line, a
+    value off the scale or a question twice names the line."""
+    scale = metric_scale(metric)
     first: dict[str, int] = {}
     values = {}
     for number, record in read_numbered_jsonl(path, QuestionValue):
         if record.question_id in first:
             raise DatasetError(f"{path}:{number}: question {record.question_id!r} is listed twice (first on line "
                                f"{first[record.question_id]})")
+        if scale is not None and not scale[0] <= record.value <= scale[1]:
+            raise DatasetError(f"{path}:{number}: field 'value': {record.value:g} is off the scale of {metric} "
+                               f"({scale[0]:g} to {scale[1]:g})")
         first[record.question_id] = number
         values[record.question_id] = record.value
     if not values:
@@ -77,14 +108,14 @@ def check_known(labels: dict[str, float], known, source: str, where: str) -> Non
 
 def calibrate_run(run: ComparedRun, labels_file: Path, metric: str, level: str, lam: float | None = None,
                   confidence: float = 0.95) -> Calibration:
-    labels = read_values(labels_file)
+    labels = read_values(labels_file, metric)
     check_known(labels, set(run.question_ids), str(labels_file), f"run {run.label}")
     return calibrated_mean(run_values(run, metric, level), labels, lam=lam, confidence=confidence, metric=metric)
 
 
 def calibrate_predictions(predictions_file: Path, labels_file: Path, lam: float | None = None,
                           confidence: float = 0.95, metric: str | None = None) -> Calibration:
-    predictions, labels = read_values(predictions_file), read_values(labels_file)
+    predictions, labels = read_values(predictions_file, metric), read_values(labels_file, metric)
     check_known(labels, predictions, str(labels_file), str(predictions_file))
     return calibrated_mean(predictions, labels, lam=lam, confidence=confidence, metric=metric)
 
@@ -166,7 +197,7 @@ def calibrate_runs(runs: list[ComparedRun], label_files: list[Path], metric: str
     result = CalibratedRuns(metric, {}, base=runs[0].label)
     values, labels = {}, {}
     for run, path in labelled:
-        labels[run.label] = read_values(path)
+        labels[run.label] = read_values(path, metric)
         check_known(labels[run.label], set(run.question_ids), str(path), f"run {run.label}")
         values[run.label] = run_values(run, metric, level)
         result.calibrations[run.label] = calibrated_mean(values[run.label], labels[run.label], lam=lam,

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from ..evaluation.report import EvalConfig
 from ..llm.client import DEFAULT_KEY_ENV
-from ..work.limits import Price, Retries, Timeout, Wait
+from ..work.limits import Integer, Price, Retries, Timeout, Wait
 from ..work.options import SettingsError, plugin_options
 from ..work.plugins import GENERATORS, JUDGES
 
@@ -44,9 +44,9 @@ class AnswerSettings(BaseModel):
                                                 "request=messages (http:)")
     contexts: Literal["retrieved", "given"] = Field(
         "retrieved", description="The retriever's top chunks, or the documents each question lists in 'context'")
-    context_k: int = Field(5, ge=1, le=1000, description="Retrieved chunks shown to the generator")
+    context_k: Integer = Field(5, ge=1, le=1000, description="Retrieved chunks shown to the generator")
     shuffle_context: bool = Field(False, description="Shuffle given contexts per question (seeded)")
-    seed: int = Field(0, description="Seed of shuffle_context")
+    seed: Integer = Field(0, description="Seed of shuffle_context")
     retrieval: EvalConfig = Field(default_factory=EvalConfig, description="How contexts are retrieved: eval's "
                                                                           "settings")
     language: Literal["auto", "zh", "en", "pl"] = Field("auto", description="Language of the default prompt, "
@@ -76,7 +76,7 @@ class AnswerSettings(BaseModel):
                                        description="System message [default: the language's; \"\" sends none]")
     temperature: float = Field(0.0, ge=0, le=2, allow_inf_nan=False,
                                description="Sampling temperature of the generator")
-    max_tokens: int | None = Field(None, ge=1, description="Most tokens per answer")
+    max_tokens: Integer | None = Field(None, ge=1, description="Most tokens per answer")
     max_retries: Retries = Field(5, description="Retries on 429, 5xx, timeouts")
     sleep_time: Wait = Field(1.0, description="Seconds before the first retry (doubling, with jitter)")
     timeout: Timeout = Field(120.0, description="Seconds per request")
@@ -87,7 +87,7 @@ class AnswerSettings(BaseModel):
     judges: list[str] = Field([], description="LLM judges: score5, correctness, groundedness, "
                                                                 "relevance_to_query, safety, chunk_relevance, "
                                                                 "context_sufficiency")
-    judge_samples: int = Field(1, ge=1, le=9, description="Ask each judge request N times and keep the majority "
+    judge_samples: Integer = Field(1, ge=1, le=9, description="Ask each judge request N times and keep the majority "
                                                           "(needs a temperature above 0)")
     judge_temperature: float | None = Field(None, ge=0, le=2, allow_inf_nan=False,
                                             description="Judge sampling temperature [default: 0, or 0.7 with "
@@ -106,13 +106,13 @@ class AnswerSettings(BaseModel):
     judge_nuggets: Path | None = Field(None, description="The nuggets judge's nuggets.jsonl [default: nuggets.jsonl "
                                                          "in the dataset's folder]")
     # as the TREC 2024 RAG track's AutoNuggetizer: ten nuggets per request
-    judge_nugget_batch: int = Field(10, ge=1, le=MAX_NUGGETS_PER_REQUEST,
+    judge_nugget_batch: Integer = Field(10, ge=1, le=MAX_NUGGETS_PER_REQUEST,
                                     description="Nuggets the nuggets judge asks about per request")
     judge_price_in: Price = Field(0.0, description="Judges' price per million input tokens")
     judge_price_out: Price = Field(0.0, description="Judges' price per million output tokens")
     judge_timeout: Timeout = Field(120.0, description="Judges' seconds per request")
     judge_max_retries: Retries = Field(4, description="Judges' retries on 429, 5xx, timeouts")
-    threads: int = Field(4, ge=1, le=256, description="Questions answered at once (speed only)")
+    threads: Integer = Field(4, ge=1, le=256, description="Questions answered at once (speed only)")
     max_cost: float | None = Field(None, ge=0, allow_inf_nan=False,
                                    description="Stop before the spend at the given prices (generator and judges) "
                                                "would pass this many dollars; 0: only answers already in the cache")

@@ -23,14 +23,37 @@ def _column(frame, names: tuple[str, ...], what: str, which: str) -> str:
     return found
 
 
-def _nested(frame, what: str, values: tuple[str, ...]) -> dict[str, dict[str, float]]:
-    """A DataFrame of (query, doc, value) rows as ``{query: {doc: value}}``."""
+def _nested(frame, what: str, values: tuple[str, ...], cast) -> dict[str, dict]:
+    """A DataFrame of (query, doc, value) rows as ``{query: {doc: cast(value)}}``. A missing cell (None, NaN,
+    pd.NA) or a value `cast` cannot take is a `ScoringError` naming the row (its index label) and the column:
+    ``str(pd.NA)`` would otherwise be a query called "<NA>", and a NaN grade a bare ValueError."""
     query, doc = _column(frame, QUERY_COLUMNS, what, "query"), _column(frame, DOC_COLUMNS, what, "document")
     value = _column(frame, values, what, "value")
-    nested: dict[str, dict[str, float]] = {}
-    for q, d, v in zip(frame[query].astype(str), frame[doc].astype(str), frame[value]):
-        nested.setdefault(q, {}).setdefault(d, v)
+    columns = [query, doc, value]
+    missing = frame[columns].isna()
+    if missing.to_numpy().any():
+        row = missing.any(axis=1).to_numpy().argmax()
+        column = next(name for name in columns if missing[name].iloc[row])
+        raise ScoringError(f"{what}: row {frame.index.tolist()[row]!r}: column {column!r} is missing (None, NaN or "
+                           "NA)")
+    nested: dict[str, dict] = {}
+    for row, q, d, v in zip(frame.index.tolist(), frame[query].astype(str), frame[doc].astype(str), frame[value]):
+        try:
+            typed = cast(v)
+        except (TypeError, ValueError):
+            raise ScoringError(f"{what}: row {row!r}: column {value!r}: {v!r} is not {_KINDS[cast]}") from None
+        nested.setdefault(q, {}).setdefault(d, typed)
     return nested
+
+
+def _grade(value) -> int:
+    """A relevance label: a whole number (2 and 2.0; not 1.5, which int() would make 1, nor a boolean)."""
+    if isinstance(value, bool) or value != int(value):
+        raise ValueError(value)
+    return int(value)
+
+
+_KINDS = {_grade: "a whole number (a grade)", float: "a number"}
 
 
 def _is_frame(value) -> bool:
@@ -45,7 +68,7 @@ def _read(value, what: str, kind, read, columns: tuple[str, ...], cast):
     if isinstance(value, (str, Path)):
         return read(value)
     if _is_frame(value):
-        value = {q: {d: cast(v) for d, v in docs.items()} for q, docs in _nested(value, what, columns).items()}
+        value = _nested(value, what, columns, cast)
     if isinstance(value, dict):
         return kind.from_dict(value)
     raise ScoringError(f"{what} must be a dict, a TREC {what} file or a DataFrame; got {type(value).__name__}")
@@ -55,7 +78,7 @@ def as_qrels(qrels) -> Qrels:
     """`Qrels`, ``{query: {doc: grade}}``, a TREC qrels file, or a DataFrame (query_id, doc_id, relevance)."""
     from ..scoring.trec import read_qrels
 
-    return _read(qrels, "qrels", Qrels, read_qrels, LABEL_COLUMNS, int)
+    return _read(qrels, "qrels", Qrels, read_qrels, LABEL_COLUMNS, _grade)
 
 
 def as_run(run, qrels: Qrels) -> Run:

@@ -102,6 +102,8 @@ def _click_type(annotation):
     options = [a for a in typing.get_args(annotation) if a is not type(None)] or [annotation]
     if len(options) == 1:
         inner = options[0]
+        if typing.get_origin(inner) is typing.Annotated:  # the bounded types of work/limits.py
+            inner = typing.get_args(inner)[0]
         if typing.get_origin(inner) is typing.Literal:
             return click.Choice([str(v) for v in typing.get_args(inner)])
         if inner in (int, float):

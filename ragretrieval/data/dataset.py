@@ -10,9 +10,10 @@ import hashlib
 import json
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, TypeVar
+from typing import Annotated, Callable, Iterable, Iterator, TypeVar
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -22,15 +23,20 @@ from pydantic import (
     model_serializer,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from ..errors import RagretrievalError
 from ..io.atomic import atomic_writer
 from ..io.jsonfiles import describe, load_json, save_json, supported_version
 from ..io.jsonlines import BOM, JsonLinesError, numbered_lines  # noqa: F401 (BOM: 0.2 name)
+from ..work.limits import Integer
 from ..work.options import SettingsError
 from .corpus import Document, corpus_fingerprint
 
 FORMAT_VERSION = 1
+# the largest grade: a 32-bit signed integer, as pytrec_eval and ir_datasets hold grades; a grade past int64 used to
+# be imported and then end the evaluation in an OverflowError
+MAX_GRADE = 2**31 - 1
 CORPUS_FILE, QUESTIONS_FILE, MANIFEST_FILE = "corpus.jsonl", "questions.jsonl", "manifest.json"
 
 
@@ -58,7 +64,7 @@ class RelevantDocument(_Record):
     """A relevant document: its id, a graded label (> 0 is relevant), and optional relevant character spans."""
 
     doc_id: str = Field(min_length=1)
-    grade: int = Field(default=1, ge=0)  # 0: judged and not relevant (as in TREC qrels); never negative
+    grade: Integer = Field(default=1, ge=0, le=MAX_GRADE)  # 0: judged and not relevant (as in TREC qrels)
     spans: list[tuple[int, int]] = Field(default_factory=list)
 
     @field_validator("spans")
@@ -82,6 +88,18 @@ ANSWER_FIELDS = ("ground_truth", "question_type", "context", "expect")  # since 
 PRODUCTION = "trace"  # the generator of a production request: it has no labels, reference-free judges score it
 
 
+def not_blank(text: str) -> str:
+    """The one rule for a question's text wherever a question comes from (a dataset's questions.jsonl, an
+    agent-evaluation record's request, a DataFrame row given to `ragretrieval.answer`, the web API's question sets):
+    blank, i.e. empty or only whitespace, is no question, and is refused as a bad record."""
+    if not text.strip():
+        raise PydanticCustomError("blank_question", "a question must not be blank")
+    return text
+
+
+QuestionText = Annotated[str, AfterValidator(not_blank)]
+
+
 class QuestionRecord(_Record):
     """A question and everything that judges what is found or answered for it.
 
@@ -94,7 +112,7 @@ class QuestionRecord(_Record):
     (``{"include": [...]}``)."""
 
     id: str = Field(min_length=1)
-    text: str = Field(min_length=1)
+    text: QuestionText
     relevant: list[RelevantDocument] = Field(default_factory=list)
     provenance: Provenance
     metadata: dict = Field(default_factory=dict)

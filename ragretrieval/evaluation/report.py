@@ -12,6 +12,7 @@ from ..embedders.sentence_transformer import DEFAULT_MODEL
 from ..errors import RagretrievalError
 from ..io.jsonfiles import load_json, save_json, supported_version
 from ..stores.base import DEFAULT_STORE
+from ..work.limits import Integer, cutoffs_problem
 from ..work.options import SettingsError, build_settings, plugin_options
 
 REPORT_VERSION = 1
@@ -57,15 +58,15 @@ class EvalConfig(BaseModel):
                                                  "input_type, query_prefix, ...) that differ from the defaults")
     rerank: dict | None = Field(None, description="A reranking stage after the retriever (RerankSettings: name, "
                                                   "depth, ...); none by default")
-    chunk_size: int = Field(ChunkPolicy.size, ge=1, description="Most characters per chunk")
-    chunk_overlap: int = Field(ChunkPolicy.overlap, ge=0, description="Characters shared by consecutive cuts of a "
-                                                                      "section")
-    ks: list[int] = Field([1, 3, 5, 10], min_length=1,
-                          description="Cutoffs to score, e.g. 1,3,5,10 (a list, or that text)")
-    top_k: int | None = Field(None, ge=1, description="The k of the per-question lines (display only) "
-                                                      "[default: the largest k]")
+    chunk_size: Integer = Field(ChunkPolicy.size, ge=1, description="Most characters per chunk")
+    chunk_overlap: Integer = Field(ChunkPolicy.overlap, ge=0, description="Characters shared by consecutive cuts "
+                                                                          "of a section")
+    ks: list[Integer] = Field([1, 3, 5, 10], min_length=1,
+                              description="Cutoffs to score, e.g. 1,3,5,10 (a list, or that text)")
+    top_k: Integer | None = Field(None, ge=1, description="The k of the per-question lines (display only) "
+                                                          "[default: the largest k]")
     granularity: Literal["doc", "chunk", "both"] = Field("both", description="Levels to score: doc, chunk or both")
-    rel_level: int = Field(1, ge=1, description="Grade from which a label is relevant")
+    rel_level: Integer = Field(1, ge=1, description="Grade from which a label is relevant")
 
     @field_validator("ks", mode="before")
     @classmethod
@@ -77,12 +78,24 @@ class EvalConfig(BaseModel):
             return [int(part) for part in parts]
         return value
 
+    @field_validator("top_k")
+    @classmethod
+    def _bounded_top_k(cls, top_k: int | None, info: ValidationInfo) -> int | None:
+        """top_k joins the cutoffs: the same bound (kept as recorded in a stored configuration)."""
+        problem = None if top_k is None else cutoffs_problem([top_k])
+        if problem is not None and not (info.context and info.context.get(STORED)):
+            raise SettingsError(f"top_k: {problem}", ["top_k"])
+        return top_k
+
     @field_validator("ks")
     @classmethod
-    def _positive_ks(cls, ks: list[int]) -> list[int]:
-        """Each cutoff once, in order: [5, 1, 5] and [1, 5] are one setting (one configuration key)."""
-        if min(ks) <= 0:
-            raise SettingsError(f"ks: every k must be a positive integer; got {ks}", ["ks"])
+    def _positive_ks(cls, ks: list[int], info: ValidationInfo) -> list[int]:
+        """Each cutoff once, in order: [5, 1, 5] and [1, 5] are one setting (one configuration key); each bounded
+        (work/limits.py), so that nothing is allocated k deep for a k no ranking reaches. A stored configuration is
+        kept as it was recorded."""
+        problem = cutoffs_problem(ks)
+        if problem is not None and not (min(ks) > 0 and info.context and info.context.get(STORED)):
+            raise SettingsError(f"ks: {problem}", ["ks"])
         return sorted(set(ks))
 
     @model_validator(mode="after")

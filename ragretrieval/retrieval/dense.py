@@ -16,13 +16,14 @@ from ..data.chunking import Chunk
 from ..embedders.sentence_transformer import DEFAULT_MODEL
 from ..stores import DEFAULT_STORE, SearchResult, make_store
 from ..stores.persist import index_fingerprint, load_index, save_index
+from ..work.limits import Integer
 from ..work.options import PluginOptions, plugin_options
 from ..work.progress import as_progress
 from .base import Ranking, RetrieverInfo, RetrieverSpec, SimpleRetriever, question_texts
 
 
 class DenseOptions(PluginOptions):
-    batch_size: int | None = Field(None, ge=1, le=100_000,
+    batch_size: Integer | None = Field(None, ge=1, le=100_000,
                                    description="texts per embedding batch [default: the embedder's preferred, 64]")
 
 

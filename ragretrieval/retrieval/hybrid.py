@@ -19,6 +19,7 @@ from typing import ClassVar, Literal, Sequence
 from pydantic import Field
 
 from ..data.chunking import Chunk
+from ..work.limits import Integer
 from ..work.options import PluginOptions, plugin_options
 from .base import Ranking, RetrieverInfo, RetrieverSpec, SimpleRetriever
 from .fusion import DEFAULT_ALPHA, DEFAULT_K, check_fusion, fuse
@@ -38,7 +39,7 @@ class HybridOptions(BM25Options):
                                                                   "normalised scores")
     rrf_k: float = Field(DEFAULT_K, ge=0, description="k of reciprocal rank fusion")
     alpha: float = Field(DEFAULT_ALPHA, ge=0, le=1, description="weight of the dense part in weighted fusion")
-    candidates: int = Field(DEFAULT_CANDIDATES, ge=1, le=100_000, description="hits each part is searched for")
+    candidates: Integer = Field(DEFAULT_CANDIDATES, ge=1, le=100_000, description="hits each part is searched for")
 
 
 class HybridRetriever(SimpleRetriever):

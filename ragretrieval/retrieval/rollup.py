@@ -113,11 +113,14 @@ class RolledUp:
 
 
 def roll_up(ranking: Ranking, question_ids, table: HitTable, k: int, chunk_policy: str) -> RolledUp:
-    """Document and chunk runs, k deep, from a ranking; notes only state what is true of this ranking."""
+    """Document and chunk runs, k deep, from a ranking; notes only state what is true of this ranking. The runs are
+    no wider than the ranking: a k past every hit it holds allocates nothing more (the scorer treats the missing
+    ranks as empty)."""
     docs, chunk_codes = table.codes(ranking)
-    doc_rows = _width(drop_duplicates(docs)[:, :k], k, PAD)
-    top = _width(ranking.positions[:, :k], k, -1)
-    chunk_rows = _width(chunk_codes[:, :k], k, PAD)
+    width = min(k, ranking.positions.shape[1])
+    doc_rows = _width(drop_duplicates(docs)[:, :width], width, PAD)
+    top = _width(ranking.positions[:, :width], width, -1)
+    chunk_rows = _width(chunk_codes[:, :width], width, PAD)
 
     notes = []
     hits = top >= 0

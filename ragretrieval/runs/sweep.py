@@ -27,6 +27,7 @@ from ..io.mappings import MappingFileError, read_mapping
 from ..retrieval.registry import BuildContext, retriever_class, sweepable_retrievers
 from ..scoring import parse_metric
 from ..stores import store_class
+from ..work.limits import Integer, cutoffs_problem
 from ..work.options import build_settings
 from ..work.progress import as_progress
 from ..work.stop import StopToken
@@ -65,11 +66,12 @@ class SweepGrid(BaseModel):
     rerank: dict = Field(default_factory=dict)  # RerankSettings values but the name, for every reranking cell
     stores: list[str] = Field(default_factory=lambda: [_default("store")])
     store_options: dict = Field(default_factory=dict)
-    chunk_sizes: list[int] = Field(default_factory=lambda: [_default("chunk_size")])
-    chunk_overlaps: list[int] = Field(default_factory=lambda: [_default("chunk_overlap")])
-    ks: list[int] = Field(default_factory=lambda: _default("ks"))
+    # integers as EvalConfig's (work/limits.py): a boolean is refused, not read as 1
+    chunk_sizes: list[Integer] = Field(default_factory=lambda: [_default("chunk_size")])
+    chunk_overlaps: list[Integer] = Field(default_factory=lambda: [_default("chunk_overlap")])
+    ks: list[Integer] = Field(default_factory=lambda: _default("ks"))
     granularity: str = Field(default_factory=lambda: _default("granularity"))
-    rel_level: int = Field(default_factory=lambda: _default("rel_level"))
+    rel_level: Integer = Field(default_factory=lambda: _default("rel_level"))
     primary: str = "recall@5"
     embed: dict = Field(default_factory=dict)  # EmbedSettings values for every model (API endpoint, prefixes, ...)
     fusion: dict = Field(default_factory=dict)  # options of the hybrid cells: fusion, rrf_k, alpha, candidates
@@ -87,6 +89,14 @@ class SweepGrid(BaseModel):
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
         return _as_list(value)
+
+    @field_validator("ks")
+    @classmethod
+    def _bounded_ks(cls, ks):
+        problem = cutoffs_problem(ks) if ks else None  # an empty list is refused with the other lists
+        if problem is not None:
+            raise ValueError(problem)
+        return sorted(set(ks))
 
     @field_validator("retrievers")
     @classmethod
@@ -114,9 +124,6 @@ class SweepGrid(BaseModel):
                              f"the names go in reranks (with {NO_RERANK!r} for no reranking)")
         if self.rerank and set(self.reranks) == {NO_RERANK}:
             raise ValueError(f"rerank settings apply to no cell: reranks is [{NO_RERANK!r}]")
-        self.ks = sorted(set(self.ks))
-        if self.ks[0] <= 0:
-            raise ValueError(f"every k must be a positive integer; got {self.ks}")
         cutoff = parse_metric(parse_metric_column(self.primary)[1]).k
         if cutoff is None or cutoff not in self.ks:
             raise ValueError(f"primary metric {self.primary!r} needs its cutoff in ks {self.ks}")

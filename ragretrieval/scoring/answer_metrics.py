@@ -24,6 +24,7 @@ class AnswerMetric:
     description: str
     higher_is_better: bool = True
     detail: bool = False  # a part of another metric (cite_precision of cite_f1): in the text table, not the summaries
+    scale: tuple[float, float] | None = (0.0, 1.0)  # a question's value lies here (None: unbounded, token counts)
 
     @property
     def direction(self) -> str:
@@ -51,7 +52,7 @@ ANSWER_METRICS: tuple[AnswerMetric, ...] = (
     AnswerMetric("pass_rate", "legal", "share of legal questions scoring at least 0.7 (also per type: "
                  "pass_rate_<type>)"),
     AnswerMetric("average_score", "judge", "score5's 1-5 rating against the reference answer, averaged "
-                 "(llm_judge_score per question)"),
+                 "(llm_judge_score per question)", scale=(1.0, 5.0)),
     AnswerMetric(_JUDGED + "correctness/rating", "judge", "share of answers the judge finds agree with the "
                  "reference"),
     AnswerMetric(_JUDGED + "groundedness/rating", "judge", "share of answers whose every claim is in the contexts"),
@@ -65,9 +66,9 @@ ANSWER_METRICS: tuple[AnswerMetric, ...] = (
     AnswerMetric(_JUDGED + "nuggets/all_partial", "judge", "all nuggets, partial support counting half"),
     AnswerMetric(_JUDGED + "nuggets/vital_strict", "judge", "share of vital nuggets fully supported"),
     AnswerMetric(_JUDGED + "nuggets/vital_partial", "judge", "vital nuggets, partial support counting half"),
-    AnswerMetric("agent/input_token_count", "usage", "tokens sent to the generator per answer", False),
-    AnswerMetric("agent/output_token_count", "usage", "tokens the generator wrote per answer", False),
-    AnswerMetric("agent/total_token_count", "usage", "input and output tokens per answer", False),
+    AnswerMetric("agent/input_token_count", "usage", "tokens sent to the generator per answer", False, scale=None),
+    AnswerMetric("agent/output_token_count", "usage", "tokens the generator wrote per answer", False, scale=None),
+    AnswerMetric("agent/total_token_count", "usage", "input and output tokens per answer", False, scale=None),
 )
 BY_NAME = {metric.name: metric for metric in ANSWER_METRICS}
 

@@ -81,9 +81,13 @@ def scored(qrels: Qrels, ranks: np.ndarray, in_run: np.ndarray, metrics: list[Me
     ranks. The in-memory and the streamed paths both end here, so the same ranks give the same bits."""
     missing = qrels.query_ids[~in_run].tolist()
     selected = slice(None) if queries == "all" or not missing else np.flatnonzero(in_run)
+    if not len(qrels.query_ids[selected]):  # a mean over no query is no number, not 0.0
+        raise ScoringError("nothing to score: the qrels judge no query" if not qrels.n_queries else
+                           f"nothing to score: none of the {qrels.n_queries} judged queries is in the run "
+                           "(queries='both' scores only those)")
     by_name = compute_all(qrels.rows, qrels.labels, ranks, qrels.n_queries, rel_level, metrics)
     per_query = {m.name: by_name[m.name][selected] for m in metrics}
-    means = {name: float(values.mean()) if len(values) else 0.0 for name, values in per_query.items()}
+    means = {name: float(values.mean()) for name, values in per_query.items()}
     return ScoreResult(qrels.query_ids[selected], per_query, means, metrics, missing)
 
 

@@ -160,6 +160,9 @@ def _measure(name: str, typed: str | None) -> Measure:
         cutoffs = sorted(_atol(piece) for piece in pieces)
         if cutoffs[0] <= 0:
             raise TrecEvalError(f"measure {name}.{typed}: cutoffs must be positive integers")
+        if cutoffs[-1] > C_LONG_MAX:  # C's atol would clamp it and trec_eval print another measure than asked
+            raise TrecEvalError(f"measure {name}.{typed}: cutoff {cutoffs[-1]} is past the largest trec_eval takes "
+                                f"({C_LONG_MAX})")
         values = tuple(cutoffs)
     else:
         values = tuple(_atof(piece) for piece in pieces)
@@ -178,10 +181,14 @@ _LONG = re.compile(r"\s*([+-]?\d+)")
 _DOUBLE = re.compile(r"\s*([+-]?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?))")
 
 
+C_LONG_MAX = 2**63 - 1
+
+
 def _atol(text: str) -> int:
-    """C's atol: the leading integer, 0 when there is none ("23.4" is 23), clamped to a C long."""
+    """C's atol: the leading integer, 0 when there is none ("23.4" is 23); not clamped to a C long, so that a cutoff
+    past it is refused rather than changed."""
     match = _LONG.match(text)
-    return max(-(2**63), min(2**63 - 1, int(match[1]))) if match else 0
+    return int(match[1]) if match else 0
 
 
 def _atof(text: str) -> float:

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ..data.dataset import QuestionText
 from ..io.redact import looks_secret, public_url, redact_urls, url_credentials
 from .jobs.options import EvaluationOptions, default_retriever, web_retrievers
 
@@ -68,7 +69,7 @@ def plain_url(value: str | None, field: str) -> str | None:
 class QuestionIn(_Input):
     id: str | None = None  # given when a set's full list is sent back (PUT): that row is updated, not added
     question_type: str = Field(default="USER_DEFINED", min_length=1, max_length=50)
-    question_text: str = Field(min_length=1, max_length=20_000)
+    question_text: QuestionText = Field(max_length=20_000)  # stripped, then the datasets' rule
     ground_truth: str = Field(default="", max_length=100_000)
     source_record: dict | None = None  # a dataset question record (relevance labels, checks), kept for answering
 
@@ -101,7 +102,7 @@ class QuestionsIn(_Input):
 
 class QuestionUpdate(_Input):
     question_type: str | None = Field(default=None, min_length=1, max_length=50)
-    question_text: str | None = Field(default=None, min_length=1, max_length=20_000)
+    question_text: QuestionText | None = Field(default=None, max_length=20_000)
     ground_truth: str | None = Field(default=None, max_length=100_000)
 
 

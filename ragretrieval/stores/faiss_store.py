@@ -14,6 +14,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
+from ..work.limits import Integer
 from ..work.options import PluginOptions
 from .base import DEFAULT_STORE, Records, SearchResult, StoreError, check_queries, check_vectors
 
@@ -23,11 +24,11 @@ KINDS = ("flat", "hnsw", "ivf")
 
 class FaissOptions(PluginOptions):
     kind: Literal["flat", "hnsw", "ivf"] = Field("flat", description="exact inner product, or approximate HNSW/IVF")
-    m: int = Field(32, ge=2, le=512, description="hnsw: links per node")
-    ef_construction: int = Field(200, ge=1, description="hnsw: candidates while building")
-    ef_search: int = Field(128, ge=1, description="hnsw: candidates while searching")
-    nlist: int | None = Field(None, ge=1, description="ivf: cells [default: about 4 sqrt(n)]")
-    nprobe: int = Field(16, ge=1, description="ivf: cells searched")
+    m: Integer = Field(32, ge=2, le=512, description="hnsw: links per node")
+    ef_construction: Integer = Field(200, ge=1, description="hnsw: candidates while building")
+    ef_search: Integer = Field(128, ge=1, description="hnsw: candidates while searching")
+    nlist: Integer | None = Field(None, ge=1, description="ivf: cells [default: about 4 sqrt(n)]")
+    nprobe: Integer = Field(16, ge=1, description="ivf: cells searched")
 
 
 class FaissStore:

@@ -5,29 +5,46 @@ options) and each settings dataclass a Python caller builds (``LLMSettings``, ``
 field, which the command line shows as a usage error naming its flag (exit 2; cli/bounds.py for the options that
 are not settings fields).
 
+The integers of every settings model are `Integer`: a boolean is refused (``chunk_size = true`` in a TOML file is not
+a chunk size of 1, though pydantic reads it so), and cutoffs (``ks``, ``top_k``) are at most ``MAX_CUTOFF``.
+
 Why these bounds: a timeout of 0 or less makes every request fail at once and be retried for half a minute; a
 negative retry count made the retry loop end in an AssertionError; a negative price gives a negative bill; an
 infinite or NaN value is never what was meant. The upper bounds are far above any real use (a day, a hundred
-retries, a million dollars per million tokens) and keep the arithmetic finite.
+retries, a million dollars per million tokens) and keep the arithmetic finite. A cutoff is a ranking's depth: runs
+are read a thousand deep at most (TREC's convention), and each cutoff costs memory per question, so ten thousand is
+far above any use and `1000000000` is refused before any work instead of ending in a MemoryError.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import Field, TypeAdapter, ValidationError
+from pydantic import BeforeValidator, Field, TypeAdapter, ValidationError
+from pydantic_core import PydanticCustomError
 
 from .options import SettingsError
 
 MAX_SECONDS = 86_400.0  # a day
 MAX_RETRIES = 100
 MAX_PRICE = 1_000_000.0  # dollars per million tokens
+MAX_CUTOFF = 10_000  # the deepest k scored
+
+
+def _not_a_boolean(value):
+    """True and False are Python ints; as settings they are a mistake (``chunk_size = true``), never 1 or 0."""
+    if isinstance(value, bool):
+        raise PydanticCustomError("int_type", "must be an integer, got {value}", {"value": str(value).lower()})
+    return value
+
+
+Integer = Annotated[int, BeforeValidator(_not_a_boolean)]
 
 Timeout = Annotated[float, Field(gt=0, le=MAX_SECONDS, allow_inf_nan=False)]
 Wait = Annotated[float, Field(ge=0, le=MAX_SECONDS, allow_inf_nan=False)]
-Retries = Annotated[int, Field(ge=0, le=MAX_RETRIES)]
+Retries = Annotated[Integer, Field(ge=0, le=MAX_RETRIES)]
 Price = Annotated[float, Field(ge=0, le=MAX_PRICE, allow_inf_nan=False)]
-Port = Annotated[int, Field(ge=1, le=65_535)]
+Port = Annotated[Integer, Field(ge=1, le=65_535)]
 
 # the fields of the dataclass settings that carry these bounds, by name
 BOUNDED_FIELDS: dict[str, Any] = {"timeout": Timeout, "max_retries": Retries, "retries": Retries,
@@ -45,6 +62,15 @@ def problem_with(bounded, value) -> str | None:
         adapter.validate_python(value)
     except ValidationError as error:
         return f"{error.errors()[0]['msg'].replace('Input should be', 'must be')}, got {value!r}"
+    return None
+
+
+def cutoffs_problem(ks: list[int]) -> str | None:
+    """What is wrong with a list of cutoffs (each a positive integer, at most ``MAX_CUTOFF``), or None."""
+    if min(ks) <= 0:
+        return f"every k must be a positive integer; got {ks}"
+    if max(ks) > MAX_CUTOFF:
+        return f"a cutoff above {MAX_CUTOFF:,} is refused (no ranking is read that deep); got {max(ks)}"
     return None
 
 

@@ -199,8 +199,10 @@ def option_lines(model: type[BaseModel] | None, indent: str = "    ") -> list[st
 
 
 def type_name(annotation: Any) -> str:
-    """``float``, ``int | None``, ``rrf | weighted``: a type as a user reads it."""
+    """``float``, ``int | None``, ``rrf | weighted``: a type as a user reads it (``Integer`` is ``int``)."""
     origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return type_name(typing.get_args(annotation)[0])
     if origin is typing.Literal:
         return " | ".join(str(arg) for arg in typing.get_args(annotation))
     if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):

@@ -137,6 +137,12 @@ def test_compare_and_report_show_calibrated_means(runs, tmp_path):
     ("not json\n", "labels.jsonl:1: invalid JSON"),
     ('{"question_id": "q1", "value": 1}\n{"question_id": "elsewhere", "value": 0}\n',
      "1 labelled question\\(s\\) are not in run A: 'elsewhere'"),
+    # off the metric's scale (a yes/no judge's 0-1): refused naming the line, not turned into an interval past it
+    ('{"question_id": "q1", "value": 1}\n{"question_id": "q2", "value": 2}\n',
+     r"labels.jsonl:2: field 'value': 2 is off the scale of response/llm_judged/correctness/rating \(0 to 1\)"),
+    ('{"question_id": "q1", "value": -0.5}\n', "labels.jsonl:1: field 'value': -0.5 is off the scale"),
+    ('{"question_id": "q1", "value": 1e308}\n', r"labels.jsonl:1: field 'value': value must be from -1e\+12 to "
+                                                 r"1e\+12; got 1e\+308"),
 ])
 def test_a_bad_labels_file_is_refused_by_file_and_line(content, message, runs, tmp_path):
     history, _ = runs
@@ -144,6 +150,28 @@ def test_a_bad_labels_file_is_refused_by_file_and_line(content, message, runs, t
     path.write_text(content, encoding="utf-8")
     refused = invoke("judge", "calibrate", "A", "--labels", path, "--metric", METRIC, "--runs-db", history, code=2)
     assert re.search(message, refused.output), refused.output
+
+
+@pytest.mark.parametrize("values, message", [
+    ({"q1": 9.0}, "labels.jsonl:1: field 'value': 9 is off the scale of average_score (1 to 5)"),
+    ({"q1": 3.0, "q2": -3.0}, "labels.jsonl:2: field 'value': -3 is off the scale of average_score (1 to 5)"),
+    ({"q1": 0.0}, "labels.jsonl:1: field 'value': 0 is off the scale of average_score (1 to 5)"),
+])
+def test_labels_off_a_one_to_five_judges_scale_are_refused_naming_the_line(tmp_path, values, message):
+    """score5's 1-5: labels 9 and -3 used to give a calibrated interval of [-5.3, 11.3]."""
+    predictions = labels_file(tmp_path / "predictions.jsonl", {f"q{i}": float(1 + i % 5) for i in range(30)})
+    labels = labels_file(tmp_path / "labels.jsonl", {**values, **{f"q{i}": 4.0 for i in range(3, 10)}})
+    refused = invoke("judge", "calibrate", "--predictions", predictions, "--labels", labels, "--metric",
+                     "average_score", code=2)
+    assert message in refused.output and "Traceback" not in refused.output
+    wrong = labels_file(tmp_path / "wrong.jsonl", {f"q{i}": 6.0 if i == 4 else 4.0 for i in range(10)})
+    assert "wrong.jsonl:5: field 'value': 6 is off the scale" in invoke(
+        "judge", "calibrate", "--predictions", wrong, "--labels", labels_file(tmp_path / "ok.jsonl", {"q1": 5.0}),
+        "--metric", "llm_judge_score", code=2).output  # the judge's own values too, by either name
+    fine = labels_file(tmp_path / "fine.jsonl", {f"q{i}": float(1 + i % 5) for i in range(10)})
+    shown = json.loads(invoke("judge", "calibrate", "--predictions", predictions, "--labels", fine, "--metric",
+                              "average_score", "--json").output)
+    assert 1 <= shown["calibrated"]["mean"] <= 5
 
 
 def test_bad_arguments_are_refused(runs, tmp_path):

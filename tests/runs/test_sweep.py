@@ -81,6 +81,12 @@ def test_toml_grid_with_command_line_overrides_and_relative_paths(dataset_dir, t
     ("dataset: d\nreranks: []\n", "reranks must not be empty"),
     ("dataset: d\nrerank: {name: embed:x}\n", "rerank holds the settings of every reranker"),
     ("dataset: d\nrerank: {depth: 5}\n", "rerank settings apply to no cell: reranks is ['none']"),
+    # a boolean is not read as 1, a cutoff is at most 10,000: refused with the field, before any cell
+    ("dataset: d\nchunk_sizes: [true]\n", "grid.yaml: field 'chunk_sizes.0': must be an integer, got true"),
+    ("dataset: d\nchunk_overlaps: true\n", "field 'chunk_overlaps.0': must be an integer, got true"),
+    ("dataset: d\nks: [true, 5]\n", "field 'ks.0': must be an integer, got true"),
+    ("dataset: d\nrel_level: true\n", "field 'rel_level': must be an integer, got true"),
+    ("dataset: d\nks: [5, 1000000000]\n", "field 'ks': a cutoff above 10,000 is refused"),
 ])
 def test_bad_grid_files_are_named(tmp_path, text, message):
     (tmp_path / "grid.yaml").write_text(text, encoding="utf-8")

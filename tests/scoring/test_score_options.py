@@ -103,10 +103,10 @@ def test_with_every_query_in_the_run_none_is_missing():
         assert result.missing_queries == [] and result.query_ids.tolist() == ["q1", "q2"]
 
 
-def test_the_mean_over_no_query_is_zero():
+def test_scoring_no_query_is_an_error_not_a_mean_of_zero():
     run = Run.from_dict({"elsewhere": ["a"]})
-    result = score(QRELS, run, ["mrr", "ndcg@3"], queries="both")
-    assert result.missing_queries == ["q1", "q2"] and result.query_ids.tolist() == []
-    assert result.per_query["mrr"].tolist() == [] and result.means == {"mrr": 0.0, "ndcg@3": 0.0}
-    empty = score(Qrels.from_dict({}), Run.from_dict({}), "mrr")
-    assert empty.means == {"mrr": 0.0} and empty.missing_queries == []
+    with pytest.raises(ScoringError, match=r"nothing to score: none of the 2 judged queries is in the run"):
+        score(QRELS, run, ["mrr", "ndcg@3"], queries="both")
+    with pytest.raises(ScoringError, match="nothing to score: the qrels judge no query"):
+        score(Qrels.from_dict({}), Run.from_dict({}), "mrr")
+    assert score(QRELS, run, ["mrr"]).means == {"mrr": 0.0}  # judged queries the run lacks: each scores 0

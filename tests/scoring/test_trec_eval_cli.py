@@ -171,6 +171,11 @@ def test_with_c_a_run_of_unknown_queries_scores_every_qrels_query_zero(files, tm
     (["-m", "P.0,5"], "Error: measure P.0,5: cutoffs must be positive integers"),
     (["-m", "P.-5"], "Error: measure P.-5: cutoffs must be positive integers"),
     (["-m", "P.ten"], "Error: measure P.ten: cutoffs must be positive integers"),
+    # C's atol would clamp it and print P_9223372036854775807, a measure not asked for
+    (["-m", "P.99999999999999999999"], "Error: measure P.99999999999999999999: cutoff 99999999999999999999 is past "
+                                      "the largest trec_eval takes (9223372036854775807)"),
+    (["-m", "recall.5,9223372036854775808"], "Error: measure recall.5,9223372036854775808: cutoff "
+                                             "9223372036854775808 is past the largest trec_eval takes"),
     (["-m", "P.5,5.5"], "Error: measure P.5,5.5: a cutoff is given twice"),
     (["-m", "iprec_at_recall..5,0.5"], "Error: measure iprec_at_recall..5,0.5: a cutoff is given twice"),
     (["-m", "utility.1,2"], "Error: measure utility.1,2: takes exactly 4 coefficients, got 2"),
@@ -185,7 +190,8 @@ def test_huge_values(files):
     assert lines(trec_eval("-l", str(10**30), "-m", "num_rel", "-m", "map", *files)) == [("num_rel", "all", "0"),
                                                                                        ("map", "all", "0.0000")]
     assert lines(trec_eval("-M", str(2**62), "-m", "num_ret", *files)) == [("num_ret", "all", "5")]
-    assert lines(trec_eval("-m", f"P.{10**30}", *files)) == [(f"P_{2**63 - 1}", "all", "0.0000")]
+    assert lines(trec_eval("-m", f"P.{2**63 - 1}", *files)) == [(f"P_{2**63 - 1}", "all", "0.0000")]
+    assert "is past the largest trec_eval takes" in trec_eval("-m", f"P.{10**30}", *files, code=1).stderr
 
 
 @pytest.mark.parametrize("args", [["-q"], ["-c"], ["-n"], ["-M", "5"], ["-l", "2"]])

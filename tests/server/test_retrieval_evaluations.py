@@ -90,6 +90,10 @@ def test_questions_without_relevant_documents_are_left_out_as_eval_leaves_them_o
     ({"options": {"context_k": 3}}, 422, "options.context_k: a retrieval evaluation takes only"),
     ({"options": {"ks": [0]}}, 422, "every k must be a positive integer"),
     ({"options": {"ks": "1,x"}}, 422, "ks"),
+    # a cutoff is bounded (a billion would be a MemoryError after the work), and a boolean is no integer
+    ({"options": {"ks": [1000000000]}}, 422, '"options","ks"],"msg":"ks: a cutoff above 10,000 is refused'),
+    ({"options": {"ks": [True, 5]}}, 422, '"options","ks",0],"msg":"must be an integer, got true"'),
+    ({"options": {"chunk_size": True}}, 422, '"options","chunk_size"],"msg":"must be an integer, got true"'),
     ({"options": {"chunk_size": 100, "chunk_overlap": 100}}, 422, "chunk_overlap must be smaller"),
     # a model the server does not offer: 400, as for an answer evaluation
     ({"options": {"model": "/etc"}}, 400, "not a model this server offers"),

@@ -16,6 +16,7 @@ from typing import ClassVar
 from pydantic import Field
 
 from ...text import tokenize
+from ...work.limits import Integer
 from ...work.options import PluginOptions, plugin_options
 from .base import Generated, GenerationRequest, GeneratorError, GeneratorOptions
 
@@ -34,7 +35,7 @@ def sentences(text: str) -> list[str]:
 
 
 class ExtractiveOptions(PluginOptions):
-    sentences: int = Field(2, ge=1, le=1000, description="sentences in each answer")
+    sentences: Integer = Field(2, ge=1, le=1000, description="sentences in each answer")
 
 
 class ExtractiveGenerator:

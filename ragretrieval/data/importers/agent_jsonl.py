@@ -32,8 +32,10 @@ from ..dataset import (
     DatasetError,
     Provenance,
     QuestionRecord,
+    QuestionText,
     RelevantDocument,
     check_questions,
+    not_blank,
     read_numbered_jsonl,
 )
 from ..filename_questions import question_id
@@ -55,14 +57,16 @@ class ChatRequest(BaseModel):
 
     @model_validator(mode="after")
     def _has_a_user_turn(self):
-        if not any(m.role == "user" for m in self.messages):
+        users = [m for m in self.messages if m.role == "user"]
+        if not users:
             raise ValueError("messages hold no message with role 'user' (the question)")
+        not_blank(users[-1].content)  # the last user turn is the question
         return self
 
 
 class QueryRequest(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True)
-    query: str = Field(min_length=1)
+    query: QuestionText
     history: list[Message] = Field(default_factory=list)
 
 
@@ -77,7 +81,8 @@ def _request_kind(value: Any) -> str | None:
 
 
 Request = Annotated[
-    Union[Annotated[str, Tag("text")], Annotated[ChatRequest, Tag("messages")], Annotated[QueryRequest, Tag("query")]],
+    Union[Annotated[QuestionText, Tag("text")], Annotated[ChatRequest, Tag("messages")],
+          Annotated[QueryRequest, Tag("query")]],
     Discriminator(_request_kind, custom_error_type="request_shape",
                   custom_error_message='expected a string, {"messages": [...]} or {"query": ..., "history": [...]}'),
 ]

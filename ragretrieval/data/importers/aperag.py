@@ -33,7 +33,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ...io.jsonfiles import describe
-from ..dataset import DatasetError, Provenance, QuestionRecord
+from ..dataset import DatasetError, Provenance, QuestionRecord, QuestionText
 from ..filename_questions import question_id
 from .common import read_json_file
 
@@ -78,7 +78,7 @@ class ApeRAGQuestion(BaseModel):
     model_config = ConfigDict(extra="allow")
     id: str | None = None
     question_type: str = ""
-    question_text: str = Field(min_length=1)
+    question_text: QuestionText
     ground_truth: str
 
     @field_validator("question_type")
@@ -88,12 +88,11 @@ class ApeRAGQuestion(BaseModel):
             raise ValueError(f"{value!r} is not one of {', '.join(QUESTION_TYPES)}")
         return value
 
-    @field_validator("question_text", "ground_truth")
+    @field_validator("ground_truth")
     @classmethod
-    def _not_blank(cls, value: str, info) -> str:
+    def _not_blank(cls, value: str) -> str:
         if not value.strip():
-            raise ValueError("the question is empty" if info.field_name == "question_text" else
-                             "empty: a question of the set is judged against its reference answer")
+            raise ValueError("empty: a question of the set is judged against its reference answer")
         return value
 
 

@@ -34,6 +34,7 @@ from ..corpus import fingerprint_of_digests, text_digest
 from ..dataset import (
     CORPUS_FILE,
     MANIFEST_FILE,
+    MAX_GRADE,
     QUESTIONS_FILE,
     DatasetError,
     DocumentRecord,
@@ -202,6 +203,9 @@ def read_qrels(path: Path, queries: dict, corpus: StreamedCorpus) -> dict[str, l
             raise DatasetError(f"{path}:{number}: score {score!r} is not a whole number (a graded label)")
         if int(score) < 0:
             raise DatasetError(f"{path}:{number}: score {score} is negative (0 means judged and not relevant)")
+        if int(score) > MAX_GRADE:
+            raise DatasetError(f"{path}:{number}: score {score} is above the largest grade, {MAX_GRADE} (a 32-bit "
+                               "integer)")
         if query_id not in queries:
             raise DatasetError(f"{path}:{number}: query {query_id!r} is not in {QUERIES_FILE}")
         if doc_id not in corpus.index_of:

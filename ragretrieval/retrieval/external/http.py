@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from ...data.dataset import QuestionRecord
 from ...io.http import HttpError, request_json
 from ...io.jsonfiles import describe
-from ...work.limits import Retries, Timeout, Wait
+from ...work.limits import Integer, Retries, Timeout, Wait
 from ...work.options import PluginOptions, SettingsError, plugin_options
 from ...work.pool import parallel_map
 from ...work.progress import as_progress
@@ -51,7 +51,7 @@ class HttpMapping(BaseModel):
     parent_id: str | None = Field(None, description="path of each hit's document id, e.g. results[].metadata.doc")
     score: str | None = Field(None, description="path of each hit's score")
     text: str | None = Field(None, description="path of each hit's text")
-    concurrency: int = Field(default=4, ge=1, le=256, description="requests in flight")
+    concurrency: Integer = Field(default=4, ge=1, le=256, description="requests in flight")
     timeout: Timeout = Field(default=30.0, description="seconds per request")
     retries: Retries = Field(default=3, description="retries on errors, timeouts, 429 and 5xx")
     backoff: Wait = Field(default=0.5, description="seconds before the first retry (doubling)")

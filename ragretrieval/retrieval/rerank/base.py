@@ -9,7 +9,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ...errors import RagretrievalError
-from ...work.limits import Timeout
+from ...work.limits import Integer, Timeout
 from ...work.pool import parallel_map
 from ...work.progress import as_progress
 
@@ -26,12 +26,12 @@ class RerankSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     name: str = Field(min_length=1, description="Rerank the first stage's top hits: st-cross:ID-OR-FOLDER, "
                                                 "embed:MODEL or http:URL (docs/embedders.md)")
-    depth: int = Field(default=DEFAULT_DEPTH, ge=1, description="How many hits to rerank")
+    depth: Integer = Field(default=DEFAULT_DEPTH, ge=1, description="How many hits to rerank")
     format: Literal["cohere", "tei"] = Field("cohere", description="Request/response format of an http: reranker")
     model: str | None = Field(None, description="Model named in an http: reranker's requests (Cohere, Jina)")
     api_key_env: str | None = Field(None, description="Variable whose value an http: reranker sends as a Bearer "
                                                       "token")
-    concurrency: int = Field(default=4, ge=1, le=64, description="Questions reranked at once (http:)")
+    concurrency: Integer = Field(default=4, ge=1, le=64, description="Questions reranked at once (http:)")
     timeout: Timeout = Field(default=60.0, description="Seconds per rerank request (http:)")
     embed: dict | None = Field(None, description="The run's embedding settings (its API endpoint), for an embed: "
                                                  "reranker (set by the run)")

@@ -94,7 +94,7 @@ def test_json_round_trips_and_the_api_shape_is_read(tmp_path):
      "in.csv:4: 2 cells, but the header has 3 columns"),
     ([["question_text", "ground_truth"], ["q?", ""]], "in.csv:2: field 'ground_truth': empty: a question"),
     ([["question_type", "question_text"], ["FACTUAL", "q?"]], "in.csv:2: field 'ground_truth': Field required"),
-    ([["question_text", "ground_truth"], ["   ", "a"]], "in.csv:2: field 'question_text': the question is empty"),
+    ([["question_text", "ground_truth"], ["   ", "a"]], "in.csv:2: field 'question_text': a question must not be blank"),
 ])
 def test_a_bad_file_is_named_by_line_and_field(tmp_path, rows, message):
     (tmp_path / "in.csv").write_bytes(spreadsheet_csv(rows))

@@ -116,6 +116,14 @@ def test_grade_zero_is_judged_not_relevant_and_grades_are_gains(small_beir, tmp_
     assert 0 < graded["q1"]["doc"]["ndcg@3"] == without["q1"]["doc"]["ndcg@3"]
 
 
+def test_the_largest_grade_imports_and_scores(tmp_path):
+    """2147483647, a 32-bit integer's largest, is a grade (docs/dataset-format.md); one more is refused at import."""
+    top = write_beir(tmp_path / "top", CORPUS, QUERIES, "q1\td1\t2147483647\nq2\td2\t1\nq3\td3\t1\n")
+    ok("dataset", "import", "--format", "beir", top, "--out", tmp_path / "top-ds")
+    _, scored = bm25_means(tmp_path / "top-ds", tmp_path, "--granularity", "doc")
+    assert scored["q1"]["doc"]["recall@5"] == 1.0
+
+
 def test_long_documents_are_chunked_and_score_at_chunk_level(tmp_path):
     long_text = "\n\n".join(f"Paragraph {i}: " + "plain filler words about cooking. " * 12 for i in range(12))
     corpus = [{"_id": "long", "title": "", "text": long_text + "\n\nThe secret is saffron."},
@@ -167,6 +175,10 @@ def corrupt(folder: Path, name: str, text: str) -> None:
     ("qrels/test.tsv", "q1\td1\t1\nq1\td1\t2\n", "test.tsv:2: query 'q1' judges document 'd1' twice (first on line 1)"),
     ("qrels/test.tsv", "q1\td1\t-1\n", "test.tsv:1: score -1 is negative"),
     ("qrels/test.tsv", "q1\td1\t1\nq1\td2\trelevant\n", "test.tsv:2: score 'relevant' is not a whole number"),
+    # a grade past int64 used to import and then end `eval` in an OverflowError
+    ("qrels/test.tsv", "q1\td1\t1\nq1\td2\t99999999999999999999999\n",
+     "test.tsv:2: score 99999999999999999999999 is above the largest grade, 2147483647 (a 32-bit integer)"),
+    ("qrels/test.tsv", "q1\td1\t2147483648\n", "test.tsv:1: score 2147483648 is above the largest grade"),
     ("qrels/test.tsv", "q1\td1\t1\tx\n", "test.tsv:1: expected 3 columns (query-id, corpus-id, score), found 4"),
     ("qrels/test.tsv", "query-id\tcorpus-id\tscore\n", "judges none of the 3 queries"),
 ])
