@@ -15,7 +15,7 @@ from ragretrieval.testing.chat_server import TEST_API_KEY, ChatServer, Reply
 
 from .conftest import BLOCK, judge_requests, plays_both, share, which_judge
 
-QUESTIONS = Path(__file__).resolve().parents[2] / "datasets" / "demo" / "answer_questions.jsonl"
+QUESTIONS = Path(__file__).resolve().parents[3] / "datasets" / "demo" / "answer_questions.jsonl"
 FIVE = "score5,correctness,groundedness,chunk_relevance,context_sufficiency"
 JUDGE_METRICS = ("average_score", "response/llm_judged/correctness/rating", "response/llm_judged/groundedness/rating",
                  "retrieval/llm_judged/chunk_relevance_precision", "retrieval/llm_judged/context_sufficiency/rating")

@@ -17,7 +17,7 @@ from ragretrieval.testing.chat_server import ChatServer, Reply
 
 from .conftest import judge_requests, plays_both
 
-QUESTIONS = Path(__file__).resolve().parents[2] / "datasets" / "demo" / "answer_questions.jsonl"
+QUESTIONS = Path(__file__).resolve().parents[3] / "datasets" / "demo" / "answer_questions.jsonl"
 OFF_THE_SCALE = ['{"score": 0}', '{"score": 6}', '{"score": "five"}', '{"score": null}', '{"score": 4.5}',
                  '{"score": true}', '{"score": -1}', '{"score": 1e400}', "not JSON at all"]
 

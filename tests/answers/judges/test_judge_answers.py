@@ -19,7 +19,7 @@ from ragretrieval.work.stop import Stopped, StopToken
 
 from .conftest import judge_requests
 
-QUESTIONS = Path(__file__).resolve().parents[2] / "datasets" / "demo" / "answer_questions.jsonl"
+QUESTIONS = Path(__file__).resolve().parents[3] / "datasets" / "demo" / "answer_questions.jsonl"
 JUDGED = ("average_score", "response/llm_judged/correctness/rating", "retrieval/llm_judged/chunk_relevance_precision")
 
 

@@ -32,8 +32,8 @@ from ragretrieval.testing.judge_conformance import sample
 
 from .conftest import BLOCK, judge_requests
 
-QUESTIONS = Path(__file__).resolve().parents[2] / "datasets" / "demo" / "answer_questions.jsonl"
-DEMO_NUGGETS = Path(__file__).resolve().parents[2] / "datasets" / "demo" / "answer_nuggets.jsonl"
+QUESTIONS = Path(__file__).resolve().parents[3] / "datasets" / "demo" / "answer_questions.jsonl"
+DEMO_NUGGETS = Path(__file__).resolve().parents[3] / "datasets" / "demo" / "answer_nuggets.jsonl"
 
 
 def nuggets_file(path, facts: dict[str, list[tuple[str, str]]]) -> Path:

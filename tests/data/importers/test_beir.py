@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from ragretrieval.cli import main
 from ragretrieval.data.dataset import load_dataset
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 ANSWER_QUESTIONS = REPO / "datasets" / "demo" / "answer_questions.jsonl"
 
 
