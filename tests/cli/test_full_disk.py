@@ -157,3 +157,19 @@ def test_a_temp_file_being_written_is_not_a_leftover(tmp_path):
     assert target.read_text(encoding="utf-8") == "a line\n" and not list(tmp_path.glob("*.tmp"))
     dead = killed_mid_write(target)
     assert remove_leftovers(target) == [dead] and not dead.exists()
+
+
+def test_a_full_disk_under_the_nuggets_file_names_its_journal_and_what_moves_it(inputs, llm_env, tmp_path):
+    questions = Path(__file__).parents[2] / "datasets" / "demo" / "answer_questions.jsonl"
+    nuggets = '{"nuggets": [{"text": "Steam it for 8 minutes", "importance": "vital"}]}'
+    with ChatServer(lambda request: Reply(nuggets)) as server, tmpfs(tmp_path / "disk", "256k") as disk:
+        fill(disk)
+        result = invoke("questions", "nuggets", inputs["dataset"], "--questions", questions, "--out",
+                        disk / "nuggets.jsonl", "--nuggets-model", "m", "--nuggets-base-url", server.url,
+                        "--no-progress")
+        assert result.exit_code == 1 and result.stderr.count("Error") == 1, result.output
+        message = result.stderr.strip().splitlines()[-1]
+        assert message.startswith(f"Error: {disk / '.nuggets.journal.jsonl'}: cannot use the journal (No space left "
+                                  "on device): free space on its disk, or write the nuggets file (--out) to a "
+                                  "folder on another disk: its journal is kept beside it; "), message
+        assert "RAGRETRIEVAL_CACHE_DIR" not in message  # it does not move this journal
