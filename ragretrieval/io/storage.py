@@ -61,17 +61,27 @@ def storage_error(path, what: str, error: Exception, elsewhere: str | None = Non
     return StorageError(f"{Path(path)}: cannot use the {what} ({_cause(error)}): {advice(error, elsewhere)}")
 
 
+class UnwritablePathError(StorageError):
+    """A file asked to be written where no file can be (a folder of that name, a file where a folder must be): the
+    user must name another path."""
+
+    exit_code = 2
+
+
 def write_error(path, error: OSError, kept: str = "nothing was replaced: a file already there is as it was"
                 ) -> StorageError:
     """A file a command writes (a report, a dataset file, an export, a log) that could not be written: its path, the
     system's reason, what to do, and `kept` (what is left of the file)."""
+    kind = StorageError
     if _full(error):
         do = "free space on its disk, or write it to another disk"
     elif _not_writable(error):
         do = "make its folder writable, or write it to another folder"
+    elif getattr(error, "errno", None) in (errno.ENOTDIR, errno.EISDIR, errno.ENOENT, errno.ENAMETOOLONG):
+        do, kind = "name another path", UnwritablePathError
     else:
         do = "check the folder, or write it to another one"
-    return StorageError(f"{Path(path)}: cannot write it ({_cause(error)}): {do}; {kept}")
+    return kind(f"{Path(path)}: cannot write it ({_cause(error)}): {do}; {kept}")
 
 
 @contextmanager
