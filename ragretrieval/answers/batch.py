@@ -8,7 +8,8 @@ were answered). Questions whose generator or one of whose judges failed are not 
 again. The journal is removed by the caller once the report is safely written.
 
 `--log FILE`: one JSON line per question as it finishes (id, question, answer, scores, error), appended and flushed,
-so a long run can be watched with ``tail -f``.
+so a long run can be watched with ``tail -f``; a resumed run first logs the questions its journal gives back, so the
+log of every run holds every question. A disk that refuses a line is one error naming the log.
 
 Retrieval runs for blocks of questions at once (`AnswerSession.retrieve_many`: one search, roll-up and scoring per
 block, the same numbers as one question at a time); the questions of a block are then answered on the thread pool.
@@ -26,6 +27,7 @@ from pydantic import BaseModel
 
 from ..data.dataset import questions_fingerprint
 from ..io.redact import redact_urls
+from ..io.storage import write_error
 from ..llm.journal import Journal
 from ..work.pool import parallel_map
 from ..work.progress import as_progress
@@ -57,22 +59,33 @@ def run_key(session: AnswerSession) -> str:
 class AnswerLog:
     """``--log FILE``: one line per finished question."""
 
+    KEPT = "the lines written before are kept"
+
     def __init__(self, path):
         self.path = Path(path)
         self._lock = threading.Lock()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = self.path.open("a", encoding="utf-8")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = self.path.open("a", encoding="utf-8")
+        except OSError as error:
+            raise write_error(self.path, error, self.KEPT) from None
 
     def __call__(self, answered: AnsweredQuestion) -> None:
         line = json.dumps({"id": answered.id, "question": answered.text, "answer": answered.answer,
                            "scores": answered.metrics.get(ANSWER_LEVEL, {}), "error": answered.error},
                           ensure_ascii=False)
         with self._lock:
-            self._file.write(line + "\n")
-            self._file.flush()
+            try:
+                self._file.write(line + "\n")
+                self._file.flush()
+            except OSError as error:
+                raise write_error(self.path, error, self.KEPT) from None
 
     def close(self) -> None:
-        self._file.close()
+        try:
+            self._file.close()
+        except OSError:
+            pass  # a line the disk refused was reported when it was written
 
 
 def usage_status(session: AnswerSession) -> Callable[[], str | None]:
@@ -112,6 +125,10 @@ def run_answers(session: AnswerSession, threads: int = 4, journal_path=None, pro
     started = time.perf_counter()
     progress.stage(f"answering with {redact_urls(session.generator.spec)}", total=len(questions), unit="question")
     progress.advance(len(done))
+    if on_answer is not None:  # what the journal gave back is part of this run: a log of it holds every question
+        for question in questions:
+            if question.id in done:
+                on_answer(done[question.id])
     status = usage_status(session)
     for start in range(0, len(todo), RETRIEVAL_BLOCK):
         block = todo[start:start + RETRIEVAL_BLOCK]

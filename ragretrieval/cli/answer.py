@@ -103,7 +103,8 @@ def answer_command(dataset_dir, questions, config_file, executor_spec, index_dir
         progress.close()
         kept = len(journaled(session, journal))
         raise stopped_by_budget(error, f"{kept} of {len(dataset.questions)} questions are answered and kept in "
-                                       f"{journal}") from None
+                                       f"{journal}" if kept else "no question was finished, so no journal was "
+                                                                 "written") from None
     finally:
         if log is not None:
             log.close()

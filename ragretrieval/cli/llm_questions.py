@@ -79,7 +79,10 @@ def add_llm_questions(documents, out, questions, *, no_progress, max_cost=None, 
                                      progress=terminal_progress(no_progress),
                                      budget=Budget(max_cost) if max_cost is not None else None)
     except BudgetReached as error:
-        raise stopped_by_budget(error, f"the documents done are kept in {journal_for(out).path}") from None
+        journal = journal_for(out).path
+        kept = (f"the documents done are kept in {journal}" if journal.is_file() else
+                "no document was finished, so no journal was written")
+        raise stopped_by_budget(error, kept) from None
     for failed in result.failed:
         click.echo(f"warning: no questions for {failed['doc_id']}: {failed['reason']}", err=True)
     counts = info["counts"]

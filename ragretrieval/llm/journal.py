@@ -25,9 +25,13 @@ class JournalError(RagretrievalError, ValueError):
 
 
 class Journal(Generic[Item]):
-    def __init__(self, path, model: type[Item]):
+    """`elsewhere`: how the journal is put on another disk when its own is full, where that is not
+    ``$RAGRETRIEVAL_CACHE_DIR`` (a journal kept beside the file a command writes moves with that file)."""
+
+    def __init__(self, path, model: type[Item], elsewhere: str | None = None):
         self.path = Path(path)
         self.model = model
+        self.elsewhere = elsewhere
         self._lock = threading.Lock()
 
     def load(self) -> list[Item]:
@@ -62,7 +66,7 @@ class Journal(Generic[Item]):
                     f.flush()
                     os.fsync(f.fileno())
             except OSError as error:  # a full disk: a torn last line at most, which `load` drops
-                raise storage_error(self.path, "journal", error) from None
+                raise storage_error(self.path, "journal", error, self.elsewhere) from None
 
     def remove(self) -> None:
         self.path.unlink(missing_ok=True)

@@ -197,7 +197,9 @@ def write_question_nuggets(dataset: Dataset, out, settings: LLMSettings, options
             result.counts[NOTHING_TO_WRITE_FROM] += 1
         else:
             todo.append((question, shown))
-    journal = Journal(out.parent / JOURNAL_NAME, WrittenNuggets)
+    journal = Journal(out.parent / JOURNAL_NAME, WrittenNuggets,
+                      elsewhere="write the nuggets file (--out) to a folder on another disk: its journal is kept "
+                                "beside it")
     sources = {q.id: source_sha256(q, shown) for q, shown in todo}
     done = {e.question_id: e for e in journal.load()  # later lines win; failures are asked again
             if e.plan == plan.key and e.error is None and sources.get(e.question_id) == e.source_sha256}

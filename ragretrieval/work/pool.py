@@ -2,8 +2,10 @@
 
 At most `workers` calls run at once and no more are queued, so a stop request or an error is acted on after the
 calls already running, not after every queued one. On a stop request no new call starts; the running ones finish and
-their results are still yielded (so a journal keeps them), then `Stopped` is raised. On an error in a call, the
-calls still running finish (their work lands in a cache), their results are dropped, and the error is raised.
+their results are still yielded (so a journal keeps them), then `Stopped` is raised. A call that raises `Stopped`
+itself (``--max-cost`` reached: `BudgetReached`) is a stop request too: the calls already running were sent and
+paid for, so their results are yielded before it is raised. On any other error in a call, the calls still running
+finish (their work lands in a cache), their results are dropped, and the error is raised.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import Callable, Iterable, Iterator, TypeVar
 
-from .stop import StopToken
+from .stop import Stopped, StopToken
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -22,22 +24,31 @@ def parallel_map(function: Callable[[Item], Result], items: Iterable[Item], work
     """Yield ``(index, function(item))`` in completion order."""
     pending = iter(enumerate(items))
     running: dict = {}
+    stopped: Stopped | None = None  # the first call that stopped: raised once the running ones are yielded
     pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix=name)
     try:
         while True:
-            while len(running) < max(1, workers) and not (stop is not None and stop.requested):
+            while (len(running) < max(1, workers) and stopped is None
+                   and not (stop is not None and stop.requested)):
                 try:
                     index, item = next(pending)
                 except StopIteration:
                     break
                 running[pool.submit(function, item)] = index
             if not running:
+                if stopped is not None:
+                    raise stopped
                 if stop is not None:
                     stop.check()
                 return
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in done:
                 index = running.pop(future)
-                yield index, future.result()
+                try:
+                    result = future.result()
+                except Stopped as error:
+                    stopped = stopped or error
+                    continue
+                yield index, result
     finally:
         pool.shutdown(wait=True, cancel_futures=True)

@@ -8,12 +8,8 @@ ENOSPC), and a read-only remount answers EROFS to every write, root's included, 
 
 from __future__ import annotations
 
-import errno
-import os
 import subprocess
 import sys
-from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -21,6 +17,7 @@ from click.testing import CliRunner
 from ragretrieval.cli import main
 from ragretrieval.runs.history import RunHistory
 from ragretrieval.testing.chat_server import ChatServer, Reply
+from ragretrieval.testing.disks import fill, tmpfs
 
 
 def invoke(*args):
@@ -31,33 +28,6 @@ def one_error_line(result, code: int = 1) -> str:
     assert result.exit_code == code, result.output
     assert "Traceback" not in result.output and result.stderr.count("Error") == 1, result.stderr
     return result.stderr.splitlines()[-1]
-
-
-@contextmanager
-def tmpfs(folder: Path, size: str = "512k"):
-    folder.mkdir(parents=True, exist_ok=True)
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "tmpfs", str(folder)],
-                             capture_output=True, text=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs to make a real small disk (needs root): {mounted.stderr.strip()}")
-    try:
-        yield folder
-    finally:
-        subprocess.run(["umount", "-l", str(folder)], check=True)
-
-
-def fill(folder: Path) -> Path:
-    """Write zeros until the disk says it is full (ENOSPC)."""
-    filler = folder / "filler"
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
-    try:
-        while True:
-            os.write(fd, b"\0" * 4096)
-    except OSError as error:
-        assert error.errno == errno.ENOSPC
-    finally:
-        os.close(fd)
-    return filler
 
 
 @pytest.fixture

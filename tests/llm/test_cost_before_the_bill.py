@@ -210,3 +210,63 @@ def test_the_limit_is_one_rule_for_python_and_build_dataset(tmp_path, corpus):
         result = cli("dataset", "build", corpus, "--generator", "llm", "--out", tmp_path / "ds", "--max-cost", value,
                      code=2)
         assert "--max-cost" in result.output and not (tmp_path / "ds").exists()
+
+
+# --------------------------------------------------------------------------------- requests in flight at the limit
+ANSWER_TEXT = "大火蒸 8 分钟 [0]。"
+
+
+def paid(requests, reply: str = ANSWER_TEXT) -> float:
+    """What the requests the server answered cost at $1 in, $2 out a million tokens (the server reports characters
+    of the prompt / 2 and characters of the answer as tokens)."""
+    return sum((len("".join(m["content"] for m in r["messages"])) // 2 + 2 * len(reply)) / 1e6 for r in requests)
+
+
+def slow_answers(request):
+    return Reply(ANSWER_TEXT, delay=0.3)  # four requests are in flight together when the limit is reached
+
+
+def stopped_at_the_limit(demo_dataset, server, concurrency: int = 4):
+    return cli("answer", "--dataset", demo_dataset, "--generator", "openai:m", "--base-url", server.url,
+               "--retriever", "bm25", "--price-in", "1", "--price-out", "2", "--max-cost", "0.003",
+               "--concurrency", concurrency, "--no-save", "--no-progress", code=3)
+
+
+def test_requests_in_flight_at_the_limit_are_counted_and_their_answers_kept(demo_dataset, llm_env):
+    with ChatServer(slow_answers) as server:
+        stopped = stopped_at_the_limit(demo_dataset, server)
+        sent = server.count()
+        message = stopped.stderr.strip().splitlines()[-1]
+        assert 0 < sent < 30 and f"${paid(server.requests):.4f} spent on {sent} request(s)" in message, message
+        journal = message.split("kept in ")[1].split(". Run")[0]
+        assert f"{sent} of 30 questions are answered and kept in {journal}" in message
+        assert len(open(journal, encoding="utf-8").read().splitlines()) == sent  # every answer paid for is kept
+        cli("answer", "--dataset", demo_dataset, "--generator", "openai:m", "--base-url", server.url,
+            "--retriever", "bm25", "--concurrency", "4", "--no-save", "--no-progress")
+        assert server.count() == 30  # the answers kept are not asked again
+
+
+def test_a_resumed_answer_run_logs_every_question(demo_dataset, llm_env):
+    with ChatServer(plays_both) as server:
+        stopped_at_the_limit(demo_dataset, server, concurrency=1)
+        kept = server.count()  # answered, journaled: the next run resumes after them
+        log = llm_env / "run.log"
+        cli("answer", "--dataset", demo_dataset, "--generator", "openai:m", "--base-url", server.url,
+            "--retriever", "bm25", "--concurrency", "4", "--no-save", "--no-progress", "--log", log)
+    lines = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    assert kept > 0 and len(lines) == 30 and len({line["id"] for line in lines}) == 30
+    assert all(line["answer"] == ANSWER_TEXT and line["error"] is None for line in lines)
+
+
+def test_build_dataset_stopped_by_the_limit_names_a_journal_only_if_there_is_one(tmp_path, corpus, llm_env):
+    args = ["dataset", "build", corpus, "--generator", "llm", "--model", "m", "--per-doc", "2", "--no-progress",
+            "--price-in", "1", "--price-out", "2", "--out", tmp_path / "ds", "--concurrency", "4"]
+    with ChatServer(lambda request: Reply(good_reply(request).content, delay=0.3)) as server:
+        nothing = cli(*args, "--base-url", server.url, "--max-cost", "0.0001", code=3)  # not one request fits
+        assert server.count() == 0 and "no document was finished, so no journal was written" in nothing.output
+        assert "journal.jsonl" not in nothing.output
+        stopped = cli(*args, "--base-url", server.url, "--max-cost", "0.002", code=3)
+        sent = server.count()
+        journal = stopped.output.split("kept in ")[1].split(". Run")[0]
+        assert 0 < sent < len(DOCS) and len(open(journal, encoding="utf-8").read().splitlines()) == sent
+        assert f"spent on {sent} request(s)" in stopped.output

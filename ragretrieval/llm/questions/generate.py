@@ -209,4 +209,6 @@ def exact_key(text: str) -> str:
 
 
 def journal_for(out_dir) -> Journal:
-    return Journal(Path(out_dir) / JOURNAL_NAME, DocumentResult)
+    return Journal(Path(out_dir) / JOURNAL_NAME, DocumentResult,
+                   elsewhere="build the dataset (--out) in a folder on another disk: its journal is kept in the "
+                             "dataset's folder")
