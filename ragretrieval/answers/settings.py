@@ -19,12 +19,12 @@ import warnings
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from ..evaluation.report import EvalConfig
 from ..llm.client import DEFAULT_KEY_ENV
 from ..work.limits import Integer, Price, Retries, Timeout, Wait
-from ..work.options import SettingsError, plugin_options
+from ..work.options import SettingsError, SettingsModel, plugin_options
 from ..work.plugins import GENERATORS, JUDGES
 
 RETRIEVAL = "retrieval"
@@ -32,7 +32,7 @@ MAX_NUGGETS_PER_REQUEST = 100
 SPEED_ONLY = ("threads",)  # change how fast a run goes, never a number
 
 
-class AnswerSettings(BaseModel):
+class AnswerSettings(SettingsModel):
     """An answer run's settings (docs/answers.md lists each one with its ``ragretrieval answer`` option)."""
 
     model_config = ConfigDict(extra="forbid")

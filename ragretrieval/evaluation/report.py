@@ -13,7 +13,7 @@ from ..errors import RagretrievalError
 from ..io.jsonfiles import load_json, save_json, supported_version
 from ..stores.base import DEFAULT_STORE
 from ..work.limits import Integer, cutoffs_problem
-from ..work.options import SettingsError, build_settings, plugin_options
+from ..work.options import SettingsError, SettingsModel, build_settings, plugin_options
 
 REPORT_VERSION = 1
 GRANULARITIES = ("doc", "chunk")
@@ -29,7 +29,7 @@ ADDED_LATER = ("embed", "rerank")  # fields added in 0.3: left out of keys while
 STORED = "stored"  # validation context of a configuration read back from a report: kept as it was recorded
 
 
-class EvalConfig(BaseModel):
+class EvalConfig(SettingsModel):
     """Everything that decides an evaluation's numbers: the one place where the retrieval settings' defaults and
     rules live. ``ragretrieval eval``'s options, sweep grid cells, settings files (``--config``), the web API's
     options and `ragretrieval.evaluate`'s keyword arguments all build one of these; a bad value is a

@@ -76,6 +76,18 @@ def build_settings(model: type[Model], values: dict | None = None, prefix: str =
         raise settings_error(error, prefix) from None
 
 
+class SettingsModel(BaseModel):
+    """A workflow's settings model (`EvalConfig`, `AnswerSettings`). Built directly, ``EvalConfig(chunk_size=10,
+    chunk_overlap=20)``, a bad value raises `SettingsError` naming the fields, as the command line, a settings
+    file, the web and ``rr.evaluate(...)`` do (they validate through `build_settings`, which never calls this)."""
+
+    def __init__(self, /, **data):
+        try:
+            super().__init__(**data)
+        except ValidationError as error:
+            raise settings_error(error) from None
+
+
 def merged(base: dict, over: dict) -> dict:
     """`over` laid on `base` (options given over a settings file, keyword arguments over ``config=``): nested
     mappings (``retriever_options``, ``retrieval``) are merged key by key."""

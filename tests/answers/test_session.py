@@ -16,6 +16,7 @@ from ragretrieval.data.dataset import Manifest, Provenance, QuestionRecord, load
 from ragretrieval.evaluation.report import EvalConfig
 from ragretrieval.testing.chat_server import ChatServer, Reply
 from ragretrieval.testing.generator_conformance import DOCUMENTS
+from ragretrieval.work.options import SettingsError
 
 KEY_SENTENCE = {"tomatoes": "Boil them", "fried rice": "cold rice", "pudding": "Simmer rice"}  # question word ->
 
@@ -113,5 +114,5 @@ def test_given_contexts_are_checked_before_anything_is_asked(dataset):
     broken = type(dataset)(dataset.path, dataset.documents, (bad,), dataset.manifest)
     with pytest.raises(AnswerSettingsError, match="'expect.cite' names 'nowhere.md', which is not in its context"):
         AnswerSession(broken, AnswerSettings(generator="extractive", contexts="given"))
-    with pytest.raises(ValueError, match="contexts\n  Input should be 'retrieved' or 'given'"):
+    with pytest.raises(SettingsError, match="contexts: Input should be 'retrieved' or 'given'"):
         AnswerSession(dataset, AnswerSettings(generator="extractive", contexts="all"))
