@@ -25,7 +25,7 @@ def export(api, eval_id: str, query: str):
 def annotate_first(api, eval_id: str) -> dict:
     first = api.get(f"/api/v1/evaluations/{eval_id}")["results"][0]
     api.put(f"/api/v1/evaluations/{eval_id}/results/{first['question_id']}/annotation",
-            {"verdict": "partly_correct", "note": "=1+1 and <b>more</b>"})
+            {"verdict": "partly_correct", "note": "=1+1 and <b>more</b>", "version": 0})
     return first
 
 
