@@ -31,7 +31,7 @@ from ..io.storage import write_error
 from ..llm.journal import Journal
 from ..work.pool import parallel_map
 from ..work.progress import as_progress
-from .failures import ClassRules, classify_all
+from .failures import ClassRules, classify_all, support_notes
 from .judges.summary import failed_verdict, failure_notes
 from .report import ANSWER_LEVEL, AnsweredQuestion, AnswerReport, answer_config_key
 from .session import AnswerSession
@@ -157,7 +157,7 @@ def build_report(session: AnswerSession, answered: list[AnsweredQuestion], timin
     if summary["failed"]:
         notes.append(f"{summary['failed']} of {len(answered)} questions got no answer (the generator failed); "
                      "they are left out of the answer metrics")
-    notes += failure_notes(summary["judges"])
+    notes += failure_notes(summary["judges"]) + support_notes(answered)
     skipped = sum(1 for q in answered if not q.relevant)
     if session.retrieval is not None and skipped:
         notes.append(f"{skipped} question(s) without relevant documents have no retrieval metrics")

@@ -16,7 +16,8 @@ The evidence of one answered question:
   question's ``pass_rate`` (its score >= 0.7), the ``correctness`` judge's yes, ``score5`` at 4 or 5. None: nothing
   checks the content. Citations are not a content signal: they decide ``unsupported_correct``.
 - **uses relevant context**: the answer cites a relevant document, or (citing none) the ``groundedness`` judge says
-  every claim is in the contexts.
+  every claim is in the contexts. Unknown when the contexts name no document and no such judge spoke: a passing
+  answer is then ``correct``, with a note that its support is unknown (never ``unsupported_correct``).
 
 The decision list (the first rule that applies wins) is `classify`'s, in this order.
 """
@@ -131,14 +132,24 @@ def passed(answered: AnsweredQuestion) -> bool | None:
     return all(signals) if signals else None
 
 
+def bare_contexts(answered: AnsweredQuestion) -> bool:
+    """The answer was given contexts, and none names a document (an answers file's bare texts): what it cites cannot
+    be told relevant or not."""
+    return bool(answered.contexts) and not any(c.doc_id for c in answered.contexts)
+
+
 def uses_relevant(answered: AnsweredQuestion) -> bool | None:
+    """Whether the answer rests on relevant context; None when that cannot be known (no relevant document, or bare
+    contexts and no ``groundedness`` verdict)."""
     relevant = relevant_documents(answered)
     if not relevant:
         return None
     if relevant & {c.doc_id for c in answered.citations if c.doc_id}:
         return True
     grounded = answered.metrics.get(ANSWER_LEVEL, {}).get(GROUNDEDNESS_JUDGE)
-    return grounded is not None and grounded >= 1
+    if grounded is not None:
+        return grounded >= 1
+    return None if bare_contexts(answered) else False
 
 
 def classify(answered: AnsweredQuestion, rules: ClassRules) -> str:
@@ -167,6 +178,21 @@ def classify_all(questions: list[AnsweredQuestion], rules: ClassRules) -> dict[s
         answered.failure_class = classify(answered, rules)
     counts = Counter(q.failure_class for q in questions)
     return {name: counts.get(name, 0) for name in CLASSES}
+
+
+UNKNOWN_SUPPORT_NOTE = "classed correct with support unknown"
+
+
+def support_notes(questions: list[AnsweredQuestion]) -> list[str]:
+    """The run's note on correct questions whose support could not be decided (their contexts name no document)."""
+    unknown = [q.id for q in questions if q.failure_class == CORRECT and relevant_documents(q)
+               and uses_relevant(q) is None]
+    if not unknown:
+        return []
+    shown = ", ".join(unknown[:5]) + (", ..." if len(unknown) > 5 else "")
+    return [f"{len(unknown)} question(s) {UNKNOWN_SUPPORT_NOTE}: their contexts name no document, so whether the "
+            f"answer rests on relevant context is not known ({shown}); give contexts with doc ids, or a groundedness "
+            "judge, to tell"]
 
 
 def report_classes(report) -> list[str]:

@@ -30,7 +30,7 @@ from ..evaluation.report import (
     RetrievedChunk,
     metrics_frame,
 )
-from ..io.jsonfiles import load_json, save_json, supported_version
+from ..io.jsonfiles import json_damage, load_json, save_json, supported_version
 from ..io.redact import redact_urls
 
 ANSWER_REPORT_VERSION = 1
@@ -212,12 +212,24 @@ def parse_report(text: str) -> EvalReport | AnswerReport:
     return _AnyReport.model_validate_json('{"report":' + text + "}", context={STORED: True}).report
 
 
-def load_report(path) -> EvalReport | AnswerReport:
-    """An ``eval --out`` or ``answer --out`` file, whichever it is; problems name the file and the field."""
+ANY_REPORT = "an eval or answer report (--out of `ragretrieval eval` or `ragretrieval answer`)"
+ANSWER_REPORT = "an answer report (--out of `ragretrieval answer`)"
+
+
+def load_report(path, expected: str = ANY_REPORT) -> EvalReport | AnswerReport:
+    """An ``eval --out`` or ``answer --out`` file, whichever it is; problems name the file and the field. A file that
+    is not JSON (empty, truncated, something else) says so and names `expected`, the kind the caller reads."""
+    path = Path(path)
     try:
-        head = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return EvalReport.load(path)  # names the problem
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ReportError(f"{path}: cannot read ({error.strerror or error})") from None
+    except UnicodeDecodeError:
+        raise ReportError(f"{path}: not UTF-8 text, so not JSON; expected {expected}") from None
+    damage = json_damage(text)
+    if damage:
+        raise ReportError(f"{path}: {damage}; expected {expected}")
+    head = json.loads(text)
     if isinstance(head, dict) and head.get("kind") == "answer":
         try:
             return AnswerReport.load(path)

@@ -135,7 +135,7 @@ class AnswerSession:
     def dataset_info(self) -> DatasetInfo:
         ds = self.dataset
         chunks = self.retrieval.chunks if self.retrieval else []
-        return DatasetInfo(path=str(ds.path), corpus_fingerprint=ds.fingerprint,
+        return DatasetInfo(path=ds.folder, corpus_fingerprint=ds.fingerprint,
                            chunks_fingerprint=self.retrieval.chunks_fingerprint if self.retrieval else "",
                            n_documents=len(ds.documents), n_questions=len(ds.questions), n_chunks=len(chunks),
                            label_sources=sorted({q.provenance.generator for q in ds.questions}),

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from ..data.build import build_dataset as build
-from ..data.build import default_out, ids_trec_cannot_hold, parse_generators
+from ..data.build import default_out, ids_trec_cannot_hold, parse_generators, trec_ids_warning
 from ..data.corpus import load_corpus
 from ..data.filename_questions import DEFAULT_TEMPLATE
 from .cost_options import show_plan
@@ -48,12 +48,9 @@ def build_dataset(corpus_dir: Path, out: Path | None, generator: str, template: 
     dataset = build(corpus_dir, out, template=template, strict=strict, force=force, generators=generators,
                     more_questions=llm_questions if "llm" in generators else None,
                     on_skip=lambda s: click.echo(f"warning: skipped {s.path}: {s.reason}", err=True))
-    awkward = ids_trec_cannot_hold(dataset)
+    awkward = trec_ids_warning(ids_trec_cannot_hold(dataset), "rename the files")
     if awkward:
-        click.echo(f"warning: {len(awkward)} document ids hold spaces or control characters (tab, newline, ...), "
-                   "which TREC files cannot hold (trec_eval splits fields on them): `runs export --format trec` "
-                   "and `judge chunks --qrels-out` will refuse them (JSON exports hold any id); rename the files: "
-                   f"{', '.join(map(repr, awkward[:3]))}", err=True)
+        click.echo(f"warning: {awkward}", err=True)
     if "llm" in generators:
         from ..llm.questions.generate import journal_for
 

@@ -8,6 +8,7 @@ import click
 
 from .. import __version__
 from ..answers.checks import check_expect
+from ..data.build import trec_awkward, trec_ids_warning
 from ..data.corpus import corpus_fingerprint
 from ..data.dataset import DatasetError, Manifest, check_writable, write_dataset
 from ..data.importers.beir import import_beir
@@ -78,6 +79,9 @@ def _import_beir(folder: Path, split: str, out: Path, force: bool, no_progress: 
     if corpus.with_metadata:
         click.echo(f"note: the metadata of {corpus.with_metadata} documents is not kept (a dataset's documents are "
                    "id, title and text)", err=True)
+    awkward = trec_ids_warning(trec_awkward(corpus.ids), "change them in corpus.jsonl")
+    if awkward:
+        click.echo(f"warning: {awkward}", err=True)
     if imported.unjudged_queries:
         click.echo(f"note: {imported.unjudged_queries} queries are not judged in split {split!r} and were left out",
                    err=True)

@@ -15,7 +15,7 @@ from ..answers.judges.stored import judge_report, judging_key
 from ..answers.judges.summary import check_judges
 from ..answers.prompt import pick_language
 from ..answers.render import metric_table, question_line
-from ..answers.report import AnswerReport, load_report
+from ..answers.report import ANSWER_REPORT, AnswerReport, load_report
 from ..answers.settings import AnswerSettings
 from ..embedders.cache import default_cache_dir
 from ..evaluation.report import ReportError
@@ -38,7 +38,7 @@ def _stored(run: str, runs_db: str | None):
     """(report, the stored run or None): a report file, else a run of the history."""
     path = Path(run)
     if path.suffix == ".json" and path.is_file():
-        return load_report(path), None
+        return load_report(path, ANSWER_REPORT), None
     with history_errors(runs_db) as history:
         stored = history.get(run)
         history.check_writable()  # the verdicts are stored in it: refuse before any is asked for

@@ -80,4 +80,18 @@ def build_dataset(corpus_dir, out=None, *, template: str = DEFAULT_TEMPLATE, str
 def ids_trec_cannot_hold(dataset: Dataset) -> list[str]:
     """Document ids holding spaces or control characters (tab, newline, DEL...), which TREC files cannot hold:
     trec_eval splits fields on them (scoring/trec.py refuses to write them)."""
-    return [d.id for d in dataset.documents if not trec_writable(d.id) or "\x7f" in d.id]
+    return trec_awkward(d.id for d in dataset.documents)
+
+
+def trec_awkward(ids) -> list[str]:
+    """The ids of `ids` that a TREC file cannot hold (see `ids_trec_cannot_hold`)."""
+    return [i for i in ids if not trec_writable(i) or "\x7f" in i]
+
+
+def trec_ids_warning(awkward: list[str], fix: str) -> str | None:
+    """The one warning every way of making a dataset gives for such ids (`fix`: what the user changes), or None."""
+    if not awkward:
+        return None
+    return (f"{len(awkward)} document ids hold spaces or control characters (tab, newline, ...), which TREC files "
+            "cannot hold (trec_eval splits fields on them): `runs export --format trec` and `judge chunks "
+            f"--qrels-out` will refuse them (JSON exports hold any id); {fix}: {', '.join(map(repr, awkward[:3]))}")

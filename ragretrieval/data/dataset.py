@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Callable, Iterable, Iterator, TypeVar
@@ -254,12 +255,19 @@ class Dataset:
         return self.manifest.corpus_fingerprint
 
     @property
+    def folder(self) -> str:
+        """The dataset's folder as an absolute path: what a report records, so that the run's settings file (``runs
+        show RUN --config``) replays from any folder."""
+        return os.path.abspath(self.path)
+
+    @property
     def other_questions(self) -> str | None:
-        """The questions file, when it is not the dataset's own questions.jsonl (what ``--questions`` named)."""
+        """The questions file (absolute), when it is not the dataset's own questions.jsonl (what ``--questions``
+        named)."""
         own = Path(self.path) / QUESTIONS_FILE
         if self.questions_path is None or Path(self.questions_path) == own:
             return None
-        return str(self.questions_path)
+        return os.path.abspath(self.questions_path)
 
 
 def labels_fingerprint(questions: Iterable[QuestionRecord], chunk_labels=None) -> str:

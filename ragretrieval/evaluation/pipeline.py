@@ -160,7 +160,7 @@ def evaluate(dataset: Dataset, config: EvalConfig, cache=None, progress=None, re
         ragretrieval_version=__version__,
         config=config,
         embedder_identity=info.embedders.get("dense"),
-        dataset=DatasetInfo(path=str(dataset.path), corpus_fingerprint=dataset.fingerprint,
+        dataset=DatasetInfo(path=dataset.folder, corpus_fingerprint=dataset.fingerprint,
                             chunks_fingerprint=chunks_fingerprint(chunks), n_documents=len(dataset.documents),
                             n_questions=len(dataset.questions), n_chunks=len(chunks), label_sources=generators,
                             labels_fingerprint=labels_fingerprint(dataset.questions, chunk_labels),

@@ -22,6 +22,22 @@ def describe(error: ValidationError, whole: str = "record") -> str:
     return f"field '{field}': {first['msg'].removeprefix('Value error, ')}"
 
 
+def json_damage(text: str) -> str | None:
+    """Why `text` is not one JSON document, in a reader's words (empty, truncated, or not JSON at all), or None when
+    it is one. A file cut off mid-write ends where the parser still expected more: that is "truncated"."""
+    if not text.strip():
+        return "empty (no JSON in it)"
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as error:
+        cut = error.pos >= len(text.rstrip()) or error.msg.startswith("Unterminated string")
+        if cut:
+            return (f"truncated: its JSON stops before it is complete (line {error.lineno}, column {error.colno}: "
+                    "the file was cut off)")
+        return f"not JSON (line {error.lineno}, column {error.colno}: {error.msg})"
+    return None
+
+
 def supported_version(field: str, version: int, supported: int) -> int:
     """The check behind every file format's version field."""
     if version != supported:
@@ -42,10 +58,14 @@ def load_json(model: type[Model], path, error: type[Exception], kind: str, whole
     the models' validation context (a stored report's configuration is kept as recorded)."""
     path = Path(path)
     try:
-        return model.model_validate_json(path.read_text(encoding="utf-8"), context=context)
+        text = path.read_text(encoding="utf-8")
+        return model.model_validate_json(text, context=context)
     except OSError as problem:
         raise error(f"{path}: cannot read ({problem.strerror or problem})") from None
     except UnicodeDecodeError:
         raise error(f"{path}: {kind}: not UTF-8 text") from None
     except ValidationError as problem:
+        damage = json_damage(text) if problem.errors()[0]["type"] == "json_invalid" else None
+        if damage:  # `kind` says what the file is not ("not an eval report (...)"): here, what was expected
+            raise error(f"{path}: {damage}; expected {kind.removeprefix('not ')}") from None
         raise error(f"{path}: {kind}: {describe(problem, whole)}") from None

@@ -55,6 +55,16 @@ class LLMError(RagretrievalError, RuntimeError):
         return self.status in PER_REQUEST_STATUS
 
 
+class EndpointFailed(LLMError):
+    """The endpoint was asked and failed. `answered`: the HTTP status of its last answer, retried or not (None: it
+    gave none); `kind`: what went wrong without one (``timeout``, ``APIConnectionError``, ``NotACompletion``). So a
+    caller can word the failure for its own readers (the web app's dialogs)."""
+
+    def __init__(self, message: str, status: int | None = None, answered: int | None = None, kind: str = ""):
+        super().__init__(message, status)
+        self.answered, self.kind = answered, kind
+
+
 class EmptyReply(LLMError):
     """A completion without text (see the module's text): this request fails, the run goes on."""
 
@@ -215,8 +225,8 @@ class ChatClient:
             except oa.APIStatusError as error:
                 if retryable_status(error):
                     raise
-                raise LLMError(f"{self._where()}: {self._describe(error)} (not retried)",
-                               error.status_code) from None
+                raise EndpointFailed(f"{self._where()}: {self._describe(error)} (not retried)",
+                                     error.status_code, error.status_code) from None
             try:
                 return _answer(response, time.perf_counter() - started)
             except EmptyReply as error:
@@ -227,8 +237,11 @@ class ChatClient:
                                 retryable=lambda error: is_retryable(error, oa, (_NotACompletion,)),
                                 retry_after=retry_after, stop=self.stop)
         except RetriesExhausted as error:
-            raise LLMError(f"{self._where()}: gave up after {error.attempts} attempts; last error: "
-                           f"{self._describe(error.last)}") from None
+            last = error.last
+            kind = "timeout" if isinstance(last, oa.APITimeoutError) else type(last).__name__.lstrip("_")
+            raise EndpointFailed(f"{self._where()}: gave up after {error.attempts} attempts; last error: "
+                                 f"{self._describe(last)}", answered=getattr(last, "status_code", None),
+                                 kind=kind) from None
 
     def _describe(self, error) -> str:
         return describe(error, self._openai, self._secret)

@@ -2,13 +2,14 @@
 --config`` writes one from a stored run, and running it again gives the same configuration key).
 
 The file holds its format's version, the workflow (``kind``: retrieval or answer), the dataset folder and an
-optional questions file (relative paths are relative to the file's folder), and the workflow's settings: the
-fields of `EvalConfig` (retrieval) or of `AnswerSettings` (answer, with the retrieval settings in a ``[retrieval]``
-table). docs/runs.md, "Settings files", has an example of each.
+optional questions file (relative paths are relative to the file's folder; ``runs show --config`` writes them
+absolute), and the workflow's settings: the fields of `EvalConfig` (retrieval) or of `AnswerSettings` (answer, with
+the retrieval settings in a ``[retrieval]`` table). docs/runs.md, "Settings files", has an example of each.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -79,7 +80,15 @@ def run_settings(report) -> RunSettings:
         values = dict(report.settings)
     else:
         values = report.config.model_dump(mode="json")
-    return RunSettings(report.kind, report.dataset.path, report.dataset.questions, values)
+    dataset, questions = report.dataset.path, report.dataset.questions
+    return RunSettings(report.kind, _absolute(dataset), _absolute(questions), values)
+
+
+def _absolute(path: str | None) -> str | None:
+    """A stored run's path, absolute, so that its settings file replays from any folder. Runs record absolute paths;
+    one stored before did not, and its path is relative to the folder it ran in: the current folder is the best
+    guess (the default runs history lives in that folder)."""
+    return os.path.abspath(path) if path else path
 
 
 def settings_text(settings: RunSettings, kind: str = "toml") -> str:

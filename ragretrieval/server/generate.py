@@ -14,8 +14,9 @@ import tempfile
 from pathlib import Path
 
 from ..data.dataset import load_dataset
-from ..llm.client import LLMSettings
+from ..llm.client import EndpointFailed, LLMError, LLMSettings
 from ..llm.questions.build import QuestionOptions, llm_questions
+from ..llm.questions.generate import GenerationInterrupted
 from .corpora import ServedCorpus, question_fields
 from .schemas import GenerateIn, GenerateOut, QuestionIn
 
@@ -32,10 +33,34 @@ def generate_questions(corpus: ServedCorpus, request: GenerateIn, api_key_env: s
         options = QuestionOptions(per_doc=request.per_doc, types=tuple(request.question_types),
                                   concurrency=4, max_docs=math.ceil(request.count / request.per_doc),
                                   prompt_file=str(prompt_file) if prompt_file else None, language=request.language)
-        result, info = llm_questions(list(dataset.documents), work, settings, options)
+        try:
+            result, info = llm_questions(list(dataset.documents), work, settings, options)
+        except LLMError as error:
+            raise LLMError(web_message(error), error.status) from None
     kept = [QuestionIn(**question_fields(record)) for record in result.questions[: request.count]]
     return GenerateOut(questions=kept, counts=info["counts"], usage=info["usage"],
                        failed_documents=info["failed_documents"])
+
+
+RETRY_LATER = frozenset({408, 409, 425, 429})
+
+
+def web_message(error: LLMError) -> str:
+    """The failure in the dialog's words: what the model endpoint did and what to do in the page. No server path
+    (the builder's journal is a temporary folder, dropped) and no command-line advice."""
+    failure = error.failure if isinstance(error, GenerationInterrupted) else error
+    if not isinstance(failure, EndpointFailed):  # not asked at all: the server's own setting (its API key)
+        return str(failure)
+    if failure.answered is None:
+        did = {"timeout": "did not answer in time", "NotACompletion": "answered something that is not a "
+               "completion"}.get(failure.kind, "could not be reached")
+        return f"the model endpoint {did}; check the base URL and model, then try again"
+    if failure.answered >= 500 or failure.answered in RETRY_LATER:
+        return f"the model endpoint answered {failure.answered}; try again"
+    if failure.answered in (401, 403):
+        return (f"the model endpoint answered {failure.answered}: it refused the server's API key; the server's "
+                "operator sets the key")
+    return f"the model endpoint answered {failure.answered}; check the model and the base URL"
 
 
 def default_prompt(language: str) -> str:

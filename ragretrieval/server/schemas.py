@@ -254,12 +254,13 @@ class DecodedOut(BaseModel):
 
 # ------------------------------------------------------------------------------------------------------ annotations
 class AnnotationIn(_Input):
-    """A reviewer's verdict on one answer. `version`: the annotation's version the reviewer saw (0: none yet); when
-    given and another reviewer has changed it since, the request is refused (409) instead of overwriting theirs."""
+    """A reviewer's verdict on one answer. `version` (required): the annotation's version the reviewer saw (0: none
+    yet); when another reviewer has changed it since, the request is refused (409) instead of overwriting theirs. A
+    request without it is refused (422): it would replace a colleague's verdict unchecked."""
 
     verdict: Literal["correct", "partly_correct", "incorrect"]
     note: str = Field(default="", max_length=10_000)
-    version: int | None = Field(default=None, ge=0, le=2**31)
+    version: int = Field(ge=0, le=2**31, description="the annotation's version the reviewer saw; 0: none yet")
 
 
 class AnnotationOut(BaseModel):

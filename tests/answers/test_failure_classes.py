@@ -77,9 +77,13 @@ def test_unknown_relevance_is_never_a_retrieval_miss_nor_unsupported():
     unknown = dict(relevant=(), shown=("d9",), cited=())
     assert classify(question(values={"include": 1.0}, **unknown), RULES) == "correct"
     assert classify(question(values={"include": 0.0}, **unknown), RULES) == "generation_error"
-    # contexts without document ids (an answers file's bare texts): unknown too
-    assert classify(question(values={"include": 1.0}, shown=(None,), cited=()), RULES) == "unsupported_correct"
+    # contexts without document ids (an answers file's bare texts): unknown too, so a pass is correct
+    assert classify(question(values={"include": 1.0}, shown=(None,), cited=()), RULES) == "correct"
+    assert classify(question(values={"include": 1.0}, shown=(None,), cited=(None,)), RULES) == "correct"
     assert classify(question(values={"include": 0.0}, shown=(None,)), RULES) == "generation_error"
+    # ... unless the groundedness judge spoke: then support is known
+    ungrounded = {"include": 1.0, "response/llm_judged/groundedness/rating": 0.0}
+    assert classify(question(values=ungrounded, shown=(None,), cited=()), RULES) == "unsupported_correct"
 
 
 def test_spans_decide_what_was_shown():
@@ -183,6 +187,28 @@ def test_every_legal_question_gets_one_class(tmp_path):
         "conflict_gap_001": "correct_abstention",  # should abstain, and did
         "conflict_gap_002": "generation_error",  # right not to abstain, but invents numbers
     }
+
+
+def test_correct_answers_over_bare_contexts_are_correct_with_a_note(tmp_path):
+    """Oracle answers whose contexts are texts without a document id: relevance of what they cite is unknown, so a
+    passing answer is correct (it was unsupported_correct), and the report says its support is unknown."""
+    run("dataset", "import", "--format", "legal-rag", FIXTURE / "benchmark", "--source", FIXTURE / "transcript.md",
+        "--out", tmp_path / "legal")
+    text = load_dataset(tmp_path / "legal").documents[0].text
+    answers = write_answers(tmp_path / "answers.jsonl", [
+        {"question_id": q, "answer": a, "contexts": [{"content": text}]} for q, (a, _) in LEGAL_ANSWERS.items()])
+    result = run("answer", "--dataset", tmp_path / "legal", "--contexts", "given", "--generator",
+                 f"file:{answers}", "--out", tmp_path / "r.json")
+    report = AnswerReport.load(tmp_path / "r.json")
+    found = {q.id: q.failure_class for q in report.questions}
+    assert found["fact_004"] == "correct"  # right, cites nothing: support unknown, not unsupported
+    assert "unsupported_correct" not in found.values()
+    assert sorted(q for q, c in found.items() if c == "correct") == ["evidence_001", "fact_001", "fact_002",
+                                                                      "fact_004"]
+    note = [n for n in report.notes if "support unknown" in n]
+    assert len(note) == 1 and note[0].startswith("4 question(s) classed correct with support unknown: their "
+                                                 "contexts name no document"), report.notes
+    assert "note: 4 question(s) classed correct with support unknown" in result.output
 
 
 def test_retrieval_misses_at_span_level_cost_no_request(tmp_path, llm_env):

@@ -109,7 +109,8 @@ def test_each_value_the_formulas_read_is_checked_when_importing(tmp_path, change
 @pytest.mark.parametrize("kind, item, named", [
     ("evidence_set", {"required_evidence": []}, "required_evidence: empty: evidence_set scores recall"),
     ("evidence_set", {"required_evidence": [{"must_include": "42000"}], "scoring": {"evidence_recall_min": 1.5}},
-     "scoring.evidence_recall_min: must be at most 1, got 1.5"),
+     "scoring.evidence_recall_min: must be a count of key points (a whole number >= 1, e.g. 4) or a share (a "
+     "number with a decimal point from 0 to 1, e.g. 0.8), got 1.5"),
     ("evidence_set", {"required_evidence": [{"must_include": "42000"}], "expected": {"key_points": "退钱"}},
      'expected.key_points: must be a list, got "退钱"'),
     ("conflict_gap", {"required_quote": "都忘记了"}, "should_abstain: missing"),

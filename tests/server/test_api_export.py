@@ -25,7 +25,7 @@ def export(api, eval_id: str, query: str):
 def annotate_first(api, eval_id: str) -> dict:
     first = api.get(f"/api/v1/evaluations/{eval_id}")["results"][0]
     api.put(f"/api/v1/evaluations/{eval_id}/results/{first['question_id']}/annotation",
-            {"verdict": "partly_correct", "note": "=1+1 and <b>more</b>"})
+            {"verdict": "partly_correct", "note": "=1+1 and <b>more</b>", "version": 0})
     return first
 
 
@@ -128,3 +128,45 @@ def test_a_token_server_exports_with_the_bearer_token_only(make_client):
     assert client.get("/api/v1/evaluations/eval_0000000000000000/export").status_code == 401
     assert client.get("/api/v1/evaluations/eval_0000000000000000/export",
                       headers={"Authorization": f"Bearer {token}"}).status_code == 404
+
+
+def test_an_evaluation_still_running_exports_as_partial_in_every_format(api, db_url, tmp_path):
+    """3 of 5 results stored: each format says RUNNING without changing its shape, and the file is NAME-partial."""
+    from ragretrieval.data.corpus import Document
+    from ragretrieval.data.importers.agent_jsonl import import_questions
+
+    created = reviewed_evaluation(api, db_url, answered=3)
+    assert api.get(f"/api/v1/evaluations/{created['id']}")["status"] == "RUNNING"
+    response = export(api, created["id"], "format=json")
+    assert response.headers["content-disposition"] == ('attachment; filename="to_review-partial.json"; '
+                                                       "filename*=UTF-8''to%20review-partial.json")
+    found = response.json()
+    assert (found["status"], found["results_done"], found["results_total"]) == ("RUNNING", 3, 5)
+    assert list(found) == ["evaluation", "summary", "status", "results_done", "results_total", "results"]
+    assert len(found["results"]) == 3
+    jsonl = export(api, created["id"], "format=jsonl")
+    assert 'filename="to_review-partial.jsonl"' in jsonl.headers["content-disposition"]
+    records = [json.loads(line) for line in jsonl.text.splitlines()]
+    assert [r["evaluation_status"] for r in records] == ["RUNNING"] * 3
+    (tmp_path / "partial.jsonl").write_text(jsonl.text, encoding="utf-8")
+    documents = [Document(f"{c}.md", c, f"text of {c}.md") for c in "abcdef"]
+    imported = import_questions(tmp_path / "partial.jsonl", documents)  # the field is ignored
+    assert len(imported) == 3 and not any("evaluation_status" in q.metadata for q in imported)
+    table = export(api, created["id"], "format=csv")
+    assert 'filename="to_review-partial.csv"' in table.headers["content-disposition"]
+    rows = list(csv.reader(io.StringIO(table.content.decode("utf-8-sig"), newline="")))
+    assert rows[0][-1] == "evaluation_status" and len(rows) == 4
+    assert [row[-1] for row in rows[1:]] == ["RUNNING"] * 3 and {len(row) for row in rows} == {len(rows[0])}
+
+
+def test_a_completed_evaluation_exports_as_completed(api, db_url):
+    created = reviewed_evaluation(api, db_url)
+    response = export(api, created["id"], "format=json")
+    assert "partial" not in response.headers["content-disposition"]
+    found = response.json()
+    assert (found["status"], found["results_done"], found["results_total"]) == ("COMPLETED", 5, 5)
+    assert {json.loads(line)["evaluation_status"] for line in export(api, created["id"],
+                                                                    "format=jsonl").text.splitlines()} == {"COMPLETED"}
+    rows = list(csv.reader(io.StringIO(export(api, created["id"], "format=csv").content.decode("utf-8-sig"),
+                                       newline="")))
+    assert {row[-1] for row in rows[1:]} == {"COMPLETED"}

@@ -13,7 +13,8 @@ from ragretrieval.analysis.agreement import cohen_kappa
 from ragretrieval.analysis.calibration import calibrated_mean
 from ragretrieval.server.db import Database
 from ragretrieval.server.schemas import AnnotationIn
-from ragretrieval.server.store.annotations import Annotations
+from ragretrieval.server.store import Conflict
+from ragretrieval.server.store.annotations import Annotations, annotated
 
 from .conftest import Api
 from .review import reviewed_evaluation
@@ -162,7 +163,9 @@ def test_annotations_are_stored_versioned_counted_and_agreed_with_the_judges(api
     ({"verdict": "correct", "version": "one"}, 422, "version"),
     ({"verdict": None}, 422, "verdict"),
     ({}, 422, "verdict"),
-    ({"verdict": "correct", "reviewer_token": "x"}, 422, "Extra inputs are not permitted"),
+    ({"verdict": "correct", "version": 0, "reviewer_token": "x"}, 422, "Extra inputs are not permitted"),
+    ({"verdict": "correct"}, 422, "version"),  # without it, a colleague's verdict would be replaced unchecked
+    ({"verdict": "correct", "version": None}, 422, "version"),
 ])
 def test_hostile_annotations_are_refused(api, db_url, body, status, words):
     created = reviewed_evaluation(api, db_url, answered=1)
@@ -180,12 +183,14 @@ def test_annotations_need_an_answered_question_of_an_evaluation(api, db_url):
              (created["id"], every[4]["id"], 409, "has no answer yet (PENDING)"),
              (created["id"], results[3]["question_id"], 409, "got no answer")]
     for eval_id, question_id, status, words in cases:
-        response = api.request("PUT", annotation_path(eval_id, question_id), json={"verdict": "correct"})
+        response = api.request("PUT", annotation_path(eval_id, question_id), json={"verdict": "correct",
+                                                                                   "version": 0})
         assert response.status_code == status and words in response.text, response.text
-    no_token = api.client.put(annotation_path(created["id"], results[0]["question_id"]), json={"verdict": "correct"})
+    no_token = api.client.put(annotation_path(created["id"], results[0]["question_id"]),
+                              json={"verdict": "correct", "version": 0})
     assert no_token.status_code == 403
     other_site = api.request("PUT", annotation_path(created["id"], results[0]["question_id"]),
-                             json={"verdict": "correct"}, headers={"Origin": "http://evil.example"})
+                             json={"verdict": "correct", "version": 0}, headers={"Origin": "http://evil.example"})
     assert other_site.status_code == 403
 
 
@@ -193,7 +198,8 @@ def test_html_in_a_note_stays_text(api, db_url, make_client):
     created = reviewed_evaluation(api, db_url, answered=1)
     question = api.get(f"/api/v1/evaluations/{created['id']}")["results"][0]["question_id"]
     evil = '<script>alert(1)</script><img src=x onerror="alert(2)">'
-    assert api.put(annotation_path(created["id"], question), {"verdict": "incorrect", "note": evil})["note"] == evil
+    assert api.put(annotation_path(created["id"], question), {"verdict": "incorrect", "note": evil,
+                                                              "version": 0})["note"] == evil
     page = api.client.get(f"/evaluations/{created['id']}").text
     assert evil not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
 
@@ -207,8 +213,8 @@ def test_a_token_server_takes_annotations_with_the_bearer_token_only(make_client
                        headers=headers)
     assert made.status_code == 201
     path = annotation_path("eval_0000000000000000", "q_0000000000000000")
-    assert api.request("PUT", path, json={"verdict": "correct"}).status_code == 401
-    assert client.put(path, json={"verdict": "correct"}, headers=headers).status_code == 404  # through: no such one
+    assert api.request("PUT", path, json={"verdict": "correct", "version": 0}).status_code == 401
+    assert client.put(path, json={"verdict": "correct", "version": 0}, headers=headers).status_code == 404  # no such
 
 
 def test_concurrent_edits_keep_one_whole_annotation(api, db_url):
@@ -217,11 +223,22 @@ def test_concurrent_edits_keep_one_whole_annotation(api, db_url):
     db = Database(db_url)
     store, errors = Annotations(db), []
 
+    def seen() -> int:
+        with db.read() as conn:
+            now = annotated(conn, created["id"], [question]).get(question)
+        return now.version if now else 0
+
     def edit(number: int) -> None:
         try:
             for round_ in range(5):
-                store.put(created["id"], question, AnnotationIn(verdict=("correct", "incorrect")[number % 2],
-                                                                note=f"reviewer {number}, edit {round_}"))
+                while True:  # a colleague saved meanwhile (409): read their version and save over it, knowingly
+                    try:
+                        store.put(created["id"], question, AnnotationIn(
+                            verdict=("correct", "incorrect")[number % 2], note=f"reviewer {number}, edit {round_}",
+                            version=seen()))
+                        break
+                    except Conflict:
+                        continue
         except Exception as error:  # pragma: no cover - what the test would report
             errors.append(error)
 
@@ -259,5 +276,5 @@ def test_a_retrieval_evaluation_has_no_answers_to_annotate(api, db_url):
     created = api.post("/api/v1/evaluations", {"name": "grid", "kind": "retrieval", "dataset": "dataset",
                                                "question_set_id": opened["id"], "retriever": "bm25"}, expect=201)
     question = opened["questions"][0]["id"]
-    response = api.request("PUT", annotation_path(created["id"], question), json={"verdict": "correct"})
+    response = api.request("PUT", annotation_path(created["id"], question), json={"verdict": "correct", "version": 0})
     assert response.status_code == 409 and "no answers to annotate" in response.text

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from llm.conftest import good_reply
 
-from ragretrieval.testing.chat_server import ChatServer
+from ragretrieval.testing.chat_server import ChatServer, Reply
 
 from .conftest import CORPUS, Api
 
@@ -63,7 +63,8 @@ def test_an_edited_prompt_is_used_and_a_broken_one_refused(sqlite_api, model):
 def test_what_cannot_work_says_why(sqlite_api, model, monkeypatch):
     model.fail_after = 0
     down = ask(sqlite_api, model, count=1)
-    assert down.status_code == 502 and "gave up after" in down.json()["detail"] and KEY not in down.text
+    assert down.status_code == 502 and down.json()["detail"] == "the model endpoint answered 500; try again"
+    assert KEY not in down.text
     assert ask(sqlite_api, model, dataset="nope").status_code == 400
     assert ask(sqlite_api, model, count=500).status_code == 422
     monkeypatch.delenv("OPENAI_API_KEY")
@@ -74,3 +75,35 @@ def test_what_cannot_work_says_why(sqlite_api, model, monkeypatch):
 def test_the_editor_page_offers_the_default_prompts(sqlite_api):
     page = sqlite_api.client.get("/evaluations/question-sets/new").text
     assert 'id="default-prompts"' in page and "$document" in page and "generate-dialog" in page
+
+
+@pytest.mark.parametrize("reply, said", [
+    (Reply(status=502, message="bad gateway"), "the model endpoint answered 502; try again"),
+    (Reply(status=401, message="invalid key"), "the model endpoint answered 401: it refused the server's API key; "
+                                               "the server's operator sets the key"),
+    (Reply(status=404, message="no such model"), "the model endpoint answered 404; check the model and the base URL"),
+])
+def test_a_broken_endpoint_answers_a_web_message(sqlite_api, monkeypatch, tmp_path, reply, said):
+    """No server path (the builder's temporary journal) and no command-line advice ("run the same command")."""
+    monkeypatch.setenv("RAGRETRIEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    with ChatServer(lambda request: reply) as server:
+        response = ask(sqlite_api, server, count=1)
+    assert response.status_code == 502 and response.json()["detail"] == said
+    for server_side in ("journal", "command", "/tmp", "…", "rr-generate", KEY):
+        assert server_side not in response.text
+
+
+def test_an_endpoint_that_cannot_be_reached_says_so(sqlite_api, monkeypatch, tmp_path):
+    import socket
+
+    monkeypatch.setenv("RAGRETRIEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    with socket.socket() as free:  # a port nothing listens on
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    body = {"dataset": CORPUS, "model": "test-model", "base_url": f"http://127.0.0.1:{port}/v1", "count": 1}
+    response = sqlite_api.request("POST", "/api/v1/question-sets/generate", json=body)
+    assert response.status_code == 502
+    assert response.json()["detail"] == ("the model endpoint could not be reached; check the base URL and model, "
+                                         "then try again")

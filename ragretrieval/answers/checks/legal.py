@@ -7,7 +7,8 @@ formulas; every part is reported beside the score (docs/answers.md has each rule
   critical ``must_include`` (1 as well when the question does not require a citation).
 - ``evidence_set`` = 0.5 x [recall >= evidence_recall_min] + 0.3 x [precision >= evidence_precision_min] + 0.2 x
   [cites something]. recall: distinct critical ``must_include`` strings found in the cited contexts or the answer,
-  over the critical ones; precision: cited contexts holding any ``must_include``, over the cited contexts.
+  over the critical ones (an integer evidence_recall_min, the later format, is a count: at least that many found);
+  precision: cited contexts holding any ``must_include``, over the cited contexts.
 - ``conflict_gap`` = 0.4 x [abstained exactly when ``should_abstain``] + 0.4 x [no number or date in the answer
   that is absent from its contexts and the question] + 0.2 x [``required_quote`` or an ``additional_quotes`` entry
   in the answer].
@@ -25,7 +26,7 @@ from typing import Sequence
 from ...data.evidence import OCR_MARKUP, fold
 from ..citations import cited_positions
 from ..values import dates_in, has_number, numbers_in
-from .legal_spec import LegalSpec, check_spec
+from .legal_spec import LegalSpec, check_spec, recall_points
 from .rules import CheckError
 
 PASS_MARK = 0.7
@@ -70,10 +71,10 @@ class LegalQuestion:
     additional_quotes: list[str] = field(default_factory=list)
 
     def must_include(self, critical_only: bool = False) -> list[str]:
+        if critical_only:
+            return recall_points(self.required_evidence)
         items = [e for e in self.required_evidence if isinstance(e.get("must_include"), str) and e["must_include"]]
-        critical = [e for e in items if e.get("is_critical")]
-        chosen = critical if critical_only and critical else items
-        return list(dict.fromkeys(e["must_include"] for e in chosen))
+        return list(dict.fromkeys(e["must_include"] for e in items))
 
 
 def folded(text: str) -> str:
@@ -142,8 +143,10 @@ def score_evidence_set(question: LegalQuestion, sample: LegalSample) -> dict[str
     precision = sum(any(contains(t, p) for p in every) for t in cited) / len(cited) if cited else 0.0
     recall_min = question.scoring.get("evidence_recall_min", DEFAULT_RECALL_MIN)
     precision_min = question.scoring.get("evidence_precision_min", DEFAULT_PRECISION_MIN)
+    is_count = isinstance(recall_min, int) and not isinstance(recall_min, bool)  # the later format: 4 of 5 points
+    recalled = len(found) >= recall_min if is_count else recall >= recall_min
     cites = float(bool(cited))
-    score = 0.5 * (recall >= recall_min) + 0.3 * (precision >= precision_min) + 0.2 * cites
+    score = 0.5 * recalled + 0.3 * (precision >= precision_min) + 0.2 * cites
     return {"evidence_set": score, "evidence_recall": recall, "evidence_precision": precision, "cites": cites}
 
 

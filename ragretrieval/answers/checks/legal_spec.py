@@ -12,7 +12,9 @@ What is checked is what the formulas read (legal.py), with the types the benchma
 - ``required_evidence``: objects whose ``must_include`` is text with a letter or digit; ``is_critical`` true or
   false, ``page`` a whole number. An ``evidence_set`` question needs one (its recall and precision count them), and
   so does a question whose ``scoring.citation_required`` is true.
-- ``scoring``: ``evidence_recall_min`` and ``evidence_precision_min`` between 0 and 1; the flags true or false.
+- ``scoring``: ``evidence_precision_min`` between 0 and 1; ``evidence_recall_min`` either a share (a JSON number
+  with a decimal point, 0 to 1: the benchmark's first version) or a count (a JSON integer >= 1: its later version
+  writes how many of the key points recall counts must be found, no more than there are); the flags true or false.
 - ``conflict_gap``: ``should_abstain`` (true or false) is required, and a ``required_quote`` or an
   ``additional_quotes`` entry (the 0.2 the formula gives for a quote could never be earned without one).
 
@@ -27,7 +29,7 @@ import re
 from datetime import date
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainValidator, ValidationError, model_validator
 
 from ...data.evidence import OCR_MARKUP, fold
 from .rules import CheckError, shown
@@ -56,6 +58,25 @@ def _iso_date(value: str) -> str:
     except ValueError:
         raise ValueError("must be a date written YYYY-MM-DD (answers are read as such dates)") from None
     return value
+
+
+def _recall_min(value):
+    """A count (JSON ``4``) or a share (JSON ``0.8``, ``1.0``): the file's own number type tells them apart, which
+    ``json.loads`` keeps (an integer stays int, a number with a decimal point is a float)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return value
+    if isinstance(value, float) and 0 <= value <= 1:
+        return value
+    raise ValueError("must be a count of key points (a whole number >= 1, e.g. 4) or a share (a number with a "
+                     "decimal point from 0 to 1, e.g. 0.8)")
+
+
+def recall_points(required_evidence: list[dict]) -> list[str]:
+    """The ``must_include`` strings recall counts, distinct and in order: the critical ones, or every one when none is
+    marked critical."""
+    items = [e for e in required_evidence if isinstance(e.get("must_include"), str) and e["must_include"]]
+    critical = [e for e in items if e.get("is_critical")]
+    return list(dict.fromkeys(e["must_include"] for e in critical or items))
 
 
 Amount = Annotated[float, Field(ge=0), AfterValidator(_finite)]
@@ -133,7 +154,7 @@ class Scoring(BaseModel):
     date_exact: bool = None
     abstention_required: bool = None
     quote_required: bool = None
-    evidence_recall_min: Share = None
+    evidence_recall_min: Annotated[int | float, PlainValidator(_recall_min)] = None
     evidence_precision_min: Share = None
 
 
@@ -197,6 +218,10 @@ def check_spec(kind: str, value: dict) -> None:
                                                  "strings" if kind == "evidence_set" else
                                                  "scoring.citation_required is true, and a citation is checked "
                                                  "against a must_include string"))
+    wanted, points = spec.scoring.evidence_recall_min, recall_points(value.get("required_evidence") or [])
+    if isinstance(wanted, int) and kind == "evidence_set" and wanted > len(points):
+        refuse("scoring.evidence_recall_min", f"asks for {wanted} key points, but recall counts {len(points)} (the "
+                                              "critical must_include strings, or all of them when none is critical)")
     if kind == "conflict_gap":
         if spec.should_abstain is None:
             refuse("should_abstain", "missing: conflict_gap scores whether the answer abstains as it should")

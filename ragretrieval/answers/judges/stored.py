@@ -32,7 +32,7 @@ from ...llm.journal import Journal
 from ...work.options import SettingsError
 from ...work.pool import parallel_map
 from ...work.progress import as_progress
-from ..failures import ClassRules, classify_all
+from ..failures import UNKNOWN_SUPPORT_NOTE, ClassRules, classify_all, support_notes
 from ..report import AnsweredQuestion, AnswerReport, answer_config_key
 from ..summary import summarize
 from ..usage import add_agent_metrics
@@ -148,8 +148,8 @@ def rebuilt(report: AnswerReport, questions: list[AnsweredQuestion], judges: lis
     classes = classify_all(questions, ClassRules.of(config))  # a judge's verdict can change a question's class
     summary = summarize(questions)
     when = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    notes = [n for n in report.notes if not n.startswith("judge ")]
-    notes += failure_notes(summary["judges"])
+    notes = [n for n in report.notes if not n.startswith("judge ") and UNKNOWN_SUPPORT_NOTE not in n]
+    notes += failure_notes(summary["judges"]) + support_notes(questions)
     notes.append(f"{NOTE_PREFIX} at {when}: {', '.join(j.name for j in judges)}")
     timings = {k: v for k, v in report.timings.items() if k != "total"}
     timings["judging"] = timings.get("judging", 0.0) + seconds

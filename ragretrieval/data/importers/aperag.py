@@ -118,11 +118,21 @@ def _record(row: ApeRAGQuestion, where: str, fmt: str, source: str, taken: set[s
 
 
 # ------------------------------------------------------------------------------------------------------------- CSV
+_NEEDS_QUOTES = re.compile(r'[,"\r\n]')
+
+
+def _quoted(cell: str, quote_all: bool) -> str:
+    """The cell as written: quoted (quotes inside doubled) when it holds a comma, a quote, a CR or a LF. Done here,
+    not by the csv module: with a "\n" line terminator, Python before 3.13 leaves a lone CR unquoted, and the file
+    then reads back with a row cut in two."""
+    return '"' + cell.replace('"', '""') + '"' if quote_all or _NEEDS_QUOTES.search(cell) else cell
+
+
 def render_csv(rows: list[list[str]], dialect: CsvDialect) -> str:
-    buffer = io.StringIO(newline="")
-    quoting = csv.QUOTE_ALL if dialect.quoting == "all" else csv.QUOTE_MINIMAL
-    csv.writer(buffer, lineterminator=dialect.newline, quoting=quoting).writerows(rows)
-    text = buffer.getvalue()
+    quote_all = dialect.quoting == "all"
+    # a row of one empty cell is written "" (as the csv module does), so that it is not read as a blank line
+    lines = ['""' if row == [""] else ",".join(_quoted(cell, quote_all) for cell in row) for row in rows]
+    text = "".join(line + dialect.newline for line in lines)
     return text if dialect.final_newline else text[: -len(dialect.newline)]
 
 
@@ -150,11 +160,13 @@ def read_aperag_csv(path) -> tuple[list[QuestionRecord], list[str]]:
         raise DatasetError(f"{path}: not UTF-8 (bad byte at offset {error.start}); save it as \"CSV UTF-8\"") from None
     bom = text.startswith(BOM)
     text = text.removeprefix(BOM)
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    # Python 3.10's csv reader refuses a NUL ("line contains NUL"): it travels as a character the text lacks
+    stand_in = next(chr(c) for c in range(0xE000, 0xF900) if chr(c) not in text) if "\0" in text else None
+    reader = csv.reader(io.StringIO(text.replace("\0", stand_in) if stand_in else text, newline=""), strict=True)
     rows, starts, start = [], [], 1
     try:
         for row in reader:
-            rows.append(row)
+            rows.append([cell.replace(stand_in, "\0") for cell in row] if stand_in else row)
             starts.append(start)
             start = reader.line_num + 1
     except csv.Error as error:

@@ -140,6 +140,15 @@ def journaled_documents(documents: list[Document], plan: GenerationPlan, journal
     return done, len(retrying)
 
 
+class GenerationInterrupted(LLMError):
+    """The endpoint failed partway; the message says where the finished documents are saved and how to continue
+    (the command line's words), `failure` is the endpoint's own error (for a caller with other readers)."""
+
+    def __init__(self, message: str, failure: LLMError):
+        super().__init__(message, failure.status)
+        self.failure = failure
+
+
 def run_documents(documents: list[Document], plan: GenerationPlan, client: ChatClient, journal: Journal,
                   concurrency: int = 4, progress=None, retry_failed: bool = True,
                   stop: StopToken | None = None) -> dict[str, DocumentResult]:
@@ -163,8 +172,8 @@ def run_documents(documents: list[Document], plan: GenerationPlan, client: ChatC
             kept += len(result.questions)
             progress.advance(1, f"kept {kept}, {client.usage.status()}")
     except LLMError as failure:
-        raise LLMError(f"{failure}\n{len(done)} of {len(documents)} documents are done and saved in {journal.path}; "
-                       "run the same command again to continue") from None
+        raise GenerationInterrupted(f"{failure}\n{len(done)} of {len(documents)} documents are done and saved in "
+                                    f"{journal.path}; run the same command again to continue", failure) from None
     return done
 
 

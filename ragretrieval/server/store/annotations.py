@@ -3,8 +3,8 @@ note, kept in ``rr_annotations`` beside the evaluation's results; and what the s
 
 Concurrent edits. The write locks the question's result row (PostgreSQL: ``FOR UPDATE``; SQLite has one writer), so
 two reviewers saving at once are applied one after the other and the row always holds one of them whole. A client
-that sends the ``version`` it saw (the page does) is refused with 409 when the annotation changed since, and shown
-the current one, instead of overwriting a colleague's verdict unseen.
+sends the ``version`` it saw (required; 0 when it saw none) and is refused with 409 when the annotation changed
+since, and shown the current one, instead of overwriting a colleague's verdict unseen.
 
 The summary. Counts by verdict; for each judge that gave verdicts on annotated answers, the agreement with the
 reviewers (Cohen's kappa over the three verdicts, `analysis.agreement.cohen_kappa`) and the judge's calibrated mean
@@ -65,7 +65,7 @@ class Annotations:
             current = conn.execute(select(annotations).where(A.evaluation_id == eval_id,
                                                              A.question_id == question_id)).first()
             seen = current.version if current else 0
-            if body.version is not None and body.version != seen:
+            if body.version != seen:
                 now_is = current.verdict if current else "none"
                 raise Conflict(f"question {question_id!r} was annotated by someone else meanwhile (version {seen}, "
                                f"you saw {body.version}): its annotation is now {now_is}; reload to see it")

@@ -11,9 +11,14 @@ see.
   annotation as a number), the token counts and latency under their agent names, ``annotation`` and ``error``.
   ``ragretrieval import-questions --format agent`` and ``rr.answer(questions=...)`` read it back.
 - ``csv``: one row per result, UTF-8 with a byte-order mark and CRLF (as spreadsheets want), a column per field,
-  then per check and per retrieval metric. A text cell that starts with ``=``, ``+``, ``-``, ``@``, a tab or a
-  carriage return gets a leading ``'`` (`neutralise`, as ``export-questions --format aperag-csv`` writes), so a
-  spreadsheet never runs an answer as a formula; numbers are written as numbers.
+  then per check and per retrieval metric, then ``evaluation_status``. A text cell that starts with ``=``, ``+``,
+  ``-``, ``@``, a tab or a carriage return gets a leading ``'`` (`neutralise`, as ``export-questions --format
+  aperag-csv`` writes), so a spreadsheet never runs an answer as a formula; numbers are written as numbers.
+
+An evaluation still running exports the results it has, and says so in every format without changing its shape:
+the JSON's top-level ``status`` (``RUNNING``, ``COMPLETED``, ...) with ``results_done`` and ``results_total``,
+each JSONL record's ``evaluation_status`` (the importers ignore it), the CSV's ``evaluation_status`` column on every
+row. The status and the results come from the same reading transaction, so they agree.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from .summary import summaries
 
 R, E = evaluation_results.c, evaluations.c
 BATCH = 200  # results read at a time
+STATUS_COLUMN = "evaluation_status"  # the CSV's last column and each JSONL record's field: RUNNING, COMPLETED, ...
 FORMATS = {"csv": "text/csv; charset=utf-8", "json": "application/json", "jsonl": "application/x-ndjson"}
 FIELDS = ("position", "question_id", "question_type", "question_text", "ground_truth", "answer", "error",
           "judge_score", "judge_reasoning", "check_score", "annotation", "annotation_note", "recall", "mrr",
@@ -55,13 +61,17 @@ def export(db: Database, eval_id: str, fmt: str, query: ResultQuery) -> Iterator
         if row.kind == "answer":
             summary["annotations"] = annotation_summary(conn, eval_id, judge_list(row.judge))
         results = _results(conn, eval_id, query, level)
+        status = row.status
         if fmt == "json":
-            yield from _json(evaluation_out(row), summary, results)
+            progress = {"status": status, "results_done": row.completed_questions,
+                        "results_total": row.total_questions}
+            yield from _json(evaluation_out(row), summary, progress, results)
         elif fmt == "jsonl":
             for result in results:
-                yield (json.dumps(agent_record(result), ensure_ascii=False) + "\n").encode("utf-8")
+                record = {**agent_record(result), "evaluation_status": status}
+                yield (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
         else:
-            yield from _csv(summary, results)
+            yield from _csv(summary, status, results)
 
 
 def _results(conn, eval_id: str, query: ResultQuery, level: int) -> Iterator[ResultOut]:
@@ -82,8 +92,8 @@ def _results(conn, eval_id: str, query: ResultQuery, level: int) -> Iterator[Res
             yield result_out(rows[position], level, notes.get(rows[position].question_id))
 
 
-def _json(evaluation, summary: dict, results) -> Iterator[bytes]:
-    head = {"evaluation": evaluation.model_dump(mode="json"), "summary": summary}
+def _json(evaluation, summary: dict, progress: dict, results) -> Iterator[bytes]:
+    head = {"evaluation": evaluation.model_dump(mode="json"), "summary": summary, **progress}
     yield json.dumps(head, ensure_ascii=False)[:-1].encode("utf-8") + b', "results": ['
     for number, result in enumerate(results):
         yield (("," if number else "") + "\n" + result.model_dump_json()).encode("utf-8")
@@ -144,15 +154,16 @@ def _row(result: ResultOut, checks: list[str], metrics: list[str]) -> list[str]:
         *(_number(result.metrics.get(name)) for name in metrics)]
 
 
-def _csv(summary: dict, results) -> Iterator[bytes]:
+def _csv(summary: dict, status: str, results) -> Iterator[bytes]:
     checks = [name for name in summary["checks"] if name != "score"]
     metrics = list(summary["metrics"])
     buffer = io.StringIO()
     buffer.write(BOM)
     writer = csv.writer(buffer, lineterminator="\r\n")
-    writer.writerow([*FIELDS, *(neutralise(name) for name in checks), *(neutralise(name) for name in metrics)])
+    writer.writerow([*FIELDS, *(neutralise(name) for name in checks), *(neutralise(name) for name in metrics),
+                     STATUS_COLUMN])
     for number, result in enumerate(results, 1):
-        writer.writerow(_row(result, checks, metrics))
+        writer.writerow([*_row(result, checks, metrics), status])
         if number % BATCH == 0:
             yield buffer.getvalue().encode("utf-8")
             buffer.seek(0)

@@ -266,3 +266,22 @@ def test_metrics_of_an_imported_beir_set_equal_trec_evals_on_the_same_qrels(smal
         assert ours[query]["doc"]["ndcg@3"] == pytest.approx(metrics["ndcg_cut_3"])
         assert ours[query]["doc"]["mrr@3"] == pytest.approx(metrics["recip_rank"])
     assert ours["q4"]["doc"]["recall@3"] == 0.0 and "d2" in run["q4"]  # retrieved, judged 0: not relevant
+
+
+def test_a_doc_id_with_a_tab_imports_with_the_warning_dataset_build_gives(tmp_path):
+    """The same id ("fish\\tsoup") from a BEIR corpus and from a file name: one warning text, only the fix differs."""
+    corpus = [*CORPUS, {"_id": "fish\tsoup", "title": "Fish soup", "text": "Boil the fish.", "metadata": {}}]
+    folder = write_beir(tmp_path / "tabbed", corpus, QUERIES, "query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    imported = run("dataset", "import", "--format", "beir", folder, "--out", tmp_path / "ds", "--no-progress")
+    assert imported.exit_code == 0, imported.output
+    beir = [line for line in imported.stderr.splitlines() if line.startswith("warning: ")]
+    (tmp_path / "md").mkdir()
+    (tmp_path / "md" / "fish\tsoup.md").write_text("# Fish soup\n\nBoil the fish.\n", encoding="utf-8")
+    built = run("dataset", "build", tmp_path / "md", "--out", tmp_path / "built")
+    assert built.exit_code == 0, built.output
+    build = [line for line in built.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(beir) == 1 and len(build) == 1
+    assert beir[0].startswith("warning: 1 document ids hold spaces or control characters (tab, newline, ...), "
+                              "which TREC files cannot hold")
+    assert beir[0].endswith("change them in corpus.jsonl: 'fish\\tsoup'")
+    assert build[0].split("; ")[0] == beir[0].split("; ")[0]
