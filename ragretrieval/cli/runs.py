@@ -48,12 +48,7 @@ def metric_columns(specs) -> list[str]:
     return list(specs)
 
 
-@click.group("runs")
-def runs_group() -> None:
-    """The history of evaluation runs (every `eval` and every sweep cell is stored)."""
-
-
-@runs_group.command("list")
+@click.command("list")
 @runs_db_option
 @renamed_option("--with-tag", "--tag", "tag", default=None, help="Only runs with this tag.")
 @click.option("-m", "--metric", "metrics", multiple=True, default=("recall@5", "mrr@10", "answer:score"),
@@ -84,7 +79,7 @@ def list_command(runs_db, tag, metrics, as_json) -> None:
     click.echo(format_table(headers, rows, right=set(range(9, len(headers)))))
 
 
-@runs_group.command("show")
+@click.command("show")
 @runs_db_option
 @click.argument("run_id")
 @click.option("-v", "--verbose", is_flag=True, help="One line per question.")
@@ -128,7 +123,7 @@ def show_command(runs_db, run_id, verbose, config_format) -> None:
     click.echo(summary_table(report))
 
 
-@runs_group.command("rm")
+@click.command("rm")
 @runs_db_option
 @click.argument("run_ids", nargs=-1, required=True)
 def rm_command(runs_db, run_ids) -> None:
@@ -138,7 +133,7 @@ def rm_command(runs_db, run_ids) -> None:
             click.echo(f"removed {history.remove(run_id)}")
 
 
-@runs_group.command("tag")
+@click.command("tag")
 @runs_db_option
 @click.argument("run_id")
 @click.argument("tags", nargs=-1, required=True)
@@ -150,7 +145,7 @@ def tag_command(runs_db, run_id, tags, remove) -> None:
         click.echo(f"{full_id}: {', '.join(history.get(full_id).tags) or 'no tags'}")
 
 
-@runs_group.command("rename")
+@click.command("rename")
 @runs_db_option
 @click.argument("run_id")
 @click.argument("name")
@@ -160,7 +155,7 @@ def rename_command(runs_db, run_id, name) -> None:
         click.echo(f"{history.rename(run_id, name)}: {name or 'no name'}")
 
 
-@runs_group.command("export")
+@click.command("export")
 @runs_db_option
 @click.argument("run_id")
 @click.option("--format", "fmt", type=click.Choice(["trec", "json"]), required=True)
