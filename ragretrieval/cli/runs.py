@@ -5,16 +5,19 @@ from __future__ import annotations
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from ..answers.report import answered_label
 from ..evaluation.render import question_line, summary_table
-from ..runs import RunHistory, RunHistoryError
 from ..runs.export import to_json, write_json, write_trec
 from ..runs.table import format_table, metric_value, number, parse_metric_column, retriever_cell
 from .aliases import renamed_option
 from .fields import comma_separated
+
+if TYPE_CHECKING:  # the history (SQLAlchemy) is imported where one is opened
+    from ..runs import RunHistory
 
 runs_db_option = click.option(
     "--runs-db", "runs_db", metavar="URL", default=None, envvar="RAGRETRIEVAL_RUNS_URL", show_envvar=True,
@@ -23,6 +26,8 @@ runs_db_option = click.option(
 
 def open_history(url: str | None, saving: bool = False) -> RunHistory:
     """The runs history at `url`; with `saving`, one the command can store its run in (checked before the work)."""
+    from ..runs import RunHistory
+
     history = RunHistory(url)
     if saving:
         history.check_writable()
@@ -205,6 +210,8 @@ def claim_name(history: RunHistory | None, name: str | None, config_key: str) ->
         return None
     if len(held) == 1 and held[0][1] == config_key:
         return held[0][0]
+    from ..runs import RunHistoryError
+
     shown = ", ".join(run_id for run_id, _ in held)
     raise RunHistoryError(f"run name {name!r} is taken by {shown} with another configuration; give another --name, "
                           f"or free it first (`ragretrieval runs rename {held[0][0]} NEW`, `runs rm {held[0][0]}`)")
