@@ -15,8 +15,9 @@ import click
 
 from ..errors import RagretrievalError
 from ..io.redact import redact_urls
-from ..work.options import SettingsError
-from .aliases import RENAMED, DefaultVerbGroup, resolve, warn
+from .aliases import RENAMED, resolve, warn
+from .lazy import Lazy, LazyGroup
+from .nouns import dataset_group, judge_group, questions_group, runs_group
 
 
 class CommandError(click.ClickException):
@@ -33,8 +34,20 @@ def os_error_message(error: OSError) -> str:
     return f"{where}{error.strerror or error}"
 
 
-class Commands(click.Group):
-    """The top-level group: the 0.2 names resolve to their new commands (cli/aliases.py), and errors end here."""
+def error_message(error: RagretrievalError) -> str:
+    """The one line the user reads; a `SettingsError` names fields, the user typed flags (cli/fields.py)."""
+    from ..work.options import SettingsError  # imported here, as pydantic is: `--help` needs neither
+
+    if isinstance(error, SettingsError):
+        from .fields import flag_message
+
+        return flag_message(error)
+    return str(error)
+
+
+class Commands(LazyGroup):
+    """The top-level group, its commands imported when they run (cli/lazy.py): the 0.2 names resolve to their new
+    commands (cli/aliases.py), and errors end here."""
 
     def get_command(self, ctx, name):
         command = super().get_command(ctx, name)
@@ -51,12 +64,8 @@ class Commands(click.Group):
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
-        except SettingsError as error:  # the library names fields; the user typed flags
-            from .fields import flag_message
-
-            raise CommandError(flag_message(error), error.exit_code) from None
         except RagretrievalError as error:
-            raise CommandError(str(error), error.exit_code) from None
+            raise CommandError(error_message(error), error.exit_code) from None
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as error:  # input to name anew
             raise CommandError(os_error_message(error), 2) from None
         except OSError as error:  # a failure while working: a full disk, a lost mount
@@ -69,53 +78,38 @@ class Commands(click.Group):
             raise
 
 
-@click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
+# the commands that are a workflow each, beside the nouns with verbs (cli/nouns.py); `stores` is 0.2's: `plugins`
+# lists the stores with every other kind
+COMMANDS = {
+    "eval": Lazy(".evaluate:eval_command", "Evaluate retrieval on a dataset: chunk, embed (cached), index, search, "
+                 "score."),
+    "sweep": Lazy(".sweep:sweep_command", "Evaluate every combination of models x retrievers x rerankers x stores x "
+                  "chunkings; each cell is a stored run."),
+    "answer": Lazy(".answer:answer_command", "Answer every question of a dataset and score the answers: contexts "
+                   "(retrieved or given), an answer from the generator, its citations, the deterministic checks of "
+                   "each question, the LLM judges asked for (--judge), and the retrieval metrics of the same "
+                   "ranking."),
+    "score": Lazy(".score:score_command", "Score RUN (qid Q0 docid rank score tag) against QRELS (qid 0 docid "
+                  "label); gzip files are read as they are."),
+    "plugins": Lazy(".plugins:plugins_command", "List the retrievers, embedders, rerankers, vector stores, answer "
+                    "generators, judges and answer checks that are installed, where each comes from and what it "
+                    "does."),
+    "serve": Lazy(".serve:serve_command", "Serve question sets, evaluations and their results on "
+                  "http://HOST:PORT."),
+    "worker": Lazy(".worker:worker_command", "Answer the questions of pending and running evaluations until stopped "
+                   "(Ctrl-C or SIGTERM: the questions in hand are finished, the rest given back)."),
+    "stores": Lazy(".stores:stores_command", "List the installed vector stores (use one with `eval --store NAME`).",
+                   hidden=True),
+}
+
+
+@click.group(cls=Commands, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="ragretrieval")
 def main() -> None:
     """Measure how well RAG retrieval and answers work, with numbers that agree with trec_eval."""
 
 
-def _register() -> None:
-    """The eleven entries of ``ragretrieval --help``: nouns with verbs, and the commands that are a workflow each."""
-    from . import evaluate, plugins, questions_io, score, sweep
-    from .answer import answer_command
-    from .build_dataset import build_dataset
-    from .calibrate import calibrate_command
-    from .compare import compare_command
-    from .export_dataset import export_dataset_command
-    from .import_dataset import import_dataset_command
-    from .import_traces import import_traces_command
-    from .judge import judge_command
-    from .judge_answers import judge_answers_command
-    from .questions import questions_group
-    from .questions_generate import generate_command
-    from .report import report_command
-    from .runs import runs_group
-    from .serve import serve_command
-    from .stores import stores_command
-    from .worker import worker_command
-
-    dataset = click.Group("dataset", help="Make a dataset (corpus.jsonl, questions.jsonl, manifest.json): `build` "
-                                          "from a folder of Markdown files, `import` a benchmark, `export` as BEIR.")
-    for command in (build_dataset, import_dataset_command, export_dataset_command):
-        dataset.add_command(command)
-    for command in (questions_io.import_command, questions_io.export_command, generate_command,
-                    import_traces_command):
-        questions_group.add_command(command)
-    judge = DefaultVerbGroup(
-        "judge", default_verb="chunks",
-        help="Grade with an LLM: `chunks` labels the pooled top chunks of eval runs (for `eval --judgements`), "
-             "`answers` judges the stored answers of an answer run, `calibrate` sets a judge's mean against human "
-             "labels. The 0.2 form `judge --dataset D --runs R` still runs as `judge chunks` (with a warning).")
-    for command in (judge_command, judge_answers_command, calibrate_command):
-        judge.add_command(command)
-    for command in (compare_command, report_command):
-        runs_group.add_command(command)
-    stores_command.hidden = True  # 0.2's; `plugins` lists the stores with every other kind
-    for command in (dataset, questions_group, evaluate.eval_command, sweep.sweep_command, answer_command, judge,
-                    runs_group, score.score_command, plugins.plugins_command, serve_command, worker_command,
-                    stores_command):
-        main.add_command(command)
-
-
-_register()
+main.add_command(dataset_group)
+main.add_command(questions_group)
+main.add_command(judge_group)
+main.add_command(runs_group)

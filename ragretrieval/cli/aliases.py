@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import click
 
+from .lazy import LazyGroup
+
 REMOVED_IN = "0.4"
 
 # old top-level name -> its new spelling (a command path; `stores` stays a hidden command of its own, printing its 0.2
@@ -43,7 +45,7 @@ def resolve(group: click.Group, ctx: click.Context, spelling: str) -> click.Comm
     return command
 
 
-class DefaultVerbGroup(click.Group):
+class DefaultVerbGroup(LazyGroup):
     """A group whose name was a command in 0.2 (``judge``): arguments that do not start with one of its verbs are
     the old command's, run as `default_verb` after one deprecation line (``judge --dataset D`` -> ``judge chunks
     --dataset D``). ``judge`` alone, or with ``--help``, shows the group."""
@@ -54,7 +56,7 @@ class DefaultVerbGroup(click.Group):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         help_only = set(args) <= set(ctx.help_option_names)
-        if args and not help_only and args[0] not in self.commands:
+        if args and not help_only and args[0] not in self.list_commands(ctx):
             warn(ctx.info_name, f"{ctx.info_name} {self.default_verb}")
             args = [self.default_verb, *args]
         return super().parse_args(ctx, args)

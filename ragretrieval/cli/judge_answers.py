@@ -7,7 +7,6 @@ from pathlib import Path
 
 import click
 
-from ..analysis.calibrated_runs import read_values
 from ..answers.dry_run import plan_judging
 from ..answers.judges import JudgeError, JudgeOptions, build_judges, check_references
 from ..answers.judges.audit import audit_judge, check_repeats
@@ -79,6 +78,8 @@ def judge_answers_command(run, threads, new_run, name, tags, out, repeats, label
             check_repeats(repeats)
         except JudgeError as error:
             raise click.BadParameter(str(error).replace("repeats", "--repeats", 1), param_hint="--repeats") from None
+    from ..analysis.calibrated_runs import read_values  # SciPy: loaded when judging, not for `--help`
+
     labels = read_values(labels_file) if labels_file is not None else None
     values = with_prompt_files(collect(JUDGE_SETTINGS, given))
     if not values.get("judges"):

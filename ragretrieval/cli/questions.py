@@ -12,13 +12,7 @@ from .llm_options import llm_options, llm_settings
 from .progress import no_progress_option, terminal_progress
 
 
-@click.group("questions")
-def questions_group() -> None:
-    """Question sets: `import` and `export` them (agent-evaluation JSONL, ApeRAG), `generate` them with a model,
-    `import-traces` turns production traces into one, `nuggets` writes the facts a good answer to each holds."""
-
-
-@questions_group.command("nuggets")
+@click.command("nuggets")
 @click.argument("dataset_dir", metavar="DATASET", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--questions", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Another questions.jsonl for the same corpus.")

@@ -5,16 +5,19 @@ from __future__ import annotations
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from ..answers.report import answered_label
 from ..evaluation.render import question_line, summary_table
-from ..runs import RunHistory, RunHistoryError
 from ..runs.export import to_json, write_json, write_trec
 from ..runs.table import format_table, metric_value, number, parse_metric_column, retriever_cell
 from .aliases import renamed_option
 from .fields import comma_separated
+
+if TYPE_CHECKING:  # the history (SQLAlchemy) is imported where one is opened
+    from ..runs import RunHistory
 
 runs_db_option = click.option(
     "--runs-db", "runs_db", metavar="URL", default=None, envvar="RAGRETRIEVAL_RUNS_URL", show_envvar=True,
@@ -23,6 +26,8 @@ runs_db_option = click.option(
 
 def open_history(url: str | None, saving: bool = False) -> RunHistory:
     """The runs history at `url`; with `saving`, one the command can store its run in (checked before the work)."""
+    from ..runs import RunHistory
+
     history = RunHistory(url)
     if saving:
         history.check_writable()
@@ -48,12 +53,7 @@ def metric_columns(specs) -> list[str]:
     return list(specs)
 
 
-@click.group("runs")
-def runs_group() -> None:
-    """The history of evaluation runs (every `eval` and every sweep cell is stored)."""
-
-
-@runs_group.command("list")
+@click.command("list")
 @runs_db_option
 @renamed_option("--with-tag", "--tag", "tag", default=None, help="Only runs with this tag.")
 @click.option("-m", "--metric", "metrics", multiple=True, default=("recall@5", "mrr@10", "answer:score"),
@@ -84,7 +84,7 @@ def list_command(runs_db, tag, metrics, as_json) -> None:
     click.echo(format_table(headers, rows, right=set(range(9, len(headers)))))
 
 
-@runs_group.command("show")
+@click.command("show")
 @runs_db_option
 @click.argument("run_id")
 @click.option("-v", "--verbose", is_flag=True, help="One line per question.")
@@ -128,7 +128,7 @@ def show_command(runs_db, run_id, verbose, config_format) -> None:
     click.echo(summary_table(report))
 
 
-@runs_group.command("rm")
+@click.command("rm")
 @runs_db_option
 @click.argument("run_ids", nargs=-1, required=True)
 def rm_command(runs_db, run_ids) -> None:
@@ -138,7 +138,7 @@ def rm_command(runs_db, run_ids) -> None:
             click.echo(f"removed {history.remove(run_id)}")
 
 
-@runs_group.command("tag")
+@click.command("tag")
 @runs_db_option
 @click.argument("run_id")
 @click.argument("tags", nargs=-1, required=True)
@@ -150,7 +150,7 @@ def tag_command(runs_db, run_id, tags, remove) -> None:
         click.echo(f"{full_id}: {', '.join(history.get(full_id).tags) or 'no tags'}")
 
 
-@runs_group.command("rename")
+@click.command("rename")
 @runs_db_option
 @click.argument("run_id")
 @click.argument("name")
@@ -160,7 +160,7 @@ def rename_command(runs_db, run_id, name) -> None:
         click.echo(f"{history.rename(run_id, name)}: {name or 'no name'}")
 
 
-@runs_group.command("export")
+@click.command("export")
 @runs_db_option
 @click.argument("run_id")
 @click.option("--format", "fmt", type=click.Choice(["trec", "json"]), required=True)
@@ -210,6 +210,8 @@ def claim_name(history: RunHistory | None, name: str | None, config_key: str) ->
         return None
     if len(held) == 1 and held[0][1] == config_key:
         return held[0][0]
+    from ..runs import RunHistoryError
+
     shown = ", ".join(run_id for run_id, _ in held)
     raise RunHistoryError(f"run name {name!r} is taken by {shown} with another configuration; give another --name, "
                           f"or free it first (`ragretrieval runs rename {held[0][0]} NEW`, `runs rm {held[0][0]}`)")

@@ -4,6 +4,7 @@ and every command that names runs with a run that is not there."""
 
 from __future__ import annotations
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -17,7 +18,9 @@ COMMANDS = ["dataset build", "dataset import", "dataset export", "questions impo
 
 
 def leaves(group, path=()):
-    for name, command in group.commands.items():
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
         if command.hidden:
             continue
         if hasattr(command, "commands"):
