@@ -188,8 +188,10 @@ def validated_grid(data: dict, path=None) -> SweepGrid:
         where = ".".join(str(p) for p in first["loc"]) or "grid"
         source = f"{path}: " if path is not None else ""
         message = first["msg"].removeprefix("Value error, ")
-        raise SweepError(f"{source}field '{where}': {message}" if first["loc"] else f"{source}{message}",
-                         [where]) from None
+        if not first["loc"]:  # a check across fields (`_consistent`): its message starts with the field at fault
+            named = message.split(" ", 1)[0]
+            raise SweepError(f"{source}{message}", [named if named in SweepGrid.model_fields else where]) from None
+        raise SweepError(f"{source}field '{where}': {message}", [where]) from None
 
 
 def as_grid(grid, overrides: dict | None = None) -> SweepGrid:
