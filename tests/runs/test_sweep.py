@@ -134,13 +134,13 @@ def test_reranking_is_a_sweep_dimension(dataset_dir, tmp_path):
 
 @pytest.mark.parametrize("options, message", [
     (["--rerank", "none", "--rerank", "nope:x"],
-     "cell bm25 > nope:x chunk 300/50: rerank.name: unknown reranker 'nope:x'; a name starts with one of"),
+     "cell bm25 > nope:x chunk 300/50: --rerank: unknown reranker 'nope:x'; a name starts with one of"),
     (["--rerank-depth", "5"], "rerank settings apply to no cell"),
 ])
 def test_bad_reranking_cells_are_refused_before_any_run(dataset_dir, tmp_path, options, message):
     runs = tmp_path / "runs.sqlite"
     assert message in run_cli("sweep", "--dataset", dataset_dir, "--retriever", "bm25", *options, "--runs-db", runs,
-                              code=1)
+                              code=2)
     assert RunHistory(str(runs)).list() == []
 
 
