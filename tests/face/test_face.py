@@ -62,12 +62,13 @@ def test_the_readme_python_block_runs_as_written(workdir):
 
 def test_docs_python_md_runs_as_written(workdir):
     found = blocks(ROOT / "docs" / "python.md", "<!-- runs in tests/face/test_face.py -->")
-    assert len(found) == 5
+    assert len(found) == 6
     namespace: dict = {}
     for code in found:
         exec(compile(code, "docs/python.md", "exec"), namespace)
     assert namespace["scored"].config.generator.startswith("file:")
     assert namespace["retrieval"].config.retriever == "run-file"
+    assert namespace["resumed"].ran == [] and len(namespace["swept"].comparison.runs) == 2
     assert not (workdir / ".ragretrieval").exists() and (workdir / "notebook.sqlite").is_file()
 
 
