@@ -1,6 +1,6 @@
 """The house rules a reader relies on: rooms by layer at the package root, short modules, no import cycles between
 modules or between rooms (imports inside functions count: they are dependencies all the same), and the 0.1 import
-paths still working (with a warning) for one release."""
+paths gone (removed in 0.3)."""
 
 from __future__ import annotations
 
@@ -140,43 +140,24 @@ def test_the_import_reader_sees_imports_inside_functions_but_not_type_checking_o
     assert cycle_in(import_graph(package)) is None
 
 
-OLD_PATHS = {
-    "ragretrieval.corpus": "ragretrieval.data.corpus",
-    "ragretrieval.dataset": "ragretrieval.data.dataset",
-    "ragretrieval.chunking": "ragretrieval.data.chunking",
-    "ragretrieval.questions": "ragretrieval.data.filename_questions",
-    "ragretrieval.evaluation": None,  # now a package: its old names are re-exported
-    "ragretrieval.report": "ragretrieval.evaluation.report",
-    "ragretrieval.sweep": "ragretrieval.runs.sweep",
-    "ragretrieval.stats": "ragretrieval.analysis.stats",
-    "ragretrieval.compare": "ragretrieval.analysis.compare",
-    "ragretrieval.html_report": "ragretrieval.analysis.html",
-    "ragretrieval.atomic": "ragretrieval.io.atomic",
-    "ragretrieval.external.run_file": "ragretrieval.retrieval.external.run_file",
-    "ragretrieval.external.agent_jsonl": "ragretrieval.data.importers.agent_jsonl",
-    "ragretrieval.executors": "ragretrieval.embedders.executors",
-    "ragretrieval.llm.answers": "ragretrieval.llm.replies",
-}
-
-
-@pytest.mark.parametrize("old, new", [(o, n) for o, n in OLD_PATHS.items() if n])
-def test_old_import_paths_still_work_with_a_warning(old, new):
-    code = (f"import warnings; warnings.simplefilter('error', DeprecationWarning)\n"
-            f"try:\n    import {old}\nexcept DeprecationWarning as w:\n    print('warned:', w)\n"
-            f"warnings.simplefilter('ignore')\nimport importlib\n"
-            f"print(importlib.import_module({old!r}) is importlib.import_module({new!r}))")
+@pytest.mark.parametrize("old", ["ragretrieval.corpus", "ragretrieval.sweep", "ragretrieval.compare",
+                                 "ragretrieval.external.run_file", "ragretrieval.llm.answers"])
+def test_the_0_1_module_paths_are_gone(old):
+    """Removed in 0.3 after warning through 0.2 (CHANGELOG.md): an old path is an ordinary missing module, and
+    ``rr.sweep`` is the face's function, not the 0.1 module."""
+    code = (f"import importlib, ragretrieval as rr\n"
+            f"try:\n    importlib.import_module({old!r})\nexcept ModuleNotFoundError as e:\n    print('missing:', e.name)\n"
+            f"print(callable(rr.sweep) and rr.sweep.__module__)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    warned, same = done.stdout.splitlines()
-    assert warned.startswith("warned:")  # (for a.b.c, the first warning may be a.b's)
-    assert same == "True"
+    missing, face = done.stdout.splitlines()
+    assert missing.startswith("missing: ragretrieval.") and face == "ragretrieval.api.sweeps"
 
 
-def test_the_old_evaluation_names_still_import():
-    with pytest.warns(DeprecationWarning):
-        from ragretrieval.evaluation import evaluate  # noqa: F401  (0.1: ragretrieval.evaluation.evaluate)
-    assert importlib.import_module("ragretrieval.evaluation").evaluate is \
-        importlib.import_module("ragretrieval.evaluation.pipeline").evaluate
+def test_the_old_evaluation_names_are_gone():
+    evaluation = importlib.import_module("ragretrieval.evaluation")
+    with pytest.raises(AttributeError):
+        evaluation.evaluate  # noqa: B018  (0.1: ragretrieval.evaluation.evaluate, now .pipeline.evaluate)
 
 
 def test_no_test_imports_the_tests_folder_as_a_package():

@@ -8,11 +8,11 @@ import click
 
 from ..evaluation.report import EvalConfig
 from ..retrieval.registry import sweepable_retrievers
-from ..runs.sweep import read_grid, run_sweep, sweep_table
+from ..runs.sweep import sweep
 from .evaluate import embedding_settings, fusion_settings, rerank_settings
 from .fields import Setting, collect, comma_separated, setting_options
 from .progress import no_progress_option, terminal_progress
-from .runs import history_errors, runs_db_option
+from .runs import runs_db_option
 
 
 def _retrievers(ctx, param, values):
@@ -86,8 +86,7 @@ def sweep_command(grid_file, dataset_dir, questions, reranks, primary, sweep_id,
         else:
             click.echo(f"cell {cell.label}: finished earlier as {run_id}", err=True)
 
-    with history_errors(runs_db) as history:
-        history.check_writable()
-        grid = read_grid(grid_file, overrides)
-        result = run_sweep(grid, history, sweep_id=sweep_id, progress=terminal_progress(no_progress), on_cell=report)
-    click.echo(sweep_table(result, grid.primary))
+    given_fields = {field: value for field, value in overrides.items() if value not in (None, (), [])}
+    result = sweep(grid_file if grid_file is not None else {}, runs_db=runs_db, sweep_id=sweep_id,
+                   progress=terminal_progress(no_progress), on_cell=report, compare=False, **given_fields)
+    click.echo(str(result))

@@ -1,6 +1,2 @@
 """Evaluation: the pipeline (pipeline.py: `evaluate`), the report schema (report.py) and its text table (render.py).
 Sweeps over a grid of configurations store their cells as runs, so they live in runs/sweep.py."""
-
-from .. import moved_names
-
-__getattr__ = moved_names(__name__, f"{__name__}.pipeline", {"FAMILIES": "SCORED_FAMILIES"})

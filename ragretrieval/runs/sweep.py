@@ -15,7 +15,7 @@ import itertools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Literal
+from typing import TYPE_CHECKING, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -28,12 +28,15 @@ from ..retrieval.registry import BuildContext, retriever_class, sweepable_retrie
 from ..scoring import parse_metric
 from ..stores import store_class
 from ..work.limits import Integer, cutoffs_problem
-from ..work.options import build_settings
+from ..work.options import SettingsError, build_settings
 from ..work.progress import as_progress
 from ..work.stop import StopToken
 from .history import RunHistory, RunSummary
 from .identity import config_key, labels_fingerprint, questions_fingerprint
 from .table import format_table, metric_value, number, parse_metric_column, reranked_by, retriever_cell
+
+if TYPE_CHECKING:
+    from ..analysis.compare import Comparison
 
 NO_RERANK = "none"  # in `SweepGrid.reranks`: the first stage alone
 
@@ -43,8 +46,9 @@ def _default(name: str):
     return EvalConfig.model_fields[name].get_default(call_default_factory=True)
 
 
-class SweepError(RagretrievalError, ValueError):
-    """A grid that cannot run; the message names the file and field when there is one."""
+class SweepError(SettingsError):
+    """A grid that cannot run; the message names the file and field when there is one (`fields`, as every
+    `SettingsError`'s: ``chunk_sizes.0``, ``grid`` for the grid file itself)."""
 
 
 def _as_list(value):
@@ -144,12 +148,24 @@ class Cell:
 
 @dataclass
 class SweepResult:
+    """What a sweep did: its cells, the runs of the finished ones, and (from `sweep`) their paired comparison.
+    Printed, it is the table ``ragretrieval sweep`` prints."""
+
     sweep_id: str
     dataset: Dataset
     cells: list[Cell]
     ran: list[str] = field(default_factory=list)  # run ids stored by this call
     skipped: list[str] = field(default_factory=list)  # run ids of cells finished before
     runs: list[RunSummary] = field(default_factory=list)  # one per finished cell
+    primary: str = "recall@5"  # the metric that ranks the cells
+    comparison: Comparison | None = None  # every cell against the best; None under two cells or when not asked
+
+    def ranked(self) -> list[RunSummary]:
+        """The runs, best first by the primary metric."""
+        return sorted(self.runs, key=lambda s: -(metric_value(s.means, self.primary) or float("-inf")))
+
+    def __str__(self) -> str:
+        return sweep_table(self, self.primary)
 
 
 def read_grid(path, overrides: dict | None = None) -> SweepGrid:
@@ -158,14 +174,13 @@ def read_grid(path, overrides: dict | None = None) -> SweepGrid:
     data: dict = {}
     if path is not None:
         path = Path(path)
-        try:
-            data = read_mapping(path, "grid file")
-        except MappingFileError as error:
-            raise SweepError(str(error)) from None
-        for key in ("dataset", "questions"):
-            if isinstance(data.get(key), str) and not Path(data[key]).is_absolute():
-                data[key] = str(path.parent / data[key])
+        data = _file_fields(path)
     data.update({k: v for k, v in (overrides or {}).items() if v not in (None, (), [])})
+    return validated_grid(data, path)
+
+
+def validated_grid(data: dict, path=None) -> SweepGrid:
+    """`data` as a `SweepGrid`; a bad value raises `SweepError` naming the field (and the file `path` it came from)."""
     try:
         return SweepGrid.model_validate(data)
     except ValidationError as error:
@@ -173,7 +188,35 @@ def read_grid(path, overrides: dict | None = None) -> SweepGrid:
         where = ".".join(str(p) for p in first["loc"]) or "grid"
         source = f"{path}: " if path is not None else ""
         message = first["msg"].removeprefix("Value error, ")
-        raise SweepError(f"{source}field '{where}': {message}" if first["loc"] else f"{source}{message}") from None
+        if not first["loc"]:  # a check across fields (`_consistent`): its message starts with the field at fault
+            named = message.split(" ", 1)[0]
+            raise SweepError(f"{source}{message}", [named if named in SweepGrid.model_fields else where]) from None
+        raise SweepError(f"{source}field '{where}': {message}", [where]) from None
+
+
+def as_grid(grid, overrides: dict | None = None) -> SweepGrid:
+    """A grid given as a `SweepGrid`, a dict of its fields or a grid file, with `overrides` laid over it as given
+    (an empty list is refused, not skipped: only the command line leaves out the options it was not given)."""
+    if isinstance(grid, (str, Path)):
+        return read_grid(grid) if not overrides else validated_grid({**_file_fields(Path(grid)), **overrides}, grid)
+    if isinstance(grid, SweepGrid):
+        return validated_grid({**grid.model_dump(exclude_unset=True), **(overrides or {})}) if overrides else grid
+    if isinstance(grid, dict):
+        return validated_grid({**grid, **(overrides or {})})
+    raise SweepError(f"grid must be a SweepGrid, a dict of its fields or a grid file; got {type(grid).__name__}",
+                     ["grid"])
+
+
+def _file_fields(path: Path) -> dict:
+    """A grid file's fields, its relative ``dataset``/``questions`` paths made relative to the file's folder."""
+    try:
+        data = read_mapping(path, "grid file")
+    except MappingFileError as error:
+        raise SweepError(str(error), ["grid"]) from None
+    for key in ("dataset", "questions"):
+        if isinstance(data.get(key), str) and not Path(data[key]).is_absolute():
+            data[key] = str(path.parent / data[key])
+    return data
 
 
 def cell_options(grid: SweepGrid) -> dict[str, dict]:
@@ -190,7 +233,7 @@ def cell_options(grid: SweepGrid) -> dict[str, dict]:
     stray = sorted(set(grid.retriever_options) - taken)
     if stray:
         raise SweepError(f"field 'retriever_options': no retriever of the grid ({', '.join(grid.retrievers)}) takes "
-                         f"{stray[0]!r}")
+                         f"{stray[0]!r}", ["retriever_options"])
     return options
 
 
@@ -218,7 +261,8 @@ def plan(grid: SweepGrid, dataset: Dataset) -> list[Cell]:
             check_config(config)
         except (ValueError, RagretrievalError) as error:
             stage = reranked_by(None if rerank == NO_RERANK else rerank)
-            raise SweepError(f"cell {retriever}{stage} chunk {size}/{overlap}: {error}") from None
+            raise SweepError(f"cell {retriever}{stage} chunk {size}/{overlap}: {error}",
+                             getattr(error, "fields", ())) from None
         key = config_key(config, dataset.fingerprint, questions_fp, labels_fp)
         cells.setdefault(key, Cell(config, key))
     return list(cells.values())
@@ -230,12 +274,13 @@ def default_sweep_id(cells: list[Cell]) -> str:
 
 def run_sweep(grid: SweepGrid, history: RunHistory, cache=None, sweep_id: str | None = None,
               progress=None, on_cell: Callable[[str, Cell, str | None], None] | None = None,
-              stop: StopToken | None = None) -> SweepResult:
+              stop: StopToken | None = None, dataset: Dataset | None = None) -> SweepResult:
     """Evaluate every unfinished cell and store it; `on_cell(event, cell, run_id)` hears "start", "done", "skip".
-    A `stop` request ends the sweep between cells (and inside a cell between batches); run it again to resume."""
-    dataset = load_dataset(grid.dataset, grid.questions)
+    A `stop` request ends the sweep between cells (and inside a cell between batches); run it again to resume.
+    `dataset`: the grid's dataset already loaded (else it is loaded from the grid's paths)."""
+    dataset = dataset if dataset is not None else load_dataset(grid.dataset, grid.questions)
     cells = plan(grid, dataset)
-    result = SweepResult(sweep_id or default_sweep_id(cells), dataset, cells)
+    result = SweepResult(sweep_id or default_sweep_id(cells), dataset, cells, primary=grid.primary)
     finished = {s.config_key: s.id for s in history.list(tag=result.sweep_id)}
     context = BuildContext(cache=cache, progress=as_progress(progress), stop=stop)  # one model load per model
     say = on_cell or (lambda event, cell, run_id: None)
@@ -261,7 +306,7 @@ def sweep_table(result: SweepResult, primary: str) -> str:
     level, name = parse_metric_column(primary)
     k = parse_metric(name).k
     others = [f"{level}:{m}" if level else m for m in (f"mrr@{k}", f"ndcg@{k}") if m != name]
-    ranked = sorted(result.runs, key=lambda s: -(metric_value(s.means, primary) or float("-inf")))
+    ranked = sorted(result.runs, key=lambda s: -(metric_value(s.means, primary) or float("-inf")))  # (as .ranked)
     rows = [[str(i), s.id, retriever_cell(s), s.model or "-", s.store if s.model else "-",
              f"{s.chunk_size}/{s.chunk_overlap}", *(number(metric_value(s.means, m)) for m in (primary, *others)),
              f"{s.total_seconds:.1f}s", str(s.embedded_texts), "now" if s.id in result.ran else "earlier"]
@@ -271,3 +316,42 @@ def sweep_table(result: SweepResult, primary: str) -> str:
              f"({len(result.dataset.questions)} questions); ran {len(result.ran)}, "
              f"{len(result.skipped)} finished earlier")
     return title + "\n" + format_table(headers, rows, right={0, *range(6, len(headers) - 1)})
+
+
+def sweep(grid, *, dataset=None, runs_db=None, sweep_id: str | None = None, progress=None,
+          stop: StopToken | None = None, cache=None, on_cell=None, compare: bool = True,
+          **overrides) -> SweepResult:
+    """The sweep workflow (``ragretrieval sweep``, ``rr.sweep``): the grid (`as_grid`, `overrides` over it) run
+    in the runs history at `runs_db` (checked writable before any cell), resumed where it stopped; with `compare`,
+    every finished cell compared, question by question, with the best on the primary metric.
+    `dataset`: a `Dataset` or its folder, in place of the grid's."""
+    loaded = None
+    if isinstance(dataset, Dataset):
+        loaded = dataset
+        overrides = {"dataset": str(dataset.path), **overrides}
+    elif dataset is not None:
+        overrides = {"dataset": str(dataset), **overrides}
+    grid = as_grid(grid, overrides)
+    with RunHistory(runs_db) as history:
+        history.check_writable()
+        result = run_sweep(grid, history, cache=cache, sweep_id=sweep_id, progress=progress, on_cell=on_cell,
+                           stop=stop, dataset=loaded)
+        if compare and len(result.runs) > 1:
+            result.comparison = compare_cells(result, history)
+    return result
+
+
+def compare_cells(result: SweepResult, history: RunHistory) -> Comparison:
+    """The paired comparison of the cells' runs, the best first (the others against it), on the metrics of the
+    sweep's table: the primary and the MRR and nDCG at its cutoff, at the primary's level."""
+    from ..analysis.compare import compare, from_report
+
+    level, name = parse_metric_column(result.primary)
+    k = parse_metric(name).k
+    metrics = [name, *(m for m in (f"mrr@{k}", f"ndcg@{k}") if m != name)]
+    labels = {cell.key: cell.label for cell in result.cells}
+    runs = [from_report(history.get(s.id).report, labels.get(s.config_key, s.id), f"run {s.id}")
+            for s in result.ranked()]
+    if level is None:  # doc level if the runs have it, as the table reads the column
+        level = "doc" if "doc" in result.runs[0].means else "chunk"
+    return compare(runs, metrics, granularity=level)

@@ -62,12 +62,13 @@ def test_the_readme_python_block_runs_as_written(workdir):
 
 def test_docs_python_md_runs_as_written(workdir):
     found = blocks(ROOT / "docs" / "python.md", "<!-- runs in tests/face/test_face.py -->")
-    assert len(found) == 5
+    assert len(found) == 6
     namespace: dict = {}
     for code in found:
         exec(compile(code, "docs/python.md", "exec"), namespace)
     assert namespace["scored"].config.generator.startswith("file:")
     assert namespace["retrieval"].config.retriever == "run-file"
+    assert namespace["resumed"].ran == [] and len(namespace["swept"].comparison.runs) == 2
     assert not (workdir / ".ragretrieval").exists() and (workdir / "notebook.sqlite").is_file()
 
 
@@ -79,7 +80,7 @@ def test_import_ragretrieval_loads_nothing_else_and_all_lists_the_face():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     modules, heavy, names = done.stdout.splitlines()
     assert modules == "['ragretrieval']" and heavy == "False False False"
-    assert eval(names) == ["build_dataset", "load_dataset", "evaluate", "answer", "score", "compare", "load_run",
+    assert eval(names) == ["build_dataset", "load_dataset", "evaluate", "answer", "sweep", "score", "compare", "load_run",
                            "EvalConfig", "EvalReport", "AnswerSettings", "AnswerReport", "Comparison", "ScoreResult",
                            "Dataset", "SettingsError", "RagretrievalError"]
     assert all(getattr(rr, name) is not None for name in rr.__all__)

@@ -96,8 +96,8 @@ def test_bad_grid_files_are_named(tmp_path, text, message):
 
 def test_bad_cells_are_refused_before_any_run(dataset_dir, tmp_path):
     out = run_cli("sweep", "--dataset", dataset_dir, "--retriever", "bm25", "--chunk-size", "40", "--chunk-overlap",
-                  "50", "--runs-db", tmp_path / "runs.sqlite", code=1)
-    assert "cell bm25 chunk 40/50: chunk_overlap must be smaller than chunk_size (40); got 50" in out
+                  "50", "--runs-db", tmp_path / "runs.sqlite", code=2)  # the grid must change: status 2
+    assert "cell bm25 chunk 40/50: --chunk-overlap must be smaller than --chunk-size (40); got 50" in out
     out = run_cli("sweep", "--dataset", dataset_dir, "--store", "faiss", "--store", "nosuchstore",
                   "--runs-db", tmp_path / "runs.sqlite", code=1)
     assert "unknown store 'nosuchstore'; installed: " in out and "cell " not in out
@@ -134,13 +134,13 @@ def test_reranking_is_a_sweep_dimension(dataset_dir, tmp_path):
 
 @pytest.mark.parametrize("options, message", [
     (["--rerank", "none", "--rerank", "nope:x"],
-     "cell bm25 > nope:x chunk 300/50: rerank.name: unknown reranker 'nope:x'; a name starts with one of"),
+     "cell bm25 > nope:x chunk 300/50: --rerank: unknown reranker 'nope:x'; a name starts with one of"),
     (["--rerank-depth", "5"], "rerank settings apply to no cell"),
 ])
 def test_bad_reranking_cells_are_refused_before_any_run(dataset_dir, tmp_path, options, message):
     runs = tmp_path / "runs.sqlite"
     assert message in run_cli("sweep", "--dataset", dataset_dir, "--retriever", "bm25", *options, "--runs-db", runs,
-                              code=1)
+                              code=2)
     assert RunHistory(str(runs)).list() == []
 
 

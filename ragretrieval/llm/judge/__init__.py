@@ -1,6 +1,2 @@
 """Relevance judging: pooling the top chunks of runs and asking an LLM to grade them (pooling.py), and the
 judgements file that `eval --judgements` scores chunks with (judgements.py)."""
-
-from ... import moved_names
-
-__getattr__ = moved_names(__name__, f"{__name__}.pooling")
