@@ -9,7 +9,6 @@ against the first; the correction treats every (pair, metric) p-value of one com
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -216,9 +215,6 @@ class Comparison:
         if len(self.pairs) == 1:
             return {**self.pairs[0].to_json(), **head}
         return {"baseline": self.runs[0], "runs": self.runs, **head, "pairs": [p.to_json() for p in self.pairs]}
-
-    def to_json_text(self) -> str:
-        return json.dumps(self.to_json(), ensure_ascii=False, indent=1, allow_nan=False)
 
     def table(self) -> str:
         return render_table(self)

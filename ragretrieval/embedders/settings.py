@@ -63,7 +63,3 @@ class EmbedSettings(BaseModel):
         """The settings another model of the same run uses (a reranker's embedder): the endpoint, not the
         dimensions or prefixes of `--model`."""
         return self.model_copy(update={name: None for name in PER_MODEL})
-
-    def api_options(self) -> dict:
-        """The options an API embedder takes (everything but the prefixes, which apply to any embedder)."""
-        return self.model_dump(exclude={"query_prefix", "passage_prefix"})

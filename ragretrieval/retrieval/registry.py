@@ -21,7 +21,6 @@ from ..work.stop import StopToken
 from .base import Retriever, RetrieverPlugin, RetrieverSpec
 
 ENTRY_POINT_GROUP = RETRIEVERS.group
-DEFAULT_RETRIEVER = "dense"  # eval, sweeps and the report schema's default
 BUILT_IN = {entry.name: entry.target for entry in RETRIEVERS.built_in}  # name -> "module:Class", as in 0.2
 
 
