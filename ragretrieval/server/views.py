@@ -167,6 +167,16 @@ FORM_OPTIONS = ("context_k", "judge_samples", "judge_temperature")  # the option
 GRID_OPTIONS = ("model", "ks", "chunk_size", "chunk_overlap")  # a retrieval evaluation's fields on the form
 
 
+def field_limits(model, name: str) -> dict:
+    """A field's bounds as the form's ``min``/``max`` attributes, read from the model's own constraints."""
+    limits = {}
+    for constraint in model.model_fields[name].metadata:
+        for attribute, key in (("ge", "min"), ("le", "max")):
+            if getattr(constraint, attribute, None) is not None:
+                limits[key] = getattr(constraint, attribute)
+    return limits
+
+
 def form_defaults(allowed_models=()) -> dict:
     """The defaults the form shows as values, read from the engine's settings models (never written twice)."""
     from ..evaluation.report import EvalConfig
@@ -178,7 +188,8 @@ def form_defaults(allowed_models=()) -> dict:
             "judge_samples": fields["judge_samples"].get_default(), "model": grid["model"].get_default(),
             "ks": ",".join(str(k) for k in grid["ks"].get_default()), "chunk_size": grid["chunk_size"].get_default(),
             "chunk_overlap": grid["chunk_overlap"].get_default(), "models": offered_models(allowed_models),
-            "embedding": [r for r in web_retrievers() if "model" in retriever_class(r).config_fields]}
+            "embedding": [r for r in web_retrievers() if "model" in retriever_class(r).config_fields],
+            "limits": {name: field_limits(EvaluationOptions, name) for name in FORM_OPTIONS}}
 
 
 def again_settings(evaluation, defaults: dict) -> dict:

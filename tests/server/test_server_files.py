@@ -92,3 +92,17 @@ def test_a_built_in_store_takes_its_options_on_the_web(api):
     question_set = new_set(api, 1)
     body = {"model": "hashing", "store": "faiss", "store_options": {"kind": "flat"}}
     assert create(api, question_set["id"], retriever="dense", options=body).status_code == 201
+
+
+def test_the_form_s_number_bounds_are_the_settings_model_s(api):
+    """context_k once said max=100 on the page while the model took 1000: the page now reads each bound."""
+    import re
+
+    from ragretrieval.server.jobs.options import EvaluationOptions
+
+    page = api.client.get("/evaluations/new").text
+    for name in ("context_k", "judge_samples", "judge_temperature"):
+        tag = re.search(rf'<input name="{name}"[^>]*>', page).group(0)
+        bounds = {m.__class__.__name__: m for m in EvaluationOptions.model_fields[name].metadata}
+        assert f'min="{bounds["Ge"].ge}"' in tag and f'max="{bounds["Le"].le}"' in tag, tag
+    assert 'name="context_k" type="number" min="1" max="1000"' in page
