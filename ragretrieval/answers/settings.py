@@ -84,9 +84,8 @@ class AnswerSettings(SettingsModel):
     price_in: Price = Field(0.0, description="Price per million input tokens, for the cost shown")
     price_out: Price = Field(0.0, description="Price per million output tokens")
     # LLM judges (answers/judges): which, their endpoint (unset: the generator's), sampling and prompts
-    judges: list[str] = Field([], description="LLM judges: score5, correctness, groundedness, "
-                                                                "relevance_to_query, safety, chunk_relevance, "
-                                                                "context_sufficiency")
+    judges: list[str] = Field([], description="LLM judges: " + ", ".join(entry.name for entry in JUDGES.built_in)
+                              + ", or an installed plug-in's")
     judge_samples: Integer = Field(1, ge=1, le=9, description="Ask each judge request N times and keep the majority "
                                                           "(needs a temperature above 0)")
     judge_temperature: float | None = Field(None, ge=0, le=2, allow_inf_nan=False,
