@@ -20,7 +20,7 @@ from typing import Callable, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..data.dataset import Dataset, load_dataset
-from ..errors import RagretrievalError
+from ..errors import InputError, RagretrievalError
 from ..evaluation.pipeline import check_config, evaluate
 from ..evaluation.report import EvalConfig
 from ..io.mappings import MappingFileError, read_mapping
@@ -42,8 +42,9 @@ def _default(name: str):
     return EvalConfig.model_fields[name].get_default(call_default_factory=True)
 
 
-class SweepError(RagretrievalError, ValueError):
-    """A grid that cannot run; the message names the file and field when there is one."""
+class SweepError(InputError, ValueError):
+    """A grid that cannot run; the message names the file and field when there is one. The grid must change (exit
+    2)."""
 
 
 def _as_list(value):

@@ -90,10 +90,10 @@ def test_bad_grid_files_are_named(tmp_path, text, message):
 
 def test_bad_cells_are_refused_before_any_run(dataset_dir, tmp_path):
     out = run_cli("sweep", "--dataset", dataset_dir, "--retriever", "bm25", "--chunk-size", "40", "--chunk-overlap",
-                  "50", "--runs-db", tmp_path / "runs.sqlite", code=1)
+                  "50", "--runs-db", tmp_path / "runs.sqlite", code=2)
     assert "cell bm25 chunk 40/50: chunk_overlap must be smaller than chunk_size (40); got 50" in out
     out = run_cli("sweep", "--dataset", dataset_dir, "--store", "faiss", "--store", "nosuchstore",
-                  "--runs-db", tmp_path / "runs.sqlite", code=1)
+                  "--runs-db", tmp_path / "runs.sqlite", code=2)
     assert "unknown store 'nosuchstore'; installed: " in out and "cell " not in out
     assert RunHistory(str(tmp_path / "runs.sqlite")).list() == []
 
@@ -134,7 +134,7 @@ def test_reranking_is_a_sweep_dimension(dataset_dir, tmp_path):
 def test_bad_reranking_cells_are_refused_before_any_run(dataset_dir, tmp_path, options, message):
     runs = tmp_path / "runs.sqlite"
     assert message in run_cli("sweep", "--dataset", dataset_dir, "--retriever", "bm25", *options, "--runs-db", runs,
-                              code=1)
+                              code=2)
     assert RunHistory(str(runs)).list() == []
 
 
