@@ -12,7 +12,7 @@ from ..runs.sweep import read_grid, run_sweep, sweep_table
 from .evaluate import embedding_settings, fusion_settings, rerank_settings
 from .fields import Setting, collect, comma_separated, setting_options
 from .progress import no_progress_option, terminal_progress
-from .runs import history_errors, runs_db_option
+from .runs import history_errors, print_note, runs_db_option
 
 
 def _retrievers(ctx, param, values):
@@ -89,5 +89,6 @@ def sweep_command(grid_file, dataset_dir, questions, reranks, primary, sweep_id,
     with history_errors(runs_db) as history:
         history.check_writable()
         grid = read_grid(grid_file, overrides)
-        result = run_sweep(grid, history, sweep_id=sweep_id, progress=terminal_progress(no_progress), on_cell=report)
+        result = run_sweep(grid, history, sweep_id=sweep_id, progress=terminal_progress(no_progress), on_cell=report,
+                           on_note=print_note)
     click.echo(sweep_table(result, grid.primary))

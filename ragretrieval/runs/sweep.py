@@ -224,9 +224,10 @@ def default_sweep_id(cells: list[Cell]) -> str:
 
 def run_sweep(grid: SweepGrid, history: RunHistory, cache=None, sweep_id: str | None = None,
               progress=None, on_cell: Callable[[str, Cell, str | None], None] | None = None,
-              stop: StopToken | None = None) -> SweepResult:
+              stop: StopToken | None = None, on_note: Callable[[str], None] | None = None) -> SweepResult:
     """Evaluate every unfinished cell and store it; `on_cell(event, cell, run_id)` hears "start", "done", "skip".
-    A `stop` request ends the sweep between cells (and inside a cell between batches); run it again to resume."""
+    A `stop` request ends the sweep between cells (and inside a cell between batches); run it again to resume.
+    `on_note` hears the runs history's notes (a cell's name that moved from an earlier run: runs/names.py)."""
     dataset = load_dataset(grid.dataset, grid.questions)
     cells = plan(grid, dataset)
     result = SweepResult(sweep_id or default_sweep_id(cells), dataset, cells)
@@ -242,7 +243,7 @@ def run_sweep(grid: SweepGrid, history: RunHistory, cache=None, sweep_id: str | 
             stop.check()
         say("start", cell, None)
         report = evaluate(dataset, cell.config, progress=context.progress, context=context)
-        run_id = history.save(report, name=f"{result.sweep_id} {cell.label}", tags=[result.sweep_id])
+        run_id = history.save(report, name=f"{result.sweep_id} {cell.label}", tags=[result.sweep_id], on_note=on_note)
         result.ran.append(run_id)
         say("done", cell, run_id)
     keys = {c.key for c in cells}
