@@ -151,6 +151,8 @@ BAD_INPUT = {
                                 "nofile.jsonl: cannot read"),
     "eval --judgements": (["eval", "--dataset", "DS", "--retriever", "bm25", "--judgements", "NOFILE", "--no-save"],
                           "nofile.jsonl: cannot read"),
+    "dataset build": (["dataset", "build", "NOFILE", "--out", "NOFILE.ds"], "nofile.jsonl: not a folder"),
+    "judge chunks --runs": (["judge", "chunks", "--dataset", "DS", "--runs", "NOFILE"], "nofile.jsonl: cannot read"),
     # a BEIR folder without one of its parts
     "beir without corpus": (["dataset", "import", "NO_CORPUS", "--format", "beir", "--out", "NOFILE.ds"],
                             "not a BEIR folder (corpus.jsonl not found)"),
@@ -169,6 +171,12 @@ BAD_INPUT = {
     "score --depth 0": (["score", "QRELS", "RUN", "--depth", "0"], "depth must be a positive integer"),
     "serve --engine": (["serve", "--engine", "nope:x", "--port", "FREE_PORT"], "cannot load engine 'nope:x'"),
     "worker --engine": (["worker", "--engine", "nope:x"], "cannot load engine 'nope:x'"),
+    "eval --rerank": (["eval", "--dataset", "DS", "--retriever", "bm25", "--rerank", "nope:x", "--no-save"],
+                      "unknown reranker 'nope:x'"),
+    "answer --generator": (["answer", "--dataset", "DS", "--generator", "nosuch:x", "--no-save"],
+                           "unknown generator 'nosuch:x'"),
+    "answer --judge": (["answer", "--dataset", "DS", "--generator", "extractive", "--judge", "nosuch", "--no-save"],
+                       "unknown judge 'nosuch'"),
     "sweep --store": (["sweep", "--dataset", "DS", "--store", "faiss", "--store", "nosuchstore"],
                       "unknown store 'nosuchstore'"),
     # a grid that cannot run
