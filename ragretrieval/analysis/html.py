@@ -15,6 +15,7 @@ from .. import __version__
 from ..data.chunking import ChunkPolicy, chunk_corpus, chunks_fingerprint
 from ..data.corpus import Document, corpus_fingerprint
 from ..data.dataset import CORPUS_FILE, DatasetError, DocumentRecord, read_jsonl
+from ..errors import MissingInputError
 from ..evaluation.report import EvalReport
 from ..io.atomic import write_text_atomic
 from .answer_html import answer_sections
@@ -66,7 +67,7 @@ class Lookup:
             try:
                 records = read_jsonl(path / CORPUS_FILE, DocumentRecord)
                 cache[path] = tuple(Document(r.id, r.title, r.text) for r in records)
-            except (DatasetError, OSError):
+            except (DatasetError, MissingInputError, OSError):
                 cache[path] = None
         return cache[path]
 

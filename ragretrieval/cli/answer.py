@@ -27,7 +27,7 @@ from .evaluate import retrieval_settings, run_options
 from .fields import Setting, collect, config_option, given_settings, setting_options
 from .judge_options import judge_settings, with_prompt_files
 from .progress import no_progress_option, terminal_progress
-from .runs import claim_name, keep_report, open_history, save_options
+from .runs import keep_report, open_history, save_options
 
 SHOWN_FAILURES = 10
 
@@ -91,7 +91,6 @@ def answer_command(dataset_dir, questions, config_file, executor_spec, index_dir
     for warning in check_references(settings.judges, references) if settings.judges else []:
         click.echo(f"warning: {warning}", err=True)
     key = run_key(session)
-    replace = claim_name(history, name, key)  # a taken --name is refused before anything is asked
     journal = default_cache_dir() / "answers" / f"{key}.journal.jsonl"
     if dry_run:
         progress.close()
@@ -121,5 +120,5 @@ def answer_command(dataset_dir, questions, config_file, executor_spec, index_dir
     if len(failed) > SHOWN_FAILURES:
         click.echo(f"warning: ... and {len(failed) - SHOWN_FAILURES} more questions without an answer", err=True)
     click.echo(metric_table(report))
-    keep_report(report, out, history, name, tags, replace)
+    keep_report(report, out, history, name, tags)
     journal.unlink(missing_ok=True)

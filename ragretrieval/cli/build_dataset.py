@@ -47,7 +47,8 @@ def build_dataset(corpus_dir: Path, out: Path | None, generator: str, template: 
 
     dataset = build(corpus_dir, out, template=template, strict=strict, force=force, generators=generators,
                     more_questions=llm_questions if "llm" in generators else None,
-                    on_skip=lambda s: click.echo(f"warning: skipped {s.path}: {s.reason}", err=True))
+                    on_skip=lambda s: click.echo(f"warning: skipped {s.path}: {s.reason}", err=True),
+                    on_note=lambda note: click.echo(f"note: {note}", err=True))
     awkward = trec_ids_warning(ids_trec_cannot_hold(dataset), "rename the files")
     if awkward:
         click.echo(f"warning: {awkward}", err=True)

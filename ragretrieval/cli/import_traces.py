@@ -10,8 +10,9 @@ import click
 
 from ..data.dataset import load_dataset
 from ..data.importers.traces.importer import FORMATS, import_traces, read_traces
-from ..errors import RagretrievalError
+from ..errors import InputError, RagretrievalError
 from ..io.atomic import atomic_writer, write_text_atomic
+from ..io.replacing import refuse_to_replace
 
 SHOWN = 20  # trace ids printed per kind
 
@@ -58,10 +59,8 @@ def import_traces_command(file: Path, format_: str, out: Path, dataset_dir: Path
         raise click.UsageError("--questions and --unmatched go with --dataset")
     targets = [p for p in (out, unmatched, report) if p is not None]
     if len({p.resolve() for p in targets}) != len(targets) or file.resolve() in {p.resolve() for p in targets}:
-        raise TracesError("--out, --unmatched, --report and FILE must be four different files")
-    existing = [str(p) for p in targets if p.exists()]
-    if existing and not force:
-        raise TracesError(f"{', '.join(existing)}: already exists; pass --force to replace")
+        raise InputError("--out, --unmatched, --report and FILE must be four different files")
+    refuse_to_replace(targets, force)
     traces = read_traces(file, format_)
     if not traces:
         raise TracesError(f"{file}: no traces found")

@@ -19,14 +19,13 @@ from ..answers.settings import AnswerSettings
 from ..embedders.cache import default_cache_dir
 from ..evaluation.report import ReportError
 from ..llm.budget import Budget, BudgetReached
-from ..runs.identity import report_config_key
 from ..work.options import build_settings
 from .aliases import renamed_option
 from .cost_options import dry_run_option, show_plan, stopped_by_budget
 from .fields import Setting, collect, setting_options
 from .judge_options import judge_settings, with_prompt_files
 from .progress import no_progress_option, terminal_progress
-from .runs import claim_name, history_errors, runs_db_option
+from .runs import history_errors, print_note, runs_db_option
 
 JUDGE_SETTINGS = [*judge_settings("the run's generator's"),
                   Setting("max_cost", AnswerSettings, "Stop before the judges' spend at their prices would pass this "
@@ -137,14 +136,9 @@ def judge_answers_command(run, threads, new_run, name, tags, out, repeats, label
         with history_errors(runs_db) as history:
             if new_run:
                 new_name = name or (f"{stored.name}+judges" if stored.name else None)
-                replace = claim_name(history, new_name, report_config_key(judged))
-                if replace is not None:
-                    history.update(replace, judged)
-                    click.echo(f"run {replace} ({new_name}) replaced: same name and configuration")
-                else:
-                    new_id = history.save(judged, name=new_name, tags=[*stored.tags, *tags])
-                    click.echo(f"run {new_id} saved to {history.display_url} (judged from {stored.id}, which is "
-                               "unchanged)")
+                new_id = history.save(judged, name=new_name, tags=[*stored.tags, *tags], on_note=print_note)
+                click.echo(f"run {new_id} saved to {history.display_url} (judged from {stored.id}, which is "
+                           "unchanged)")
             else:
                 history.update(stored.id, judged, expected_key=stored.config_key)
                 click.echo(f"run {stored.id} updated in {history.display_url}: judges {', '.join(names)} added")

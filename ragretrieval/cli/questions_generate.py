@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from ..io.replacing import refuse_to_replace
 from .cost_options import show_plan
 from .llm_questions import question_llm_options
 
@@ -31,8 +32,7 @@ def generate_command(dataset_dir: Path, out: Path | None, force: bool, max_cost:
 
     dataset = load_dataset(dataset_dir)
     out = out or dataset_dir / DEFAULT_NAME
-    if out.exists() and not force:
-        raise click.UsageError(f"{out}: already exists; pass --force to replace it")
+    refuse_to_replace([out], force)
     if dry_run:
         return show_plan(plan_llm_questions(dataset.documents, dataset_dir, **llm), verbose)
     known = list(dataset.questions)

@@ -12,6 +12,7 @@ from ..data.dataset import QuestionRecord, check_questions, load_dataset, read_j
 from ..data.importers import aperag
 from ..data.importers.agent_jsonl import export_record, import_questions
 from ..io.atomic import atomic_writer
+from ..io.replacing import refuse_to_replace
 
 APERAG = ("aperag-csv", "aperag-json")
 
@@ -29,8 +30,7 @@ def import_command(file: Path, dataset_dir: Path | None, out: Path, format_: str
     """Turn a question-set file into a questions.jsonl: agent-evaluation JSONL (request, expected_retrieved_context,
     expected_response: the expected context labels retrieval, the expected response is the reference answer), or an
     ApeRAG CSV / JSON file (question_type, question_text, ground_truth: questions judged on their answers)."""
-    if out.exists() and not force:
-        raise click.ClickException(f"{out}: already exists; pass --force to replace it")
+    refuse_to_replace([out], force)
     if format_ in APERAG:
         questions, warnings = aperag.read_questions(file, format_)
         if dataset_dir is not None:
@@ -54,9 +54,12 @@ def import_command(file: Path, dataset_dir: Path | None, out: Path, format_: str
 @click.option("--format", "format_", type=click.Choice(["agent-jsonl", *APERAG]), default="agent-jsonl",
               show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="File to write [default: stdout].")
-def export_command(dataset_dir: Path | None, questions: Path | None, format_: str, out: Path | None) -> None:
+@click.option("--force", is_flag=True, help="Replace --out if it exists.")
+def export_command(dataset_dir: Path | None, questions: Path | None, format_: str, out: Path | None,
+                   force: bool) -> None:
     """Write a question set as agent-evaluation JSONL (request_id, request, expected_retrieved_context), or as an
     ApeRAG CSV / JSON file (question_type, question_text, ground_truth)."""
+    refuse_to_replace([out], force)
     if dataset_dir is None and (questions is None or format_ not in APERAG):
         raise click.UsageError("give --dataset (or, for the ApeRAG formats, --questions FILE alone)")
     if dataset_dir is None:

@@ -157,7 +157,7 @@ def tag_command(runs_db, run_id, tags, remove) -> None:
 def rename_command(runs_db, run_id, name) -> None:
     """Give a run a name (an empty name removes it); names work wherever an id does, when unique."""
     with history_errors(runs_db) as history:
-        click.echo(f"{history.rename(run_id, name)}: {name or 'no name'}")
+        click.echo(f"{history.rename(run_id, name, on_note=print_note)}: {name or 'no name'}")
 
 
 @click.command("export")
@@ -192,46 +192,26 @@ def export_command(runs_db, run_id, fmt, level, out) -> None:
         click.echo(f"{run.id} written to {out if level != 'both' or fmt == 'json' else out.parent}", err=True)
 
 
+def print_note(note: str) -> None:
+    """A note of the runs history (a run name that moved to the new run: runs/names.py), as one line."""
+    click.echo(f"note: {note}", err=True)
+
+
 def save_run(history: RunHistory, report, name: str | None = None, tags=()) -> str:
-    """Store a finished evaluation (what `eval` does unless --no-save) and print its id."""
-    run_id = history.save(report, name=name, tags=tags)
+    """Store a finished evaluation (what `eval` does unless --no-save) and print its id; a `name` another run had
+    moves to this run, which a note says (runs/names.py)."""
+    run_id = history.save(report, name=name, tags=tags, on_note=print_note)
     click.echo(f"run {run_id} saved to {history.display_url}")
     return run_id
 
 
-def claim_name(history: RunHistory | None, name: str | None, config_key: str) -> str | None:
-    """A ``--name`` stays unambiguous: the id of the run it already names when that run has the same configuration
-    (the new run replaces it: the same command run again), None when no run has it; a name held by a run of another
-    configuration (or by several runs) is refused, before any work when the key is known in advance."""
-    if history is None or not name:
-        return None
-    held = history.named(name)
-    if not held:
-        return None
-    if len(held) == 1 and held[0][1] == config_key:
-        return held[0][0]
-    from ..runs import RunHistoryError
-
-    shown = ", ".join(run_id for run_id, _ in held)
-    raise RunHistoryError(f"run name {name!r} is taken by {shown} with another configuration; give another --name, "
-                          f"or free it first (`ragretrieval runs rename {held[0][0]} NEW`, `runs rm {held[0][0]}`)")
-
-
-def keep_report(report, out, history: RunHistory | None, name: str | None, tags, replace: str | None = None) -> None:
-    """Write ``--out`` first (a store that fails never loses the result), then store the run unless --no-save; with
-    `replace` (`claim_name`), the new run replaces that stored run of the same configuration and name."""
+def keep_report(report, out, history: RunHistory | None, name: str | None, tags) -> None:
+    """Write ``--out`` first (a store that fails never loses the result), then store the run unless --no-save."""
     if out:
         report.save(out)
         click.echo(f"report written to {out}", err=True)
-    if history is None:
-        return
-    if replace is None:
+    if history is not None:
         save_run(history, report, name, tags)
-        return
-    history.update(replace, report)
-    if tags:
-        history.tag(replace, *tags)
-    click.echo(f"run {replace} ({name}) replaced in {history.display_url}: same name and configuration")
 
 
 def save_options(command):

@@ -39,7 +39,7 @@ def serve_command(host, port, runs_db, datasets, token, max_body_mb, with_worker
     import uvicorn
 
     from ..server import ServeSettings, create_app
-    from ..server.settings import check_bind
+    from ..server.settings import check_bind, check_port
 
     if token == "":
         token = secrets.token_urlsafe(24)
@@ -49,6 +49,7 @@ def serve_command(host, port, runs_db, datasets, token, max_body_mb, with_worker
                              worker_settings=worker_settings(**worker), engine=worker["engine"],
                              api_key_env=worker["api_key_env"], allow_models=tuple(allow_models))
     check_bind(settings)
+    check_port(settings)
     app = create_app(settings)
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"ragretrieval serve: http://{shown}:{port}/ (runs history {app.state.db.url}, corpora under "

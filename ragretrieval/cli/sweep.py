@@ -12,7 +12,7 @@ from ..runs.sweep import sweep
 from .evaluate import embedding_settings, fusion_settings, rerank_settings
 from .fields import Setting, collect, comma_separated, setting_options
 from .progress import no_progress_option, terminal_progress
-from .runs import runs_db_option
+from .runs import print_note, runs_db_option
 
 
 def _retrievers(ctx, param, values):
@@ -88,5 +88,6 @@ def sweep_command(grid_file, dataset_dir, questions, reranks, primary, sweep_id,
 
     given_fields = {field: value for field, value in overrides.items() if value not in (None, (), [])}
     result = sweep(grid_file if grid_file is not None else {}, runs_db=runs_db, sweep_id=sweep_id,
-                   progress=terminal_progress(no_progress), on_cell=report, compare=False, **given_fields)
+                   progress=terminal_progress(no_progress), on_cell=report, on_note=print_note,
+                   compare=False, **given_fields)
     click.echo(str(result))

@@ -3,18 +3,23 @@ what ``ragretrieval build-dataset`` and `ragretrieval.build_dataset` do.
 
 Questions come from file names (``filename``: one per document, from a template) and from any further source the
 caller passes as `more_questions` (``build-dataset --generator llm`` passes the LLM's, llm/questions/). The files
-are written atomically, the manifest last; an existing dataset is replaced only with `force`.
+are written atomically, the manifest last; an existing dataset is replaced only with `force`, and one that is the
+same build (the same corpus fingerprint and settings, without a model's questions) is left as it is, with a note:
+running the same command twice works the second time.
 """
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Callable, Sequence
 
 from .. import __version__
+from ..errors import RagretrievalError
 from ..scoring.trec import trec_writable
 from .corpus import load_corpus
 from .dataset import (
+    MANIFEST_FILE,
     Dataset,
     DatasetError,
     Manifest,
@@ -48,22 +53,34 @@ def default_out(corpus_dir) -> Path:
 
 def build_dataset(corpus_dir, out=None, *, template: str = DEFAULT_TEMPLATE, strict: bool = False,
                   force: bool = False, generators=("filename",), more_questions: MoreQuestions | None = None,
-                  on_skip: Callable | None = None) -> Dataset:
+                  on_skip: Callable | None = None, on_note: Callable[[str], None] | None = None) -> Dataset:
     """Build a dataset from the Markdown files under `corpus_dir` into `out` (default ``./<name>-dataset``) and
     return it loaded. `generators` lists where questions come from: ``filename`` (free, one per file name, from
     `template`: placeholders {name}, {title}, {folder}) and ``llm`` (then `more_questions` makes them). `strict`
     stops at the first unreadable, binary, non-UTF-8 or empty file (otherwise each is skipped and `on_skip(skipped)`
-    is told); `force` replaces a dataset already in `out`."""
+    is told); `force` replaces a dataset already in `out`. When `out` holds this very build already (filename
+    questions only), nothing is written and `on_note` is told so (else it is a warning)."""
     generators = parse_generators(generators)
     if "llm" in generators and more_questions is None:
         raise DatasetError("generator llm needs the LLM's settings: use `ragretrieval dataset build --generator llm` "
                            "(docs/llm.md)")
     out = Path(out) if out is not None else default_out(corpus_dir)
     check_template(template)
-    check_writable(out, force)  # before reading the corpus or paying for any request
+    maybe_same = not force and "llm" not in generators and (out / MANIFEST_FILE).is_file()
+    if not maybe_same:
+        check_writable(out, force)  # before reading the corpus or paying for any request
     corpus = load_corpus(corpus_dir, strict=strict, on_skip=on_skip)
-    questions = filename_questions(corpus.documents, template) if "filename" in generators else []
     builder: dict = {"generators": generators, "template": template, "strict": strict}
+    if maybe_same:
+        if _holds_build(out, corpus.fingerprint, builder):
+            note = f"{out}: already holds this build (the same corpus and settings); nothing written"
+            if on_note is None:
+                warnings.warn(note, stacklevel=2)
+            else:
+                on_note(note)
+            return load_dataset(out)
+        check_writable(out, force)  # another build: refused as ever
+    questions = filename_questions(corpus.documents, template) if "filename" in generators else []
     if "llm" in generators:
         questions, builder["llm"] = more_questions(corpus.documents, out, questions)
         if not questions:
@@ -75,6 +92,15 @@ def build_dataset(corpus_dir, out=None, *, template: str = DEFAULT_TEMPLATE, str
                         created_by=f"ragretrieval {__version__}")
     write_dataset(out, corpus.documents, questions, manifest, force=force)
     return load_dataset(out)
+
+
+def _holds_build(out: Path, corpus_fingerprint: str, builder: dict) -> bool:
+    """Whether the dataset in `out` was built from this corpus with these settings (and is readable)."""
+    try:
+        manifest = load_dataset(out).manifest
+    except RagretrievalError:
+        return False
+    return manifest.corpus_fingerprint == corpus_fingerprint and manifest.builder == builder
 
 
 def ids_trec_cannot_hold(dataset: Dataset) -> list[str]:

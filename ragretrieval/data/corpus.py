@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
-from ..errors import RagretrievalError
+from ..errors import MissingInputError, RagretrievalError
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 _H1 = re.compile(r"^#[ \t]+(.+?)[ \t]*#*[ \t]*$")
@@ -22,6 +22,10 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 
 class CorpusError(RagretrievalError):
     """A corpus that cannot be loaded: no Markdown files, or a bad file under ``strict=True``."""
+
+
+class NoCorpusFolder(CorpusError, MissingInputError):
+    """A corpus folder that is not there: the command must name another (exit 2)."""
 
 
 @dataclass(frozen=True)
@@ -109,7 +113,7 @@ def load_corpus(root, strict: bool = False, on_skip: Callable[[SkippedFile], Non
     """Read every Markdown file under `root` (hidden folders excluded), sorted by id."""
     root = Path(root)
     if not root.is_dir():
-        raise CorpusError(f"{root}: not a folder")
+        raise NoCorpusFolder(f"{root}: not a folder")
     files = find_markdown(root)
     if not files:
         raise CorpusError(f"{root}: no Markdown files (*.md) found")

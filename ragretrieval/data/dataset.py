@@ -26,7 +26,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from ..errors import RagretrievalError
+from ..errors import MissingInputError, RagretrievalError
 from ..io.atomic import atomic_writer
 from ..io.jsonfiles import describe, load_json, save_json, supported_version
 from ..io.jsonlines import BOM, JsonLinesError, numbered_lines  # noqa: F401 (BOM: 0.2 name)
@@ -45,10 +45,9 @@ class DatasetError(RagretrievalError):
     """A dataset file that is missing, malformed or inconsistent."""
 
 
-class NotADatasetError(DatasetError):
-    """A folder given as a dataset that holds none: the command must name another (exit 2)."""
-
-    exit_code = 2
+class NotADatasetError(DatasetError, MissingInputError):
+    """A folder given as a dataset that holds none (or not the files its format needs): the command must name
+    another (exit 2)."""
 
 
 class _Record(BaseModel):

@@ -9,6 +9,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from ..errors import cannot_read
 from .atomic import write_text_atomic
 from .redact import redact_urls
 
@@ -61,7 +62,7 @@ def load_json(model: type[Model], path, error: type[Exception], kind: str, whole
         text = path.read_text(encoding="utf-8")
         return model.model_validate_json(text, context=context)
     except OSError as problem:
-        raise error(f"{path}: cannot read ({problem.strerror or problem})") from None
+        raise cannot_read(path, problem, error) from None
     except UnicodeDecodeError:
         raise error(f"{path}: {kind}: not UTF-8 text") from None
     except ValidationError as problem:

@@ -9,7 +9,8 @@ traces, BEIR's files and RAG-IFEval's documents.
 - The file is read line by line, never whole: a corpus larger than memory streams.
 
 Problems are `JsonLinesError`s naming ``path:line``; each caller turns them into its own error class with the same
-text.
+text. A file that is not there is a `MissingInputError` (errors.py), which callers let through: the command must name
+another file (exit status 2).
 """
 
 from __future__ import annotations
@@ -19,13 +20,13 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Callable, Iterator
 
-from ..errors import RagretrievalError
+from ..errors import MissingInputError, RagretrievalError
 
 BOM = b"\xef\xbb\xbf"
 
 
 class JsonLinesError(RagretrievalError, ValueError):
-    """A line file that cannot be read: missing, not UTF-8, or (for records) a line that is not JSON."""
+    """A line file that cannot be read: not UTF-8, or (for records) a line that is not JSON."""
 
 
 def split_lines(data: bytes) -> Iterator[bytes]:
@@ -44,7 +45,7 @@ def numbered_lines(path, on_bytes: Callable[[int], None] | None = None, data: by
     many bytes each line took (progress). `data`: the file's bytes when the caller has read them already."""
     path = Path(path)
     if data is None and not path.is_file():
-        raise JsonLinesError(f"{path}: file not found")
+        raise MissingInputError(f"{path}: file not found")
     with path.open("rb") if data is None else nullcontext(split_lines(data)) as lines:
         for number, raw in enumerate(lines, start=1):
             if on_bytes is not None:

@@ -31,6 +31,7 @@ from ..evaluation.report import EvalReport
 from ..io.redact import redact_urls
 from .identity import package_versions, report_config_key, report_questions_fingerprint
 from .migrations import SchemaError, prepare, stored_version
+from .names import Note, free_name, moved_note, tell
 from .schema import SCHEMA_VERSION, run_reports, run_tags, runs
 from .sqlite import cannot_write, read_only_engine, sqlite_begin, sqlite_pragmas
 
@@ -211,9 +212,10 @@ class RunHistory:
 
     # ------------------------------------------------------------------------------------------------------ writing
     def save(self, report: EvalReport | AnswerReport, name: str | None = None, tags: Iterable[str] = (),
-             conn: Connection | None = None) -> str:
+             conn: Connection | None = None, on_note: Note | None = None) -> str:
         """Store `report` as a new run in one transaction (or, given `conn`, inside that connection's transaction,
-        so the caller commits the run with its own rows or not at all); return its id."""
+        so the caller commits the run with its own rows or not at all); return its id. A `name` another run has
+        moves to this one, and that run gets a dated name (runs/names.py), said to `on_note` (else warned)."""
         tags = _clean_tags(tags)
         created = datetime.now(timezone.utc)  # microseconds keep runs saved in one second in order
         row = self._index_row(report, name, created)
@@ -222,10 +224,13 @@ class RunHistory:
             run_id = new_run_id(created)
             try:
                 with (self._write() if conn is None else _savepoint(conn)) as writing:
+                    moved = free_name(writing, name)
                     writing.execute(insert(runs).values(id=run_id, **row))
                     self._insert_tags(writing, run_id, tags)
                     writing.execute(insert(run_reports).values(run_id=run_id, report_version=report.report_version,
                                                                report=body))
+                if moved:
+                    tell(moved_note(name, run_id, moved), on_note)
                 return run_id
             except IntegrityError:
                 if self._exists(run_id, conn):
@@ -301,10 +306,14 @@ class RunHistory:
             conn.execute(delete(run_tags).where(run_tags.c.run_id == run_id, run_tags.c.tag.in_(list(tags))))
         return run_id
 
-    def rename(self, run_id: str, name: str | None) -> str:
+    def rename(self, run_id: str, name: str | None, on_note: Note | None = None) -> str:
+        """Name a run (None: no name); a run that had the name gets a dated name, as in `save`."""
         run_id = self.resolve(run_id)
         with self._write() as conn:
+            moved = free_name(conn, name, keep=run_id)
             conn.execute(update(runs).where(runs.c.id == run_id).values(name=name or None))
+        if moved:
+            tell(moved_note(name, run_id, moved), on_note)
         return run_id
 
     # ------------------------------------------------------------------------------------------------------ reading
@@ -331,12 +340,6 @@ class RunHistory:
                 shown = ", ".join(matches[:5]) + (", ..." if len(matches) > 5 else "")
                 raise RunNotFoundError(f"run {what} {ref!r} matches several runs ({shown}); give more of the id")
         raise RunNotFoundError(f"no run {ref!r} in {self.display_url} (`ragretrieval runs list` shows the runs)")
-
-    def named(self, name: str) -> list[tuple[str, str]]:
-        """(id, configuration key) of every run called `name`, oldest first."""
-        with self.engine.connect() as conn:
-            return [tuple(row) for row in conn.execute(select(runs.c.id, runs.c.config_key)
-                                                       .where(runs.c.name == name).order_by(runs.c.id))]
 
     def _tags_of(self, conn, ids: list[str]) -> dict[str, list[str]]:
         found: dict[str, list[str]] = {i: [] for i in ids}

@@ -274,10 +274,12 @@ def default_sweep_id(cells: list[Cell]) -> str:
 
 def run_sweep(grid: SweepGrid, history: RunHistory, cache=None, sweep_id: str | None = None,
               progress=None, on_cell: Callable[[str, Cell, str | None], None] | None = None,
-              stop: StopToken | None = None, dataset: Dataset | None = None) -> SweepResult:
+              stop: StopToken | None = None, dataset: Dataset | None = None,
+              on_note: Callable[[str], None] | None = None) -> SweepResult:
     """Evaluate every unfinished cell and store it; `on_cell(event, cell, run_id)` hears "start", "done", "skip".
     A `stop` request ends the sweep between cells (and inside a cell between batches); run it again to resume.
-    `dataset`: the grid's dataset already loaded (else it is loaded from the grid's paths)."""
+    `dataset`: the grid's dataset already loaded (else it is loaded from the grid's paths). `on_note` hears the runs
+    history's notes (a cell's name that moved from an earlier run: runs/names.py)."""
     dataset = dataset if dataset is not None else load_dataset(grid.dataset, grid.questions)
     cells = plan(grid, dataset)
     result = SweepResult(sweep_id or default_sweep_id(cells), dataset, cells, primary=grid.primary)
@@ -293,7 +295,7 @@ def run_sweep(grid: SweepGrid, history: RunHistory, cache=None, sweep_id: str | 
             stop.check()
         say("start", cell, None)
         report = evaluate(dataset, cell.config, progress=context.progress, context=context)
-        run_id = history.save(report, name=f"{result.sweep_id} {cell.label}", tags=[result.sweep_id])
+        run_id = history.save(report, name=f"{result.sweep_id} {cell.label}", tags=[result.sweep_id], on_note=on_note)
         result.ran.append(run_id)
         say("done", cell, run_id)
     keys = {c.key for c in cells}
@@ -319,12 +321,12 @@ def sweep_table(result: SweepResult, primary: str) -> str:
 
 
 def sweep(grid, *, dataset=None, runs_db=None, sweep_id: str | None = None, progress=None,
-          stop: StopToken | None = None, cache=None, on_cell=None, compare: bool = True,
+          stop: StopToken | None = None, cache=None, on_cell=None, on_note=None, compare: bool = True,
           **overrides) -> SweepResult:
     """The sweep workflow (``ragretrieval sweep``, ``rr.sweep``): the grid (`as_grid`, `overrides` over it) run
     in the runs history at `runs_db` (checked writable before any cell), resumed where it stopped; with `compare`,
     every finished cell compared, question by question, with the best on the primary metric.
-    `dataset`: a `Dataset` or its folder, in place of the grid's."""
+    `dataset`: a `Dataset` or its folder, in place of the grid's; `on_note` as in `run_sweep`."""
     loaded = None
     if isinstance(dataset, Dataset):
         loaded = dataset
@@ -335,7 +337,7 @@ def sweep(grid, *, dataset=None, runs_db=None, sweep_id: str | None = None, prog
     with RunHistory(runs_db) as history:
         history.check_writable()
         result = run_sweep(grid, history, cache=cache, sweep_id=sweep_id, progress=progress, on_cell=on_cell,
-                           stop=stop, dataset=loaded)
+                           stop=stop, dataset=loaded, on_note=on_note)
         if compare and len(result.runs) > 1:
             result.comparison = compare_cells(result, history)
     return result

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..errors import RagretrievalError
+from ..errors import InputError
 
 # family -> (cutoff: "required" | "optional" | "none", one-line description)
 FAMILIES: dict[str, tuple[str, str]] = {
@@ -46,8 +46,8 @@ FAMILIES: dict[str, tuple[str, str]] = {
 _NAME = re.compile(r"^(?P<family>[a-z_0-9]+?)(?:@(?P<k>[^@]*))?$")
 
 
-class MetricError(RagretrievalError, ValueError):
-    """A metric name that cannot be parsed or validated."""
+class MetricError(InputError, ValueError):
+    """A metric name that cannot be parsed or validated: the command must name another (exit 2)."""
 
 
 @dataclass(frozen=True, order=True)

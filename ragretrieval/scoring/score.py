@@ -10,7 +10,7 @@ from .ids import head_of
 from .kernels import compute_all
 from .metrics import Metric, parse_metrics
 from .ranking import judged_ranks
-from .types import Qrels, Run, ScoringError
+from .types import Qrels, Run, ScoringError, ScoringOptionError
 from .vocabulary import index_in
 
 TIES = ("score", "rank")
@@ -40,7 +40,7 @@ class ScoreResult:
 
 def _check_option(name: str, value, allowed) -> None:
     if value not in allowed:
-        raise ScoringError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
+        raise ScoringOptionError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
 
 
 def _run_rows(qrels: Qrels, run: Run) -> np.ndarray:
@@ -61,17 +61,17 @@ def _judged_run_codes(qrels: Qrels, run: Run) -> np.ndarray:
 
 
 def checked_options(metrics, *, rel_level, ties, duplicates, queries, depth) -> list[Metric]:
-    """The metrics, parsed; a `ScoringError` naming the first option that cannot be used."""
+    """The metrics, parsed; a `ScoringOptionError` naming the first option that cannot be used."""
     metrics = parse_metrics([metrics] if isinstance(metrics, (str, Metric)) else metrics)
     if not metrics:
-        raise ScoringError("no metrics given")
+        raise ScoringOptionError("no metrics given")
     _check_option("ties", ties, TIES)
     _check_option("duplicates", duplicates, DUPLICATES)
     _check_option("queries", queries, QUERIES)
     if not isinstance(rel_level, (int, np.integer)) or isinstance(rel_level, bool) or rel_level < 1:
-        raise ScoringError(f"rel_level must be an integer >= 1, got {rel_level!r}")
+        raise ScoringOptionError(f"rel_level must be an integer >= 1, got {rel_level!r}")
     if depth is not None and (not isinstance(depth, (int, np.integer)) or isinstance(depth, bool) or depth <= 0):
-        raise ScoringError(f"depth must be a positive integer, got {depth!r}")
+        raise ScoringOptionError(f"depth must be a positive integer, got {depth!r}")
     return metrics
 
 

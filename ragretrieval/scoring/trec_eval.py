@@ -20,6 +20,7 @@ from itertools import chain
 
 import numpy as np
 
+from ..errors import InputError
 from . import trec_eval_gains as tg
 from . import trec_eval_measures as tm
 from .stream import rank_file
@@ -92,7 +93,11 @@ _OURS = {"map": "map", "Rprec": "r_precision", "recip_rank": "mrr", "ndcg": "ndc
 
 
 class TrecEvalError(ScoringError):
-    """A measure, parameter or option trec_eval's interface cannot take here."""
+    """Files trec_eval's interface has nothing to print for, or (`MeasureError`) a measure it cannot take here."""
+
+
+class MeasureError(TrecEvalError, InputError):
+    """A measure, parameter or option trec_eval's interface cannot take here: the command must change (exit 2)."""
 
 
 @dataclass(frozen=True)
@@ -108,12 +113,12 @@ class Measure:
 def parse_measures(arguments) -> list[Measure]:
     """``-m`` arguments (``P.5,10``, ``official``, ``map``) -> the measures to print, in trec_eval's order; no
     argument means ``official``. Every name trec_eval knows that is not computed here, and every name it does not
-    know, is refused in one `TrecEvalError`."""
+    know, is refused in one `MeasureError`."""
     marked, given, unknown = set(), {}, []
     for argument in arguments or ["official"]:
         name, dot, params = str(argument).partition(".")
         if dot and not params:
-            raise TrecEvalError(f"measure {argument!r}: no parameters after the '.' (trec_eval: improper measure)")
+            raise MeasureError(f"measure {argument!r}: no parameters after the '.' (trec_eval: improper measure)")
         if dot:
             given.setdefault(name, params)  # the first -m naming a measure gives its parameters, as in trec_eval
         if name in NICKNAMES:
@@ -126,7 +131,7 @@ def parse_measures(arguments) -> list[Measure]:
     gain_valued = [name for name in _GAIN_MEASURES if name in marked and name in given]
     refused += [f"{name}.{given[name]} (gain values)" for name in gain_valued]
     if refused or unknown:
-        raise TrecEvalError(_refusal(refused, unknown, marked - set(gain_valued), given))
+        raise MeasureError(_refusal(refused, unknown, marked - set(gain_valued), given))
     return [_measure(name, given.get(name)) for name in ALL_MEASURES if name in marked]
 
 
@@ -153,15 +158,15 @@ def _measure(name: str, typed: str | None) -> Measure:
     pieces = typed.split(",")
     if kind.params == "p":  # rbp's persistence, "p=0.95" (its gain values are not taken)
         if len(pieces) != 1 or not pieces[0].startswith("p="):
-            raise TrecEvalError(f"measure {name}.{typed}: only the persistence is taken, as p=VALUE (gain values "
+            raise MeasureError(f"measure {name}.{typed}: only the persistence is taken, as p=VALUE (gain values "
                                 f"are not computed by ragretrieval)")
         return Measure(name, (_atof(pieces[0][2:]),), typed)
     if kind.params == "long":
         cutoffs = sorted(_atol(piece) for piece in pieces)
         if cutoffs[0] <= 0:
-            raise TrecEvalError(f"measure {name}.{typed}: cutoffs must be positive integers")
+            raise MeasureError(f"measure {name}.{typed}: cutoffs must be positive integers")
         if cutoffs[-1] > C_LONG_MAX:  # C's atol would clamp it and trec_eval print another measure than asked
-            raise TrecEvalError(f"measure {name}.{typed}: cutoff {cutoffs[-1]} is past the largest trec_eval takes "
+            raise MeasureError(f"measure {name}.{typed}: cutoff {cutoffs[-1]} is past the largest trec_eval takes "
                                 f"({C_LONG_MAX})")
         values = tuple(cutoffs)
     else:
@@ -169,11 +174,11 @@ def _measure(name: str, typed: str | None) -> Measure:
         if kind.params == "double":
             values = tuple(sorted(values))
     if kind.params != "params" and len(set(values)) != len(values):
-        raise TrecEvalError(f"measure {name}.{typed}: a cutoff is given twice")
+        raise MeasureError(f"measure {name}.{typed}: a cutoff is given twice")
     if name == "utility" and len(values) != 4:
-        raise TrecEvalError(f"measure utility.{typed}: takes exactly 4 coefficients, got {len(values)}")
+        raise MeasureError(f"measure utility.{typed}: takes exactly 4 coefficients, got {len(values)}")
     if name == "11pt_avg" and list(values) != sorted(values):  # trec_eval pairs them with the wrong recalls then
-        raise TrecEvalError(f"measure 11pt_avg.{typed}: give the recall fractions in increasing order")
+        raise MeasureError(f"measure 11pt_avg.{typed}: give the recall fractions in increasing order")
     return Measure(name, values, typed)
 
 
@@ -223,9 +228,9 @@ def per_query_values(qrels_path, run_path, measures: list[Measure], *, complete:
 def _evaluated(qrels_path, run_path, measures, complete, max_docs, level, interleaved):
     """(qrels, ranked run, the evaluated queries in print order, (measure, [(printed name, values)]) per measure)."""
     if max_docs is not None and (isinstance(max_docs, bool) or not isinstance(max_docs, int) or max_docs < 1):
-        raise TrecEvalError(f"max_docs (-M) must be a positive integer, got {max_docs!r}")
+        raise MeasureError(f"max_docs (-M) must be a positive integer, got {max_docs!r}")
     if isinstance(level, bool) or not isinstance(level, int) or level < 0:
-        raise TrecEvalError(f"level (-l) must be an integer >= 0, got {level!r}")
+        raise MeasureError(f"level (-l) must be an integer >= 0, got {level!r}")
     qrels = read_qrels(qrels_path)
     ranked = rank_file(qrels, run_path, duplicates="error", depth=max_docs, min_label=None, lengths=True,
                        interleaved=interleaved)

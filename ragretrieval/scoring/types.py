@@ -12,7 +12,7 @@ from typing import Mapping
 
 import numpy as np
 
-from ..errors import RagretrievalError
+from ..errors import InputError, RagretrievalError
 from .ids import LazyIds, as_id_array
 
 PAD = -1  # code of an empty slot in a ranking shorter than the run's depth
@@ -21,6 +21,11 @@ THREADS = max(1, min(4, os.cpu_count() or 1))  # for block work (reading TREC fi
 
 class ScoringError(RagretrievalError, ValueError):
     """Inputs or options the scorer cannot accept."""
+
+
+class ScoringOptionError(ScoringError, InputError):
+    """An option of the scorer that cannot work (a depth of 0, an unknown tie rule): the command must change (exit
+    2)."""
 
 
 def _frozen(array: np.ndarray) -> np.ndarray:

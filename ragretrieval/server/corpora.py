@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..answers.checks import CheckError, check_expect
 from ..data.dataset import MANIFEST_FILE, QUESTIONS_FILE, DatasetError, Manifest, QuestionRecord, read_jsonl
+from ..errors import MissingInputError
 from ..io.jsonfiles import load_json
 from .store import Invalid
 
@@ -45,7 +46,7 @@ def find_corpora(root) -> list[ServedCorpus]:
     for folder in _walk(root):
         try:
             manifest = load_json(Manifest, folder / MANIFEST_FILE, DatasetError, "not a dataset manifest", "manifest")
-        except (DatasetError, OSError):
+        except (DatasetError, MissingInputError, OSError):  # gone since the walk saw it
             continue
         name = folder.relative_to(root).as_posix() if folder != root else root.name
         found.append(ServedCorpus(name, folder, manifest.n_documents, manifest.n_questions))

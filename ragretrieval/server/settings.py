@@ -4,6 +4,7 @@ address other than loopback needs a token."""
 from __future__ import annotations
 
 import ipaddress
+import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,3 +54,16 @@ def check_bind(settings: ServeSettings) -> None:
                          f"${TOKEN_VARIABLE} (the API then needs 'Authorization: Bearer <token>', pages a login)")
     if settings.token is not None and len(settings.token) < 16:
         raise ServeError("the token must be at least 16 characters (leave the value out, `--token`, to have one made)")
+
+
+def check_port(settings: ServeSettings) -> None:
+    """Bind the address as the server will (SO_REUSEADDR, as uvicorn does) and let it go: a port in use or an
+    address this machine does not have is refused here in one line, before the server starts."""
+    family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((settings.host.strip("[]"), settings.port))
+        except OSError as error:
+            raise ServeError(f"cannot listen on {settings.host} port {settings.port}: {error.strerror or error}; "
+                             "choose another --port (or stop what holds it)") from None

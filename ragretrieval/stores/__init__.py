@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from ..errors import InputError
 from ..work.options import plugin_options
 from ..work.plugins import STORE_PACKAGES, STORES
 from .base import DEFAULT_STORE, Records, SearchResult, StoreError, VectorStore
@@ -12,6 +13,11 @@ from .numpy_store import NumpyStore
 ENTRY_POINT_GROUP = STORES.group
 BUILT_IN = {"faiss": FaissStore, "numpy": NumpyStore}  # the classes (0.2); their entries are in work/plugins.py
 ADAPTER_PACKAGES = STORE_PACKAGES  # engine stores published from adapters/: store name -> the distribution
+
+
+class UnknownStoreError(StoreError, InputError):
+    """A store name nothing installed answers to: the command must name another, or the store be installed (exit
+    2)."""
 
 
 def available_stores() -> dict[str, str]:
@@ -25,9 +31,9 @@ def store_class(name: str):
         return found[0].load()
     installed = ", ".join(sorted(available_stores()))
     if name in ADAPTER_PACKAGES:
-        raise StoreError(f"store {name!r} is not installed; pip install {ADAPTER_PACKAGES[name]} "
+        raise UnknownStoreError(f"store {name!r} is not installed; pip install {ADAPTER_PACKAGES[name]} "
                          f"(from a source checkout: pip install -e adapters/{name}). Installed: {installed}")
-    raise StoreError(f"unknown store {name!r}; installed: {installed}. Engine stores come as packages: "
+    raise UnknownStoreError(f"unknown store {name!r}; installed: {installed}. Engine stores come as packages: "
                      + ", ".join(f"{store} ({package})" for store, package in ADAPTER_PACKAGES.items()))
 
 

@@ -22,13 +22,14 @@ from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Literal
 
-from ..errors import RagretrievalError
+from ..errors import InputError
 
 Match = Literal["exact", "prefix", "pattern"]
 
 
-class UnknownPluginError(RagretrievalError, ValueError):
-    """No entry of a registry claims the name (each kind turns it into its own error, with the same text)."""
+class UnknownPluginError(InputError, ValueError):
+    """No entry of a registry claims the name (each kind turns it into its own error, with the same text); the
+    command must name another (exit 2)."""
 
 
 def load_target(target: str):

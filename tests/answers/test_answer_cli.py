@@ -111,7 +111,7 @@ def test_bad_settings_fail_with_one_line(demo_dataset, tmp_path):
                   "--retriever", "bm25", "--no-save", code=2)
     assert "--citation-pattern is not a regular expression" in pattern.output
     missing = run("answer", "--dataset", demo_dataset, "--generator", f"file:{tmp_path / 'none.jsonl'}",
-                  "--no-save", code=1)
+                  "--no-save", code=2)
     assert "none.jsonl: cannot read the answers file" in missing.output
 
 

@@ -19,6 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from ragretrieval.cli import main
+from ragretrieval.runs import RunHistory
 from ragretrieval.testing.chat_server import JUDGE_REPLY, ChatServer, Reply
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -131,3 +132,32 @@ def test_make_demo_runs(repository, monkeypatch):
     for arguments in commands:
         run(arguments, {}, monkeypatch)
     assert (repository / ".demo" / "dataset" / "manifest.json").is_file()
+
+
+@pytest.mark.model  # the README's eval uses the default model, m3e-small
+def test_every_readme_block_runs_twice_in_the_same_folder(repository, monkeypatch):
+    """Each block run again where it ran: `dataset build` finds its own build (a note, nothing written), each
+    `--name` moves to the new run (a note; the earlier run keeps its id under a dated name), so the compare and report
+    lines name the new runs and work."""
+    retrieval, answers, web = readme_blocks()
+    for _attempt in range(2):
+        shown = [run(arguments, env, monkeypatch) for env, arguments in retrieval]
+    notes = [line for result in shown for line in result.stderr.splitlines() if line.startswith("note:")]
+    assert any("already holds this build" in line for line in notes)
+    assert sum("now names run" in line for line in notes) == 2  # bm25 and dense
+    compared = next(r for r, (_, arguments) in zip(shown, retrieval) if arguments[:2] == ["runs", "compare"])
+    assert "A = bm25\nB = dense\n" in compared.stdout  # each name now means one run: the newer
+    names = [s.name for s in RunHistory(str(repository / "runs.sqlite")).list()]
+    assert sorted(name.partition("@")[0] for name in names) == ["bm25", "bm25", "dense", "dense"]
+    assert names[-2:] == ["bm25", "dense"]
+
+    with ChatServer(lambda request: Reply(JUDGE_REPLY)) as server:
+        for _attempt in range(2):
+            shown = [run([server.url if a == README_ENDPOINT else a for a in arguments], env, monkeypatch)
+                     for env, arguments in answers]
+    assert "correctness" in shown[-1].stdout and "floor" in shown[-1].stdout
+
+    ((env, arguments),) = web
+    for _attempt in range(2):
+        page = serve(arguments, repository)
+        assert "demo-dataset" in page or "ragretrieval" in page.lower()

@@ -197,6 +197,23 @@ def test_build_refuses_to_overwrite_without_force(demo_corpus, dataset):
     assert load_dataset(dataset).manifest.n_documents == 31
 
 
+def test_building_the_same_dataset_again_is_a_no_op_with_a_note(demo_corpus, tmp_path):
+    """The same corpus and settings into a folder holding that build: nothing written (hand edits to its questions
+    kept), exit 0, one note; other settings are refused as ever."""
+    out = tmp_path / "ds"
+    runner = CliRunner()
+    assert runner.invoke(main, ["dataset", "build", str(demo_corpus), "--out", str(out)]).exit_code == 0
+    questions = out / "questions.jsonl"
+    questions.write_text(questions.read_text(encoding="utf-8"), encoding="utf-8")  # a hand-edited set, same content
+    before = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in out.iterdir()}
+    again = runner.invoke(main, ["dataset", "build", str(demo_corpus), "--out", str(out)])
+    assert again.exit_code == 0, again.output
+    assert f"note: {out}: already holds this build (the same corpus and settings); nothing written" in again.stderr
+    assert {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in out.iterdir()} == before
+    other = runner.invoke(main, ["dataset", "build", str(demo_corpus), "--out", str(out), "--template", "{name}?"])
+    assert other.exit_code == 2 and "already holds a dataset" in other.stderr
+
+
 def test_atomic_writer_keeps_the_old_file_when_interrupted(tmp_path):
     target = tmp_path / "questions.jsonl"
     target.write_text("old\n", encoding="utf-8")

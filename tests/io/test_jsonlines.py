@@ -12,6 +12,7 @@ from ragretrieval.answers.generators.base import GeneratorError
 from ragretrieval.data.dataset import DatasetError, DocumentRecord, read_numbered_jsonl
 from ragretrieval.data.importers.common import numbered_lines as importer_lines
 from ragretrieval.data.importers.traces.files import json_documents
+from ragretrieval.errors import MissingInputError
 from ragretrieval.io.jsonlines import BOM, JsonLinesError, numbered_lines, numbered_records, split_lines
 
 
@@ -54,9 +55,9 @@ def test_bad_lines_are_named(tmp_path, data, message):
 def test_empty_and_missing_files(tmp_path):
     assert list(numbered_records(write(tmp_path / "a.jsonl", b""))) == []
     assert list(numbered_records(write(tmp_path / "b.jsonl", BOM))) == []
-    with pytest.raises(JsonLinesError, match="nope.jsonl: file not found"):
+    with pytest.raises(MissingInputError, match="nope.jsonl: file not found"):
         list(numbered_records(tmp_path / "nope.jsonl"))
-    with pytest.raises(JsonLinesError, match="file not found"):
+    with pytest.raises(MissingInputError, match="file not found"):
         list(numbered_records(tmp_path))  # a folder is not a file
 
 

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from ragretrieval.cli import main
 from ragretrieval.data.chunking import ChunkPolicy, chunk_corpus
 from ragretrieval.data.dataset import load_dataset
+from ragretrieval.errors import MissingInputError
 from ragretrieval.scoring.trec import read_qrels
 from ragretrieval.testing.chat_server import ChatServer, Reply, document_in
 
@@ -143,7 +144,7 @@ def test_a_bad_judgements_file_is_named_with_its_problem(tmp_path):
                                               r"`ragretrieval judge chunks`\): "
                                               r"field 'format_version': format_version 99 is not supported"):
         Judgements.load(tmp_path / "old.json")
-    with pytest.raises(JudgementsError, match=r"missing.json: cannot read"):
+    with pytest.raises(MissingInputError, match=r"missing.json: cannot read"):  # the command must name another
         Judgements.load(tmp_path / "missing.json")
 
 

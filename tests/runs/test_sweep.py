@@ -99,7 +99,7 @@ def test_bad_cells_are_refused_before_any_run(dataset_dir, tmp_path):
                   "50", "--runs-db", tmp_path / "runs.sqlite", code=2)  # the grid must change: status 2
     assert "cell bm25 chunk 40/50: --chunk-overlap must be smaller than --chunk-size (40); got 50" in out
     out = run_cli("sweep", "--dataset", dataset_dir, "--store", "faiss", "--store", "nosuchstore",
-                  "--runs-db", tmp_path / "runs.sqlite", code=1)
+                  "--runs-db", tmp_path / "runs.sqlite", code=2)
     assert "unknown store 'nosuchstore'; installed: " in out and "cell " not in out
     assert RunHistory(str(tmp_path / "runs.sqlite")).list() == []
 

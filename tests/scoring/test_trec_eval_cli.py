@@ -182,7 +182,7 @@ def test_with_c_a_run_of_unknown_queries_scores_every_qrels_query_zero(files, tm
     (["-m", "11pt_avg..5,.25"], "Error: measure 11pt_avg..5,.25: give the recall fractions in increasing order"),
 ])
 def test_refusals_are_one_line(files, args, message):
-    result = trec_eval(*args, *files, code=1)
+    result = trec_eval(*args, *files, code=2)
     assert result.stdout == "" and result.stderr.startswith(message) and result.stderr.count("\n") == 1
 
 

@@ -165,7 +165,7 @@ def test_trec_eval_output_is_trec_evals_byte_for_byte(name):
 def test_ndcg_with_gain_values_is_refused_in_one_line():
     flags, qrels, run = TREC_EVAL_CASES["out.test.meas_params"]
     result = CliRunner().invoke(main, ["score", "--trec-eval", *flags, str(TREC / qrels), str(TREC / run)])
-    assert result.exit_code == 1 and result.stdout == "" and result.stderr.count("\n") == 1
+    assert result.exit_code == 2 and result.stdout == "" and result.stderr.count("\n") == 1
     assert result.stderr.startswith("Error: trec_eval measures not computed by ragretrieval: ndcg.1=3,2=9,4=4.5 "
                                     "(gain values); the others asked for: -m iprec_at_recall..10,.20,.25,.75,.50 "
                                     "-m P.5,7,3 -m recall.20,2000 -m Rprec_mult.5.0,0.2,0.35")

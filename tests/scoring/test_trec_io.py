@@ -275,7 +275,7 @@ def test_cli_per_query_file(files, tmp_path):
 )
 def test_cli_bad_options(files, extra, message):
     result = invoke(*files, *extra)
-    assert result.exit_code == 1 and result.stdout == ""
+    assert result.exit_code == 2 and result.stdout == ""
     assert result.stderr.startswith(message) and result.stderr.count("\n") == 1
 
 

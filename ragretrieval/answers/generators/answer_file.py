@@ -26,6 +26,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ...data.importers.agent_jsonl import AgentRecord, DocumentUris
+from ...errors import cannot_read
 from ...io.jsonfiles import describe
 from ...io.jsonlines import JsonLinesError, numbered_records
 from ...work.options import NoOptions, PluginOptions, SettingsError
@@ -77,7 +78,7 @@ class FileGenerator:
         try:
             raw = path.read_bytes()
         except OSError as error:
-            raise GeneratorError(f"{path}: cannot read the answers file ({error.strerror or error})") from None
+            raise cannot_read(path, error, GeneratorError, "the answers file") from None
         answers, unmatched = read_answers(path, raw, options)
         return cls(spec, path, answers, unmatched, hashlib.sha256(raw).hexdigest())
 

@@ -32,6 +32,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ...errors import cannot_read
 from ...io.jsonfiles import describe
 from ..dataset import DatasetError, Provenance, QuestionRecord, QuestionText
 from ..filename_questions import question_id
@@ -155,7 +156,7 @@ def read_aperag_csv(path) -> tuple[list[QuestionRecord], list[str]]:
         data = path.read_bytes()
         text = data.decode("utf-8")
     except OSError as error:
-        raise DatasetError(f"{path}: cannot read ({error.strerror or error})") from None
+        raise cannot_read(path, error, DatasetError) from None
     except UnicodeDecodeError as error:
         raise DatasetError(f"{path}: not UTF-8 (bad byte at offset {error.start}); save it as \"CSV UTF-8\"") from None
     bom = text.startswith(BOM)

@@ -29,6 +29,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ...io.atomic import atomic_writer
 from ...io.jsonfiles import save_json
+from ...io.replacing import refuse_to_replace
+from ...work.options import SettingsError
 from ...work.progress import as_progress
 from ..corpus import fingerprint_of_digests, text_digest
 from ..dataset import (
@@ -39,6 +41,7 @@ from ..dataset import (
     DatasetError,
     DocumentRecord,
     Manifest,
+    NotADatasetError,
     Provenance,
     QuestionRecord,
     RelevantDocument,
@@ -135,7 +138,8 @@ class BeirImport:
 def check_split(split: str) -> str:
     """A split names a file in qrels/: letters, digits, '.', '_' and '-', not starting with a dot (no paths)."""
     if not isinstance(split, str) or not SPLIT_NAME.fullmatch(split):
-        raise DatasetError(f"split {split!r} is not a plain name (letters, digits, '.', '_', '-'; e.g. test, dev)")
+        raise SettingsError(f"split {split!r} is not a plain name (letters, digits, '.', '_', '-'; e.g. test, dev)",
+                            ["split"])
     return split
 
 
@@ -144,11 +148,11 @@ def find_split(folder: Path, split: str) -> Path:
     check_split(split)
     for name in (CORPUS_FILE, QUERIES_FILE):
         if not (folder / name).is_file():
-            raise DatasetError(f"{folder}: not a BEIR folder ({name} not found)")
+            raise NotADatasetError(f"{folder}: not a BEIR folder ({name} not found)")
     path = folder / QRELS_DIR / f"{split}.tsv"
     if not path.is_file():
         have = sorted(p.stem for p in (folder / QRELS_DIR).glob("*.tsv")) if (folder / QRELS_DIR).is_dir() else []
-        raise DatasetError(f"{path}: split {split!r} not found (splits in {folder / QRELS_DIR}: "
+        raise NotADatasetError(f"{path}: split {split!r} not found (splits in {folder / QRELS_DIR}: "
                            f"{', '.join(have) or 'none'})")
     return path
 
@@ -290,10 +294,7 @@ def export_beir(dataset, out, split: str = "test", force: bool = False) -> dict:
     metadata), and the relevant documents of the questions that have them as ``qrels/<split>.tsv``."""
     out = Path(out)
     qrels_path = out / QRELS_DIR / f"{check_split(split)}.tsv"
-    existing = [p for p in (out / CORPUS_FILE, out / QUERIES_FILE, qrels_path) if p.exists()]
-    if existing and not force:
-        raise DatasetError(f"{out}: already holds {', '.join(str(p.relative_to(out)) for p in existing)}; pass "
-                           "--force to replace")
+    refuse_to_replace((out / CORPUS_FILE, out / QUERIES_FILE, qrels_path), force)
     for question in dataset.questions:
         bad = next((i for i in [question.id, *(r.doc_id for r in question.relevant)] if any(c in i for c in "\t\r\n")),
                    None)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from ...errors import cannot_read
 from ...io.jsonlines import JsonLinesError
 from ...io.jsonlines import numbered_lines as read_lines
 from ..corpus import Document
@@ -52,7 +53,9 @@ def read_json_file(path: Path, hint_for_extra_data: str = ""):
     """One JSON document from a file; every problem names the file (and the line of a syntax error)."""
     try:
         return json.loads(Path(path).read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError) as error:
+    except OSError as error:
+        raise cannot_read(path, error, DatasetError) from None
+    except UnicodeDecodeError as error:
         raise DatasetError(f"{path}: cannot read ({error})") from None
     except json.JSONDecodeError as error:
         hint = hint_for_extra_data if "Extra data" in error.msg else ""
@@ -65,6 +68,6 @@ def numbered_lines(path: Path):
     try:
         return list(read_lines(path))  # io/jsonlines.py: the one BOM rule, lines end at \n only
     except OSError as error:
-        raise DatasetError(f"{path}: cannot read ({error.strerror or error})") from None
+        raise cannot_read(path, error, DatasetError) from None
     except JsonLinesError as error:
         raise DatasetError(str(error)) from None

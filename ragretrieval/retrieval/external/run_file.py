@@ -20,6 +20,7 @@ from pydantic import Field
 
 from ...data.dataset import DatasetError, QuestionRecord
 from ...data.importers.agent_jsonl import DocumentUris, read_agent_jsonl
+from ...errors import MissingInputError
 from ...scoring.ranking import ranked_codes
 from ...scoring.trec import TrecFormatError, read_run
 from ...work.options import PluginOptions, SettingsError, plugin_options
@@ -63,7 +64,7 @@ class RunFileRetriever(SimpleRetriever):
         `path` then only names them."""
         self.path, self.records = Path(path), records
         if records is None and not self.path.is_file():
-            raise ExternalRetrieverError(f"{self.path}: run file not found")
+            raise MissingInputError(f"{self.path}: run file not found")
         if format not in (None, *FORMATS):
             raise ExternalRetrieverError(f"run file format must be one of {', '.join(FORMATS)}; got {format!r}")
         if match not in MATCHES:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import importlib
 import os
 
+from ...errors import InputError
 from .answer_engine import AnswerEngine
 from .contract import Engine, EngineError, EvaluationSettings, ItemResult, QuestionItem, QuestionResult, QuestionRunner
 
@@ -32,6 +33,10 @@ __all__ = ["ENGINE_VARIABLE", "Engine", "EngineError", "EvaluationSettings", "It
            "QuestionResult", "QuestionRunner", "load_engine"]
 
 ENGINE_VARIABLE = "RAGRETRIEVAL_SERVE_ENGINE"
+
+
+class EngineSpecError(EngineError, InputError):
+    """An engine name that loads nothing: the command must name another (exit 2)."""
 
 
 def load_engine(spec: str | None = None, api_key_env: str = "OPENAI_API_KEY") -> Engine:
@@ -42,11 +47,11 @@ def load_engine(spec: str | None = None, api_key_env: str = "OPENAI_API_KEY") ->
         return AnswerEngine(api_key_env)
     module, _, attribute = spec.partition(":")
     if not module or not attribute:
-        raise EngineError(f"engine {spec!r} must be written module:function")
+        raise EngineSpecError(f"engine {spec!r} must be written module:function")
     try:
         found = getattr(importlib.import_module(module), attribute)
     except (ImportError, AttributeError) as error:
-        raise EngineError(f"cannot load engine {spec!r}: {error}") from None
+        raise EngineSpecError(f"cannot load engine {spec!r}: {error}") from None
     if not callable(found):
-        raise EngineError(f"engine {spec!r} is not callable")
+        raise EngineSpecError(f"engine {spec!r} is not callable")
     return found

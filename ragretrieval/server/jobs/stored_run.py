@@ -11,6 +11,7 @@ COMPLETED status or not at all.
 from __future__ import annotations
 
 import json
+import logging
 from datetime import datetime, timezone
 
 from sqlalchemy import select
@@ -21,6 +22,7 @@ from ...runs.schema import evaluation_results, evaluations
 from .engine import EngineError, EvaluationSettings
 
 E, R = evaluations.c, evaluation_results.c
+log = logging.getLogger("ragretrieval.server.jobs")  # a run name that moved to this run (runs/names.py) is logged
 RUN_TAG = "web"
 
 
@@ -40,4 +42,4 @@ def store_run(conn: Connection, history: RunHistory, evaluation: EvaluationSetti
                           f"{missing[0]}")
     started = conn.execute(select(E.started_at).where(E.id == evaluation.id)).scalar()
     report = runner.report([json.loads(row.answer_record) for row in rows], {"answering": _seconds_since(started)})
-    return history.save(report, name=evaluation.name, tags=(RUN_TAG, evaluation.id), conn=conn)
+    return history.save(report, name=evaluation.name, tags=(RUN_TAG, evaluation.id), conn=conn, on_note=log.info)

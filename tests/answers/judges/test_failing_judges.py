@@ -92,21 +92,25 @@ def test_a_judge_needing_references_is_refused_when_no_question_has_one(demo_dat
     assert (summary["judged"], summary["skipped"], summary["failed"]) == (4, 1, 0)
 
 
-def test_the_same_command_with_the_same_name_replaces_its_run_and_another_configuration_is_refused(
+def test_a_repeated_name_moves_to_the_new_run_and_nothing_is_replaced_or_refused(
         demo_dataset, llm_env, tmp_path, judge_server):
+    """The same command twice, then another configuration under the same name: each is a new run that takes the
+    name; the runs that had it keep their ids, tags and reports under a dated name (runs/names.py)."""
     runs = tmp_path / "runs.sqlite"
     answer(judge_server, demo_dataset, "--runs-db", runs, "--name", "mine", "--tag", "first")
     with RunHistory(runs) as history:
         (before,) = history.list()
     again = answer(judge_server, demo_dataset, "--runs-db", runs, "--name", "mine", "--tag", "second")
-    assert f"run {before.id} (mine) replaced" in again.output
+    dated = f"mine@{before.created_at:%Y-%m-%dT%H:%M}"
+    assert ("note: the name 'mine' now names run r-" in again.stderr
+            and f"the earlier run {before.id} keeps its id and is now named '{dated}'" in again.stderr)
+    other = answer(judge_server, demo_dataset, "--runs-db", runs, "--name", "mine", "--context-k", 3)
+    assert "note: the name 'mine' now names run" in other.stderr
     with RunHistory(runs) as history:
-        (after,) = history.list()
-    assert (after.id, after.name, after.tags) == (before.id, "mine", ["first", "second"])
-    asked = judge_server.count()
-    refused = answer(judge_server, demo_dataset, "--runs-db", runs, "--name", "mine", "--context-k", 3, code=1)
-    assert f"run name 'mine' is taken by {before.id} with another configuration" in refused.output
-    assert judge_server.count() == asked  # refused before any request
+        first, second, third = history.list()
+        assert (first.id, first.name, first.tags) == (before.id, dated, ["first"])
+        assert second.name.startswith("mine@") and second.tags == ["second"] and third.name == "mine"
+        assert history.get("mine").id == third.id and history.get(dated).id == before.id
     answer(judge_server, demo_dataset, "--runs-db", runs, "--name", "other", "--context-k", 3)
     assert "mine" in invoke("runs", "show", "mine", "--runs-db", runs).output
     assert invoke("runs", "compare", "mine", "other", "--runs-db", runs).exit_code == 0

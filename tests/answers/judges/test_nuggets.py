@@ -26,6 +26,7 @@ from ragretrieval.answers.report import AnswerReport
 from ragretrieval.cli import main
 from ragretrieval.data.dataset import DatasetError
 from ragretrieval.data.nuggets import Nugget, QuestionNuggets, read_nuggets, write_nuggets
+from ragretrieval.errors import MissingInputError
 from ragretrieval.server.jobs.judging import verdict as web_verdict
 from ragretrieval.testing.chat_server import ChatServer, Reply
 from ragretrieval.testing.judge_conformance import sample
@@ -141,7 +142,7 @@ def test_a_bad_batch_size_is_refused_naming_the_field(batch, tmp_path):
 def test_the_judge_needs_a_nuggets_file(tmp_path):
     with pytest.raises(JudgeError, match="needs the questions' nuggets .*questions nuggets DATASET"):
         build_judge("nuggets", JudgeOptions())
-    with pytest.raises(DatasetError, match="file not found"):
+    with pytest.raises(MissingInputError, match="file not found"):
         build_judge("nuggets", JudgeOptions(nuggets=tmp_path / "missing.jsonl"))
 
 

@@ -43,7 +43,7 @@ def round_trip(tmp_path, data: bytes, fmt="aperag-csv", suffix="csv") -> tuple[b
     source, questions, back = tmp_path / f"in.{suffix}", tmp_path / "questions.jsonl", tmp_path / f"out.{suffix}"
     source.write_bytes(data)
     invoke("questions", "import", source, "--format", fmt, "--out", questions, "--force")
-    invoke("questions", "export", "--questions", questions, "--format", fmt, "--out", back)
+    invoke("questions", "export", "--questions", questions, "--format", fmt, "--out", back, "--force")
     return back.read_bytes(), read_jsonl(questions, QuestionRecord)
 
 

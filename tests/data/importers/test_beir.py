@@ -202,13 +202,13 @@ def test_a_failed_import_with_force_leaves_the_old_dataset_whole(small_beir, dem
 
 def test_a_missing_split_names_the_splits_there_are(small_beir, tmp_path):
     result = run("dataset", "import", "--format", "beir", small_beir, "--split", "dev", "--out", tmp_path / "ds")
-    assert result.exit_code == 1 and "split 'dev' not found" in result.output and "test)" in result.output
+    assert result.exit_code == 2 and "split 'dev' not found" in result.output and "test)" in result.output
     for split in ("../test", "", ".hidden", "a/b"):
         result = run("dataset", "import", "--format", "beir", small_beir, "--split", split, "--out", tmp_path / "ds")
-        assert result.exit_code == 1 and "is not a plain name" in result.output, split
+        assert result.exit_code == 2 and "is not a plain name" in result.output, split
     (small_beir / "queries.jsonl").unlink()
     result = run("dataset", "import", "--format", "beir", small_beir, "--out", tmp_path / "ds")
-    assert result.exit_code == 1 and "not a BEIR folder (queries.jsonl not found)" in result.output
+    assert result.exit_code == 2 and "not a BEIR folder (queries.jsonl not found)" in result.output
 
 
 def test_options_of_other_formats_are_refused(small_beir, tmp_path):
@@ -232,10 +232,11 @@ def test_edited_qrels_that_disagree_with_exported_fields_are_refused(demo_datase
 def test_export_refuses_to_overwrite_and_to_write_ids_a_qrels_line_cannot_carry(demo_dataset, tmp_path):
     ok("dataset", "export", demo_dataset, "--format", "beir", "--out", tmp_path / "beir")
     result = run("dataset", "export", demo_dataset, "--format", "beir", "--out", tmp_path / "beir")
-    assert result.exit_code == 1 and "already holds corpus.jsonl, queries.jsonl, qrels/test.tsv" in result.output
+    assert result.exit_code == 2 and "already exists; pass --force to replace it" in result.output
+    assert all(f"{tmp_path / 'beir' / name}" in result.output for name in ("corpus.jsonl", "queries.jsonl", "qrels"))
     ok("dataset", "export", demo_dataset, "--format", "beir", "--out", tmp_path / "beir", "--force")
     result = run("dataset", "export", demo_dataset, "--format", "beir", "--out", tmp_path / "x", "--split", "../../etc")
-    assert result.exit_code == 1 and "is not a plain name" in result.output and not (tmp_path / "x").exists()
+    assert result.exit_code == 2 and "is not a plain name" in result.output and not (tmp_path / "x").exists()
     questions = tmp_path / "tabs.jsonl"
     questions.write_text(json.dumps({"id": "q\t1", "text": "t", "relevant": [{"doc_id": "aquatic/清蒸鲈鱼.md"}],
                                      "provenance": {"generator": "hand"}}) + "\n", "utf-8")

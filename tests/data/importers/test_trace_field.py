@@ -153,9 +153,9 @@ def test_hostile_trace_files(otlp_traces, mlflow_traces, demo_dataset, tmp_path)
     refused(mlflow_path.read_text(encoding="utf-8"), "mlflow", "--questions and --unmatched go with --dataset", 2,
             "--unmatched", tmp_path / "u.jsonl")
     out.write_text("keep me", encoding="utf-8")
-    result = invoke("questions", "import-traces", mlflow_path, "--format", "mlflow", "--out", out, code=1)
+    result = invoke("questions", "import-traces", mlflow_path, "--format", "mlflow", "--out", out, code=2)
     assert "already exists; pass --force" in result.output and out.read_text(encoding="utf-8") == "keep me"
-    result = invoke("questions", "import-traces", mlflow_path, "--format", "mlflow", "--out", mlflow_path, "--force", code=1)
+    result = invoke("questions", "import-traces", mlflow_path, "--format", "mlflow", "--out", mlflow_path, "--force", code=2)
     assert "must be four different files" in result.output
     empty = tmp_path / "empty"
     empty.mkdir()
