@@ -58,6 +58,8 @@ def flag_message(error: SettingsError) -> str:
     """The error's message with each field it names written as its flag (its first mention: a field such as
     ``generator`` is also a word of the message, `unknown generator 'gpt'`)."""
     message = str(error)
+    if getattr(error, "source", None) is not None:  # a field of a file, written as the file writes it
+        return message
     paths = {path: path for path in error.fields}
     for path in error.fields:  # a message names fields relative to the model that raised it
         for container in CONTAINERS:

@@ -175,30 +175,33 @@ def read_grid(path, overrides: dict | None = None) -> SweepGrid:
     if path is not None:
         path = Path(path)
         data = _file_fields(path)
-    data.update({k: v for k, v in (overrides or {}).items() if v not in (None, (), [])})
-    return validated_grid(data, path)
+    given = {k: v for k, v in (overrides or {}).items() if v not in (None, (), [])}
+    return validated_grid({**data, **given}, path, given)
 
 
-def validated_grid(data: dict, path=None) -> SweepGrid:
-    """`data` as a `SweepGrid`; a bad value raises `SweepError` naming the field (and the file `path` it came from)."""
+def validated_grid(data: dict, path=None, given=()) -> SweepGrid:
+    """`data` as a `SweepGrid`; a bad value raises `SweepError` naming the field, and the file `path` it came from
+    unless the field is one of `given` (laid over the file: the command line's options)."""
     try:
         return SweepGrid.model_validate(data)
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "grid"
+        in_file = path is not None and str(first["loc"][0] if first["loc"] else "") not in given
         source = f"{path}: " if path is not None else ""
         message = first["msg"].removeprefix("Value error, ")
         if not first["loc"]:  # a check across fields (`_consistent`): its message starts with the field at fault
             named = message.split(" ", 1)[0]
             raise SweepError(f"{source}{message}", [named if named in SweepGrid.model_fields else where]) from None
-        raise SweepError(f"{source}field '{where}': {message}", [where]) from None
+        raise SweepError(f"{source}field '{where}': {message}", [where], source=path if in_file else None) from None
 
 
 def as_grid(grid, overrides: dict | None = None) -> SweepGrid:
     """A grid given as a `SweepGrid`, a dict of its fields or a grid file, with `overrides` laid over it as given
     (an empty list is refused, not skipped: only the command line leaves out the options it was not given)."""
     if isinstance(grid, (str, Path)):
-        return read_grid(grid) if not overrides else validated_grid({**_file_fields(Path(grid)), **overrides}, grid)
+        return read_grid(grid) if not overrides else validated_grid({**_file_fields(Path(grid)), **overrides}, grid,
+                                                                    overrides)
     if isinstance(grid, SweepGrid):
         return validated_grid({**grid.model_dump(exclude_unset=True), **(overrides or {})}) if overrides else grid
     if isinstance(grid, dict):

@@ -34,9 +34,10 @@ class SettingsError(RagretrievalError, ValueError):
 
     exit_code = 2
 
-    def __init__(self, message: str, fields: Iterable[str] = ()):
+    def __init__(self, message: str, fields: Iterable[str] = (), source=None):
         super().__init__(message)
         self.fields = tuple(fields)
+        self.source = source  # the file the fields were read from (a grid file): named as the file writes them
 
     @property
     def field(self) -> str | None:

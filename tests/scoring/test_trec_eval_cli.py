@@ -191,7 +191,7 @@ def test_huge_values(files):
                                                                                        ("map", "all", "0.0000")]
     assert lines(trec_eval("-M", str(2**62), "-m", "num_ret", *files)) == [("num_ret", "all", "5")]
     assert lines(trec_eval("-m", f"P.{2**63 - 1}", *files)) == [(f"P_{2**63 - 1}", "all", "0.0000")]
-    assert "is past the largest trec_eval takes" in trec_eval("-m", f"P.{10**30}", *files, code=1).stderr
+    assert "is past the largest trec_eval takes" in trec_eval("-m", f"P.{10**30}", *files, code=2).stderr
 
 
 @pytest.mark.parametrize("args", [["-q"], ["-c"], ["-n"], ["-M", "5"], ["-l", "2"]])
