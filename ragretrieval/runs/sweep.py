@@ -160,9 +160,10 @@ class SweepResult:
     primary: str = "recall@5"  # the metric that ranks the cells
     comparison: Comparison | None = None  # every cell against the best; None under two cells or when not asked
 
-    def ranked(self) -> list[RunSummary]:
-        """The runs, best first by the primary metric."""
-        return sorted(self.runs, key=lambda s: -(metric_value(s.means, self.primary) or float("-inf")))
+    def ranked(self, metric: str | None = None) -> list[RunSummary]:
+        """The runs, best first by `metric` (the primary metric unless given)."""
+        metric = metric or self.primary
+        return sorted(self.runs, key=lambda s: -(metric_value(s.means, metric) or float("-inf")))
 
     def __str__(self) -> str:
         return sweep_table(self, self.primary)
@@ -311,7 +312,7 @@ def sweep_table(result: SweepResult, primary: str) -> str:
     level, name = parse_metric_column(primary)
     k = parse_metric(name).k
     others = [f"{level}:{m}" if level else m for m in (f"mrr@{k}", f"ndcg@{k}") if m != name]
-    ranked = sorted(result.runs, key=lambda s: -(metric_value(s.means, primary) or float("-inf")))  # (as .ranked)
+    ranked = result.ranked(primary)
     rows = [[str(i), s.id, retriever_cell(s), s.model or "-", s.store if s.model else "-",
              f"{s.chunk_size}/{s.chunk_overlap}", *(number(metric_value(s.means, m)) for m in (primary, *others)),
              f"{s.total_seconds:.1f}s", str(s.embedded_texts), "now" if s.id in result.ran else "earlier"]
