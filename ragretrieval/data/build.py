@@ -72,13 +72,14 @@ def build_dataset(corpus_dir, out=None, *, template: str = DEFAULT_TEMPLATE, str
     corpus = load_corpus(corpus_dir, strict=strict, on_skip=on_skip)
     builder: dict = {"generators": generators, "template": template, "strict": strict}
     if maybe_same:
-        if _holds_build(out, corpus.fingerprint, builder):
+        same = _same_build(out, corpus.fingerprint, builder)
+        if same is not None:
             note = f"{out}: already holds this build (the same corpus and settings); nothing written"
             if on_note is None:
                 warnings.warn(note, stacklevel=2)
             else:
                 on_note(note)
-            return load_dataset(out)
+            return same
         check_writable(out, force)  # another build: refused as ever
     questions = filename_questions(corpus.documents, template) if "filename" in generators else []
     if "llm" in generators:
@@ -94,13 +95,14 @@ def build_dataset(corpus_dir, out=None, *, template: str = DEFAULT_TEMPLATE, str
     return load_dataset(out)
 
 
-def _holds_build(out: Path, corpus_fingerprint: str, builder: dict) -> bool:
-    """Whether the dataset in `out` was built from this corpus with these settings (and is readable)."""
+def _same_build(out: Path, corpus_fingerprint: str, builder: dict) -> Dataset | None:
+    """The dataset in `out` when it was built from this corpus with these settings (and is readable), else None."""
     try:
-        manifest = load_dataset(out).manifest
+        dataset = load_dataset(out)
     except RagretrievalError:
-        return False
-    return manifest.corpus_fingerprint == corpus_fingerprint and manifest.builder == builder
+        return None
+    manifest = dataset.manifest
+    return dataset if manifest.corpus_fingerprint == corpus_fingerprint and manifest.builder == builder else None
 
 
 def ids_trec_cannot_hold(dataset: Dataset) -> list[str]:
