@@ -41,7 +41,7 @@ def _series(summary: dict) -> dict[str, float | None]:
 def _compared_name(metric: str) -> tuple[str, str] | None:
     """(level, name) of a chart's metric in `compare`'s tables."""
     if metric == "judge_score":
-        return "answer", "llm_judge_score"
+        return "answer", "average_score"  # compare's name for the runs' mean score5
     if metric == "check_score":
         return "answer", CHECK_SCORE
     if metric.startswith("doc/"):
