@@ -15,11 +15,13 @@ from .pages import render
 
 router = APIRouter(tags=["review"])
 Order = Literal["uncertain", "uniform"]
-QUESTION_ID = Query(None, max_length=24, pattern=r"^[A-Za-z0-9_-]+$")
+def question_id():
+    """A question id parameter (a new one each time: FastAPI keeps the name on the object it is given)."""
+    return Query(None, max_length=24, pattern=r"^[A-Za-z0-9_-]+$")
 
 
 @router.get("/api/v1/evaluations/{eval_id}/review/next")
-def review_next(request: Request, eval_id: str, order: Order = "uncertain", after: str | None = QUESTION_ID):
+def review_next(request: Request, eval_id: str, order: Order = "uncertain", after: str | None = question_id()):
     """The next answer nobody reviewed, in the review order (`uncertain`: a draw with known probabilities that
     favours answers whose judges are unsure or disagree; `uniform`: a uniform random order), after `after` when
     given; 204 when every answer is reviewed."""
@@ -55,7 +57,7 @@ def _readings(result: dict) -> list[dict]:
 
 
 @router.get("/evaluations/{eval_id}/review", include_in_schema=False)
-def review_page(request: Request, eval_id: str, order: Order = "uncertain", q: str | None = QUESTION_ID):
+def review_page(request: Request, eval_id: str, order: Order = "uncertain", q: str | None = question_id()):
     review = Review(deps.db(request))
     evaluation = deps.evaluations(request).get(eval_id, 0, 0)
     item = review.item(eval_id, q, order) if q else review.next(eval_id, order)
@@ -64,8 +66,8 @@ def review_page(request: Request, eval_id: str, order: Order = "uncertain", q: s
 
 
 @router.get("/evaluations/{eval_id}/review/card", include_in_schema=False)
-def review_card(request: Request, eval_id: str, order: Order = "uncertain", q: str | None = QUESTION_ID,
-                after: str | None = QUESTION_ID):
+def review_card(request: Request, eval_id: str, order: Order = "uncertain", q: str | None = question_id(),
+                after: str | None = question_id()):
     """The card alone (one answer; the next unreviewed one after `after` without `q`), for the script to put in
     place, with the summary as it is now."""
     review = Review(deps.db(request))
