@@ -130,6 +130,23 @@ def judge_scale(name: str, value) -> float | None:
     return min(1.0, max(0.0, float(value)))
 
 
+def constant_verdict(name: str, scaled: list[float]) -> float | None:
+    """The judge's one value (on its own scale: score5 1-5) when it gave every answer the same verdict, else None.
+    Its kappa is then undefined: it would read 0.00, as if the judge agreed by chance only, when nothing can be
+    told."""
+    if not scaled or len(set(scaled)) > 1:
+        return None
+    return 1 + 4 * scaled[0] if name == SCORE_JUDGE else scaled[0]
+
+
+def kappa_reason(name: str, scaled: list[float]) -> str | None:
+    """Why a judge's kappa is undefined (no common answer, a judge that never varied), or None."""
+    if not scaled:
+        return "no reviewed answer has this judge's verdict"
+    constant = constant_verdict(name, scaled)
+    return None if constant is None else f"kappa undefined: the judge gave every answer {constant:g}"
+
+
 def as_verdict(value: float) -> str:
     return "correct" if value >= 0.75 else "incorrect" if value <= 0.25 else "partly_correct"
 
@@ -151,7 +168,6 @@ def judge_values(conn: Connection, eval_id: str, judges: list[str]) -> dict[str,
 
 def annotation_summary(conn: Connection, eval_id: str, judges: list[str]) -> dict:
     """Counts by verdict and, per judge, its agreement with the reviewers and its calibrated mean."""
-    from .review import constant_verdict, kappa_reason
 
     labels = {qid: a.verdict for qid, a in annotated(conn, eval_id).items()}
     counts = {verdict: sum(1 for v in labels.values() if v == verdict) for verdict in LABELS}

@@ -37,7 +37,7 @@ from ...analysis.calibration import CalibrationError
 from ...runs.schema import SCORE_JUDGE, evaluation_results, evaluations, reviewer_verdicts
 from ..db import Database
 from . import Conflict, NotFound
-from .annotations import LABELS, annotated, judge_scale
+from .annotations import LABELS, annotated, as_verdict, constant_verdict, judge_scale, judge_values, kappa_reason
 from .evaluations import SHOWN, rel_level_of, result_out
 
 E, R, V = evaluations.c, evaluation_results.c, reviewer_verdicts.c
@@ -150,15 +150,9 @@ class Review:
             labels = {qid: a.verdict for qid, a in annotated(conn, eval_id).items()}
             own = conn.execute(select(V.question_id, V.reviewer, V.verdict).where(V.evaluation_id == eval_id)).all()
             draws = {order: draw(conn, eval_id, order) for order in ORDERS}
-            judged = _judge_values(conn, eval_id, judges)
+            judged = judge_values(conn, eval_id, judges)
         return {"reviewed": len(labels), "reviewers": reviewer_agreement(own), "judges": {
             name: judge_agreement(name, judged[name], labels, own, draws) for name in judges}}
-
-
-def _judge_values(conn: Connection, eval_id: str, judges: list[str]) -> dict[str, dict[str, float]]:
-    from .annotations import judge_values
-
-    return judge_values(conn, eval_id, judges)
 
 
 def _prefix(ids: list[str], labels: dict) -> int:
@@ -192,27 +186,8 @@ def reviewer_agreement(own) -> dict:
     return entry
 
 
-def constant_verdict(name: str, scaled: list[float]) -> float | None:
-    """The judge's one value (on its own scale: score5 1-5) when it gave every answer the same verdict, else None.
-    Its kappa is then undefined: it would read 0.00, as if the judge agreed by chance only, when nothing can be
-    told."""
-    if not scaled or len(set(scaled)) > 1:
-        return None
-    return 1 + 4 * scaled[0] if name == SCORE_JUDGE else scaled[0]
-
-
-def kappa_reason(name: str, scaled: list[float]) -> str | None:
-    """Why a judge's kappa is undefined (no common answer, a judge that never varied), or None."""
-    if not scaled:
-        return "no reviewed answer has this judge's verdict"
-    constant = constant_verdict(name, scaled)
-    return None if constant is None else f"kappa undefined: the judge gave every answer {constant:g}"
-
-
 def judge_agreement(name: str, values: dict[str, float], labels: dict[str, str], own, draws: dict) -> dict:
     """Kappa of the judge against the shared verdicts and against each reviewer, and its active calibrated mean."""
-    from .annotations import as_verdict
-
     entry: dict = {"kappa": None, "n": 0, "reason": None, "by_reviewer": {}, "active": None, "active_reason": None}
     both = [q for q in labels if q in values]
     found = cohen_kappa([labels[q] for q in both], [as_verdict(values[q]) for q in both])
