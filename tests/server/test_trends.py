@@ -18,6 +18,8 @@ from ragretrieval.testing.chat_server import TEST_API_KEY, ChatServer, Reply
 
 from .conftest import CORPUS, wait_for
 
+pytestmark = pytest.mark.databases  # the evaluations' order and summaries are read with SQL
+
 
 def verdict(request: dict) -> Reply:
     """score5 from 4 to 5 for the lenient judge, 1 to 2 for the harsh one (varying by question: a paired test needs
