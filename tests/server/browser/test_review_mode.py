@@ -7,7 +7,12 @@ front, nothing wider than the window."""
 
 from __future__ import annotations
 
+import json
+import zlib
+
 import pytest
+
+from ragretrieval.testing.chat_server import ChatServer, Reply
 
 from ..conftest import wait_for
 from .conftest import fits, in_view, open_page, shot
@@ -20,10 +25,17 @@ WORDS = {"en-US": {"use_mine": "Use mine", "keep": "Keep theirs", "undefined": "
                    "small": "少于 30 个标注时，正态区间偏乐观", "trends": "趋势", "front": "帕累托前沿"}}
 
 
+def harsh(request: dict) -> Reply:
+    """A judge that gives 1 or 2 (by question): the third evaluation's judge score drops, significantly."""
+    return Reply(json.dumps({"score": 2 - zlib.crc32(json.dumps(request["messages"]).encode()) % 2,
+                             "reasoning": "不对"}, ensure_ascii=False))
+
+
 @pytest.fixture(scope="module")
 def reviewed(server, services):
     """One set of 24 questions with reference answers, evaluated twice by the test model and judged by score5
-    (whose verdict is always 4): the first evaluation for the English walks, the second for the Chinese ones."""
+    (whose verdict is always 4): the first evaluation for the English walks, the second for the Chinese ones; then a
+    third time judged harshly, for the trends' marker."""
     import httpx
 
     from ..conftest import Api
@@ -35,15 +47,17 @@ def reviewed(server, services):
     question_set = api.post("/api/v1/question-sets", {"name": "review walk", "dataset": "dataset",
                                                       "questions": questions}, expect=201)
     made = []
-    for name in ("walk one", "walk two"):
-        eval_id = api.post("/api/v1/evaluations", {
-            "name": name, "dataset": "dataset", "question_set_id": question_set["id"], "retriever": "bm25",
-            "generator": "openai:test-model", "base_url": model.url, "judge": "score5", "judge_model": "judge-model",
-            "judge_base_url": model.url, "options": {"price_in": 1.0, "price_out": 2.0}}, expect=201)["id"]
-        done = wait_for(lambda eid=eval_id: (e := api.get(f"/api/v1/evaluations/{eid}?limit=0"))["status"] in (
-            "COMPLETED", "FAILED") and e, timeout=180, what="the end of the evaluation")
-        assert done["status"] == "COMPLETED", done["error"]
-        made.append(eval_id)
+    with ChatServer(harsh) as strict:
+        for name, judge_url in (("walk one", model.url), ("walk two", model.url), ("harsh judge", strict.url)):
+            eval_id = api.post("/api/v1/evaluations", {
+                "name": name, "dataset": "dataset", "question_set_id": question_set["id"], "retriever": "bm25",
+                "generator": "openai:test-model", "base_url": model.url, "judge": "score5",
+                "judge_model": "judge-model", "judge_base_url": judge_url,
+                "options": {"price_in": 1.0, "price_out": 2.0}}, expect=201)["id"]
+            done = wait_for(lambda eid=eval_id: (e := api.get(f"/api/v1/evaluations/{eid}?limit=0"))["status"] in (
+                "COMPLETED", "FAILED") and e, timeout=180, what="the end of the evaluation")
+            assert done["status"] == "COMPLETED", done["error"]
+            made.append(eval_id)
     yield api, made, question_set["id"]
     api.client.close()
 
@@ -167,6 +181,10 @@ def test_the_trends_page_charts_each_metric_with_a_table(browser, server, review
             cell = rows.first.locator("td.value")
             assert float(cell.inner_text()) == pytest.approx(first, rel=1e-2, abs=1e-3)
             assert in_view(rows.first)
+        judge = page.locator('#trend-lines figure[data-metric="judge_score"]')
+        expect(judge.locator("path.marker.down")).to_have_count(1)  # the harsh judge: a significant drop
+        expect(judge.locator("tbody tr").nth(2).locator("td.change")).to_contain_text("▼")
+        assert found["markers"]["judge_score"][made[2]]["direction"] == "down"
         scatters = page.locator("#trend-scatters figure.chart")
         expect(scatters).to_have_count(len(found["scatters"]))
         assert len(found["scatters"]) == 2  # against cost and against latency
