@@ -124,11 +124,13 @@ def create_app(settings: ServeSettings = ServeSettings(), engine: Engine | None 
         language,
         pages,
         question_sets,
+        review,
         set_pages,
+        trends,
     )
 
     for module in (question_sets, evaluations, annotations, export, compare, corpora, auth, docs, language,
-                   set_pages, pages):
+                   review, trends, set_pages, pages):
         app.include_router(module.router)
     _errors(app)
     app.add_middleware(Guard, settings=settings)

@@ -253,6 +253,9 @@ class DecodedOut(BaseModel):
 
 
 # ------------------------------------------------------------------------------------------------------ annotations
+MAX_REVIEWER = 100  # characters of a reviewer's name (rr_annotations.reviewer)
+
+
 class AnnotationIn(_Input):
     """A reviewer's verdict on one answer. `version` (required): the annotation's version the reviewer saw (0: none
     yet); when another reviewer has changed it since, the request is refused (409) instead of overwriting theirs. A
@@ -261,6 +264,17 @@ class AnnotationIn(_Input):
     verdict: Literal["correct", "partly_correct", "incorrect"]
     note: str = Field(default="", max_length=10_000)
     version: int = Field(ge=0, le=2**31, description="the annotation's version the reviewer saw; 0: none yet")
+    reviewer: str = Field(default="", max_length=MAX_REVIEWER, description="who gives the verdict (the review page "
+                          "sends the name it asked once); empty: unnamed, left out of the reviewers' agreement")
+
+    @field_validator("reviewer", mode="before")
+    @classmethod
+    def _reviewer_is_a_name(cls, value):
+        if not isinstance(value, str):
+            raise ValueError("reviewer must be a text (a name)")
+        if any(ord(c) < 32 or 0x7F <= ord(c) < 0xA0 or c in "\u2028\u2029" for c in value):
+            raise ValueError("reviewer must not hold control characters or line breaks")
+        return value
 
 
 class AnnotationOut(BaseModel):
@@ -268,6 +282,7 @@ class AnnotationOut(BaseModel):
     verdict: Literal["correct", "partly_correct", "incorrect"]
     note: str
     version: int
+    reviewer: str = ""
     gmt_created: str
     gmt_updated: str
 
