@@ -150,12 +150,12 @@ class RetrievalSession:
         scored; a question without relevant documents cannot and is left out), per question in that order. A level
         the configuration does not ask for, or a chunk level the ranking cannot be scored at, is absent."""
         rows = list(range(len(self.row))) if question_ids is None else [self.row[q] for q in question_ids]
-        runs = {"doc": found.doc_run, "chunk": found.chunk_run}
         scored = {}
         for level in self.levels:
-            if runs[level] is not None:
+            run = found.doc_run if level == "doc" else found.chunk_run
+            if run is not None:
                 qrels = self.doc_qrels if level == "doc" else self.chunk_qrels
-                scored[level] = score(_rows(qrels, rows), runs[level], self.metrics, rel_level=self.config.rel_level,
+                scored[level] = score(_rows(qrels, rows), run, self.metrics, rel_level=self.config.rel_level,
                                       ties="rank")
         return scored
 
