@@ -16,6 +16,7 @@ from ..errors import RagretrievalError
 from ..retrieval.registry import BuildContext, build_retriever, retriever_class, spec_from_config
 from ..retrieval.rerank.registry import check_reranker
 from ..retrieval.rollup import HitTable, roll_up, search_for_documents
+from ..retrieval.search_timing import measure_search
 from ..scoring import Qrels, chunk_qrels, score
 from ..scoring.metrics import Metric
 from ..work.options import SettingsError
@@ -156,7 +157,7 @@ def evaluate(dataset: Dataset, config: EvalConfig, cache=None, progress=None, re
         ))
     generators = sorted({q.provenance.generator for q in dataset.questions})
     generators += [chunk_labels.source] if chunk_labels else []
-    return EvalReport(
+    report = EvalReport(
         ragretrieval_version=__version__,
         config=config,
         embedder_identity=info.embedders.get("dense"),
@@ -172,6 +173,7 @@ def evaluate(dataset: Dataset, config: EvalConfig, cache=None, progress=None, re
         means={g: r.means for g, r in scored.items()},
         questions=per_question,
     )
+    return measure_search(report, retriever, dataset.questions, ranking, table, doc_qrels, policy.key)
 
 
 def _check(stop) -> None:
