@@ -19,7 +19,7 @@ import inspect
 import itertools
 import re
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import RagretrievalError
 from ..work.options import SettingsError
@@ -41,6 +41,19 @@ class StoreAxis(BaseModel):
         keys = list(self.options)
         values = [v if isinstance(v, list) else [v] for v in self.options.values()]
         return [dict(zip(keys, combination)) for combination in itertools.product(*values)]
+
+
+def as_store_axis(entry, position: int):
+    """A grid's ``stores`` entry: a name stays one; a mapping becomes a `StoreAxis`, a problem naming its field."""
+    if not isinstance(entry, dict):
+        return entry
+    try:
+        return StoreAxis.model_validate(entry)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        message = "unknown field (known: name, options)" if first["type"] == "extra_forbidden" else first["msg"]
+        raise ValueError(f"entry {position}: {where}: {message}") from None
 
 
 def declared_options(store_cls) -> list[str] | None:

@@ -32,7 +32,7 @@ from ..work.options import SettingsError, build_settings
 from ..work.progress import as_progress
 from ..work.stop import StopToken
 from .history import RunHistory, RunSummary
-from .store_grid import StoreAxis, store_settings
+from .store_grid import StoreAxis, as_store_axis, store_settings
 from .identity import config_key, labels_fingerprint, questions_fingerprint
 from .table import format_table, metric_value, number, parse_metric_column, reranked_by, retriever_cell
 
@@ -89,6 +89,12 @@ class SweepGrid(BaseModel):
     @classmethod
     def _scalar_is_a_list_of_one(cls, value):
         return _as_list(value)
+
+    @field_validator("stores", mode="before")
+    @classmethod
+    def _store_axes(cls, stores):
+        """A mapping entry is a store with option axes; its problems are named as ``stores.<i>.<field>``."""
+        return [as_store_axis(entry, i) for i, entry in enumerate(_as_list(stores))]
 
     @field_validator("ks", mode="before")
     @classmethod
