@@ -32,8 +32,8 @@ from ..work.options import SettingsError, build_settings
 from ..work.progress import as_progress
 from ..work.stop import StopToken
 from .history import RunHistory, RunSummary
-from .store_grid import StoreAxis, as_store_axis, store_settings
 from .identity import config_key, labels_fingerprint, questions_fingerprint
+from .store_grid import StoreAxis, as_store_axis, store_settings
 from .table import format_table, metric_value, number, parse_metric_column, reranked_by, retriever_cell
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from ragretrieval.evaluation.pipeline import evaluate
 from ragretrieval.evaluation.report import EvalConfig, EvalReport
 from ragretrieval.retrieval import DenseRetriever
 from ragretrieval.retrieval.exact import overlap_at, paired_sentence
-from ragretrieval.retrieval.search_timing import STORE_SCOPE, RETRIEVER_SCOPE, percentiles, sample_positions
+from ragretrieval.retrieval.search_timing import RETRIEVER_SCOPE, STORE_SCOPE, percentiles, sample_positions
 from ragretrieval.runs.identity import config_key
 from ragretrieval.work.options import SettingsError
 

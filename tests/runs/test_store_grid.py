@@ -114,3 +114,11 @@ def test_a_sweep_over_ef_search_stores_one_run_per_value_with_exact_overlap(data
     flat = next(r for r in reports if r.config.store_options["kind"] == "flat")
     assert flat.exact is None  # an exact store: nothing to compare; the reference itself gives exactly 1.0
     assert "ran 0, 4 finished earlier" in run_cli(*args)  # resumed: every cell was stored
+    sweep_id = next(line for line in out.splitlines() if line.startswith("sweep ")).split()[1].rstrip(":")
+    html = tmp_path / "report.html"
+    run_cli("runs", "report", "--sweep", sweep_id, "--runs-db", url, "--out", html, "-m", "recall@5")
+    page = html.read_text(encoding="utf-8")
+    assert "Quality against search latency" in page and 'class="exact"' in page and 'class="pareto"' in page
+    assert "cheapest setting not significantly below exact" in page and "http" not in page.split("<body>")[1]
+    assert "no run is tagged 's-nothing'" in run_cli("runs", "report", "--sweep", "s-nothing", "--runs-db", url,
+                                                       "--out", html, code=2)
