@@ -43,7 +43,8 @@ def sweep_runs(sweep_id: str, runs_db) -> list[str]:
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True)
 @calibrate_options
 @runs_options
-def report_command(runs, sweep_id, out, metrics, k, test, correction, alpha, n_resamples, seed, label_files, calibrate_metric,
+def report_command(runs, sweep_id, out, metrics, k, test, correction, alpha, n_resamples, seed, label_files,
+                   calibrate_metric,
                    calibrate_lam, granularity, qrels, runs_db) -> None:
     """Write one self-contained HTML page about RUN (report files from `eval --out` or history run ids): the
     configurations, a summary, plots, the comparison against the first run, changed questions and diagnostics;
