@@ -261,7 +261,8 @@ def plan(grid: SweepGrid, dataset: Dataset) -> list[Cell]:
         try:
             stores = store_settings(grid.stores, grid.store_options, store_class)
         except SettingsError as error:
-            raise SweepError(f"field '{error.field}': {error}", error.fields) from None
+            # the grid's own field names (``stores.0.options``), as a grid file and --store-grid write them
+            raise SweepError(str(error), error.fields, source="stores") from None
     else:
         stores = [(_default("store"), {})]
     questions_fp = questions_fingerprint((q.id, q.text, [r.doc_id for r in q.relevant]) for q in dataset.questions)
