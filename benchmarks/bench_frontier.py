@@ -12,7 +12,8 @@ file-name questions ("如何做{name}？"), each labelled with its recipe. The t
 Settings: FAISS flat (exact), HNSW (``ef_search`` 16/64/256) and IVF (``nprobe`` 1/8/32); Milvus Lite HNSW (``ef``
 16/64/256), LanceDB IVF-HNSW-SQ (``nprobes`` 5/20/80) and Chroma (``search_ef`` 16/64/256), whichever are installed.
 Each index is built once in a child process (its memory and threads apart; stopped and reported when its build
-passes ``--build-limit``, 30 min by default) and searched at each value. Per setting: build time, search latency
+passes ``--build-limit``, 30 min by default) and searched at each value (Chroma, which fixes ``search_ef`` when it
+creates a collection, is built once per value). Per setting: build time, search latency
 p50/p95 and QPS (one question at a time, one thread, after a warm-up: ragretrieval/retrieval/search_timing.py),
 ``exact_overlap@10`` (retrieval/exact.py), recall@10 of the labelled recipe among the top 10 chunks, its paired
 difference from exact search with the t-test's p, and the child's peak memory. The table marks the Pareto-optimal
@@ -47,6 +48,7 @@ SETTINGS = {
     "lancedb-ivf-hnsw-sq": ("lancedb", {"index": "ivf_hnsw_sq"}, "nprobes", [5, 20, 80]),
     "chroma-hnsw": ("chroma", {}, "search_ef", [16, 64, 256]),
 }
+REBUILT = {"chroma-hnsw"}  # Chroma fixes search_ef when it creates the collection: one build per value
 
 
 # ------------------------------------------------------------------------------------------------------ the data
@@ -117,8 +119,6 @@ def set_search(store, option: str, value) -> None:
             index.hnsw.efSearch = value
         else:
             index.nprobe = value
-    elif store.name == "chroma":
-        store._collection().modify(configuration={"hnsw": {"ef_search": value}})
     store.options[option] = value
 
 
@@ -130,20 +130,28 @@ def run_child(spec: str, folder: Path) -> dict:
     corpus = np.load(folder / "corpus.npy")
     queries = np.load(folder / "queries.npy")
     ids = [str(i) for i in range(len(corpus))]
-    started = time.perf_counter()
-    store = make_store(name, **options)
-    if name == "lancedb":  # it builds its index after each insert batch: one batch builds it once
-        store.insert_batch = len(corpus)
-    store.add(corpus, ids, ids, [""] * len(ids))
-    build = time.perf_counter() - started
-    print(f"[{spec}] built in {build:.1f} s", file=sys.stderr, flush=True)
+
+    def build_store(**more):
+        started = time.perf_counter()
+        store = make_store(name, **options, **more)
+        if name == "lancedb":  # it builds its index after each insert batch: one batch builds it once
+            store.insert_batch = len(corpus)
+        store.add(corpus, ids, ids, [""] * len(ids))
+        print(f"[{spec}] built in {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
+        return store, time.perf_counter() - started
+
+    store, build = (None, None) if spec in REBUILT else build_store()
     rows = []
     for value in values:
-        if option is not None:
+        if spec in REBUILT:
+            if store is not None:
+                store.close()
+            store, build = build_store(**{option: value})
+        elif option is not None:
             set_search(store, option, value)
         found = store.search(queries, K).indices
 
-        def call(row):
+        def call(row, store=store):
             store.search(queries[row:row + 1], K)
 
         with one_faiss_thread():
@@ -152,10 +160,10 @@ def run_child(spec: str, folder: Path) -> dict:
             seconds, wall = time_calls(call, list(range(len(queries))), 1)
         np.save(folder / f"found-{spec}-{value}.npy", found)
         ms = percentiles(seconds)
-        rows.append({"value": value, "p50": ms.p50, "p95": ms.p95, "qps": len(queries) / wall,
+        rows.append({"value": value, "build_s": build, "p50": ms.p50, "p95": ms.p95, "qps": len(queries) / wall,
                      "found": str(folder / f"found-{spec}-{value}.npy")})
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    return {"spec": spec, "exact": bool(store.exact), "option": option, "build_s": build, "rows": rows,
+    return {"spec": spec, "exact": bool(store.exact), "option": option, "rows": rows,
             "peak_gib": peak / 2**30}
 
 
@@ -186,7 +194,7 @@ def frontier(results, truth, chunks, question_vectors, chunk_recipe, question_re
             got = recall_at(found, chunk_recipe, question_recipe)
             stats = paired_stats(exact_recall, got)
             setting = "exact" if result["option"] is None else f"{result['option']}={row['value']}"
-            rows.append({"engine": result["spec"], "setting": setting, "build_s": result["build_s"],
+            rows.append({"engine": result["spec"], "setting": setting,
                          "peak_gib": result["peak_gib"], **row,
                          "overlap": float(overlap_at(K, found, question_vectors, chunks, truth[1]).mean()),
                          "recall": float(got.mean()), "diff": float(stats.diff),
@@ -207,7 +215,8 @@ def table(rows, results, header: str) -> str:
                      f"{r['qps']:.0f} | {r['overlap']:.4f} | {r['recall']:.4f} | {r['diff']:+.4f} | {p} | "
                      f"{r['peak_gib']:.2f} | {'yes' if r['pareto'] else ''} |")
     lines += [f"| {r['spec']} | {r['error']} |" + " |" * 10 for r in results if "error" in r]
-    lines += ["", "| engine | cheapest setting not significantly below exact | p95 ms | recall@10 |", "|---|---|---|---|"]
+    lines += ["", "| engine | cheapest setting not significantly below exact | p95 ms | recall@10 |",
+              "|---|---|---|---|"]
     for engine in dict.fromkeys(r["engine"] for r in rows):
         fine = [r for r in rows if r["engine"] == engine and r["fine"]]
         best = min(fine, key=lambda r: r["p95"]) if fine else None
