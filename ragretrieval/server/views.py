@@ -164,7 +164,8 @@ def judge_reading(result) -> list[dict]:
 
 # ---------------------------------------------------------------------------------------- the new-evaluation form
 FORM_OPTIONS = ("context_k", "judge_samples", "judge_temperature")  # the options the form shows as fields
-GRID_OPTIONS = ("model", "ks", "chunk_size", "chunk_overlap", "search_concurrency")  # a retrieval evaluation's fields on the form
+# a retrieval evaluation's fields on the form
+GRID_OPTIONS = ("model", "ks", "chunk_size", "chunk_overlap", "search_concurrency")
 
 
 def field_limits(model, name: str) -> dict:
