@@ -41,7 +41,8 @@ class Point:
 
 def _is_exact(report) -> bool:
     c = report.config
-    return bool(c.model) and not c.rerank and c.retriever == "dense" and report.exact is None
+    return bool(c.model) and not c.rerank and c.retriever == "dense" and (report.exact is None
+                                                                          or report.exact.exact_store)
 
 
 def _exact_values(runs, metric: str, granularity: str):

@@ -63,7 +63,8 @@ def search_lines(report: EvalReport) -> list[str]:
                      f"{_size(search.index_disk_bytes)}; timed: {search.scope}")
     if report.exact is not None:
         overlap = ", ".join(f"{name} {value:.4f}" for name, value in report.exact.overlap.items())
-        lines.append(f"against exact search: {overlap}")
+        lines.append(f"against exact search: {overlap}"
+                     + (" (the store searches exactly)" if report.exact.exact_store else ""))
         if report.exact.test is not None:
             lines.append(report.exact.test.sentence)
     return lines

@@ -7,12 +7,13 @@ For a dense run whose store is not exact, the chunk and question vectors of the 
   top-k holds. With s_k the exact k-th best score of a question, a chunk the ANN returned counts as found when its
   exact score is at least s_k (to within float32 rounding), so a chunk tied with the exact k-th counts whichever of
   the tied chunks exact search happened to list; the count is capped at k and divided by min(k, chunks in the store).
-  An exact store (``faiss kind=flat``) gives 1.0 by construction.
+  An exact store (``numpy``, ``faiss kind=flat``) is its own reference: 1.0 by construction, recorded as such
+  (`ExactComparison.exact_store`), without searching again.
 - the exact search's own document-level metrics per question, and a paired test of the ANN run against it on one
   metric (recall at 5, or at the largest cutoff when 5 is not one), through analysis/stats.py: "this setting loses
   relevant documents: recall@5 -0.012, p = 0.003".
 
-Retrievers without a store, a store that is exact, hybrid and reranked runs get none of this (their figures would
+Retrievers without a store, hybrid and reranked runs get none of this (their figures would
 mix in another stage).
 """
 
@@ -25,6 +26,7 @@ from ..stores.numpy_store import top_k
 from .base import Ranking
 
 REFERENCE = "the numpy store's exact inner product over the run's own chunk and question vectors"
+EXACT_STORE = "the store searches exactly: 1.0 by construction"
 ALPHA = 0.05  # the test's level for the sentence
 QUERY_BATCH = 256  # questions scored against every chunk at once: memory stays at 256 x chunks floats
 TOLERANCE = 1e-5  # relative: float32 inner products of the same vectors differ in the last bits between engines
@@ -46,6 +48,7 @@ class ExactComparison(BaseModel):
     """Means of ``exact_overlap@k``, the exact search's means at `level`, and the paired test (docs/stores.md)."""
 
     reference: str = REFERENCE
+    exact_store: bool = False  # the store itself searches exactly: every overlap is 1.0 by construction
     overlap: dict[str, float]
     level: str | None = None
     exact_means: dict[str, float] = {}
@@ -113,7 +116,13 @@ def compare_with_exact(report, retriever, ranking: Ranking, table, doc_qrels, ch
     from .rollup import roll_up
 
     store, queries = getattr(retriever, "store", None), getattr(retriever, "query_vectors", None)
-    if store is None or queries is None or getattr(store, "exact", True) or len(queries) != len(report.questions):
+    if store is None or queries is None or len(queries) != len(report.questions):
+        return
+    if getattr(store, "exact", True):
+        overlap = {f"exact_overlap@{k}": 1.0 for k in report.config.ks}
+        for question in report.questions:
+            question.exact_overlap = dict(overlap)
+        report.exact = ExactComparison(reference=EXACT_STORE, exact_store=True, overlap=overlap)
         return
     chunks = chunk_vectors(retriever)
     queries = np.ascontiguousarray(queries, dtype=np.float32)

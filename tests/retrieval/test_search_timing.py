@@ -44,9 +44,20 @@ def test_hnsw_reports_latency_qps_and_exact_overlap(demo_dataset, cache):
     assert EvalReport.model_validate_json(report.model_dump_json()).search == search  # it survives a save
 
 
-def test_flat_faiss_is_exact_and_gets_no_comparison(demo_dataset, cache):
+def test_flat_faiss_is_exact_by_construction(demo_dataset, cache):
     report = run(demo_dataset, cache, "faiss")
-    assert report.exact is None and report.search.scope == STORE_SCOPE
+    assert report.exact.exact_store and report.exact.test is None and report.search.scope == STORE_SCOPE
+    assert set(report.exact.overlap.values()) == {1.0}
+    assert all(q.exact_overlap == {f"exact_overlap@{k}": 1.0 for k in report.config.ks} for q in report.questions)
+    assert "(the store searches exactly)" in str(report)
+
+
+def test_an_ann_setting_that_finds_everything_measures_1(demo_dataset, cache):
+    """A 104-vector HNSW graph searched with ef 512 finds the exact top-k: the measured overlap, not an assumed one,
+    is 1.0 (ties with the k-th count as found), and the paired test finds no difference."""
+    report = run(demo_dataset, cache, "faiss", kind="hnsw", ef_search=512)
+    assert not report.exact.exact_store and set(report.exact.overlap.values()) == {1.0}
+    assert report.exact.test.diff == 0.0 and report.exact.test.sentence.startswith("no significant difference")
 
 
 def test_timing_changes_neither_identity_nor_metrics(demo_dataset, cache):

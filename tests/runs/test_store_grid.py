@@ -112,7 +112,7 @@ def test_a_sweep_over_ef_search_stores_one_run_per_value_with_exact_overlap(data
         assert 0.0 < report.exact.overlap["exact_overlap@10"] <= 1.0
         assert report.search.search_latency_ms.p95 > 0 and report.search.concurrency == 2
     flat = next(r for r in reports if r.config.store_options["kind"] == "flat")
-    assert flat.exact is None  # an exact store: nothing to compare; the reference itself gives exactly 1.0
+    assert flat.exact.exact_store and flat.exact.overlap["exact_overlap@10"] == 1.0  # exact by construction
     assert "ran 0, 4 finished earlier" in run_cli(*args)  # resumed: every cell was stored
     sweep_id = next(line for line in out.splitlines() if line.startswith("sweep ")).split()[1].rstrip(":")
     html = tmp_path / "report.html"
