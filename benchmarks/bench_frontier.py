@@ -14,7 +14,8 @@ Settings: FAISS flat (exact), HNSW (``ef_search`` 16/64/256) and IVF (``nprobe``
 Each index is built once in a child process (its memory and threads apart; stopped and reported when its build
 passes ``--build-limit``, 30 min by default) and searched at each value (Chroma, which fixes ``search_ef`` when it
 creates a collection, is built once per value). Per setting: build time, search latency
-p50/p95 and QPS (one question at a time, one thread, after a warm-up: ragretrieval/retrieval/search_timing.py),
+p50/p95 and QPS (one question at a time, one thread, after a warm-up, as ragretrieval/retrieval/search_timing.py
+times them, for at most ``--time-limit`` seconds per setting: the count timed is printed),
 ``exact_overlap@10`` (retrieval/exact.py), recall@10 of the labelled recipe among the top 10 chunks, its paired
 difference from exact search with the t-test's p, and the child's peak memory. The table marks the Pareto-optimal
 settings and names, per engine, the cheapest setting not significantly below exact.
@@ -122,8 +123,20 @@ def set_search(store, option: str, value) -> None:
     store.options[option] = value
 
 
-def run_child(spec: str, folder: Path) -> dict:
-    from ragretrieval.retrieval.search_timing import WARM_UP, one_faiss_thread, percentiles, time_calls
+def time_until(call, rows: list, limit: float) -> tuple[list[float], float]:
+    """Seconds of each call, one at a time, until every row is done or `limit` seconds have passed."""
+    seconds, started = [], time.perf_counter()
+    for row in rows:
+        began = time.perf_counter()
+        call(row)
+        seconds.append(time.perf_counter() - began)
+        if time.perf_counter() - started > limit:
+            break
+    return seconds, time.perf_counter() - started
+
+
+def run_child(spec: str, folder: Path, time_limit: float) -> dict:
+    from ragretrieval.retrieval.search_timing import WARM_UP, one_faiss_thread, percentiles
     from ragretrieval.stores import make_store
 
     name, options, option, values = SETTINGS[spec]
@@ -157,22 +170,24 @@ def run_child(spec: str, folder: Path) -> dict:
         with one_faiss_thread():
             for row in range(min(WARM_UP, len(queries))):
                 call(row)
-            seconds, wall = time_calls(call, list(range(len(queries))), 1)
+            seconds, wall = time_until(call, list(range(len(queries))), time_limit)
         np.save(folder / f"found-{spec}-{value}.npy", found)
         ms = percentiles(seconds)
-        rows.append({"value": value, "build_s": build, "p50": ms.p50, "p95": ms.p95, "qps": len(queries) / wall,
+        rows.append({"value": value, "build_s": build, "p50": ms.p50, "p95": ms.p95, "qps": len(seconds) / wall,
+                     "timed": len(seconds),
                      "found": str(folder / f"found-{spec}-{value}.npy")})
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     return {"spec": spec, "exact": bool(store.exact), "option": option, "rows": rows,
             "peak_gib": peak / 2**30}
 
 
-def measure(spec: str, folder: Path, build_limit: float) -> dict:
+def measure(spec: str, folder: Path, build_limit: float, time_limit: float) -> dict:
     log = folder / f"child-{spec}.log"
     with open(log, "w") as err:
         try:
-            done = subprocess.run([sys.executable, __file__, "--child", spec, "--folder", str(folder)],
-                                  stdout=subprocess.PIPE, stderr=err, text=True, timeout=build_limit + 600)
+            done = subprocess.run([sys.executable, __file__, "--child", spec, "--folder", str(folder),
+                                   "--time-limit", str(time_limit)], stdout=subprocess.PIPE, stderr=err, text=True,
+                                  timeout=build_limit + 3 * (2 * time_limit + 300))
         except subprocess.TimeoutExpired:
             return {"spec": spec, "error": f"build passed {build_limit / 60:.0f} min (stopped)"}
     if done.returncode != 0:
@@ -207,14 +222,14 @@ def frontier(results, truth, chunks, question_vectors, chunk_recipe, question_re
 
 
 def table(rows, results, header: str) -> str:
-    lines = [header, "", "| engine | setting | build s | p50 ms | p95 ms | QPS | exact_overlap@10 | recall@10 | "
-             "vs exact | p | peak GiB | Pareto |", "|---" * 12 + "|"]
+    lines = [header, "", "| engine | setting | build s | p50 ms | p95 ms | QPS | timed | exact_overlap@10 | "
+             "recall@10 | vs exact | p | peak GiB | Pareto |", "|---" * 13 + "|"]
     for r in rows:
         p = "-" if r["p"] is None else f"{r['p']:.3g}"
         lines.append(f"| {r['engine']} | {r['setting']} | {r['build_s']:.1f} | {r['p50']:.3f} | {r['p95']:.3f} | "
-                     f"{r['qps']:.0f} | {r['overlap']:.4f} | {r['recall']:.4f} | {r['diff']:+.4f} | {p} | "
-                     f"{r['peak_gib']:.2f} | {'yes' if r['pareto'] else ''} |")
-    lines += [f"| {r['spec']} | {r['error']} |" + " |" * 10 for r in results if "error" in r]
+                     f"{r['qps']:.0f} | {r['timed']} | {r['overlap']:.4f} | {r['recall']:.4f} | {r['diff']:+.4f} | "
+                     f"{p} | {r['peak_gib']:.2f} | {'yes' if r['pareto'] else ''} |")
+    lines += [f"| {r['spec']} | {r['error']} |" + " |" * 11 for r in results if "error" in r]
     lines += ["", "| engine | cheapest setting not significantly below exact | p95 ms | recall@10 |",
               "|---|---|---|---|"]
     for engine in dict.fromkeys(r["engine"] for r in rows):
@@ -234,12 +249,14 @@ def main() -> None:
     parser.add_argument("--cache-dir", type=Path, default=None, help="embedding cache [default: the user's]")
     parser.add_argument("--engines", nargs="*", default=list(SETTINGS), choices=list(SETTINGS))
     parser.add_argument("--build-limit", type=float, default=1800, help="seconds an index may take to build")
+    parser.add_argument("--time-limit", type=float, default=60,
+                        help="seconds of one-at-a-time searches per setting (the questions timed are printed)")
     parser.add_argument("--out", type=Path, help="also write the rows as JSON here")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(run_child(args.child, args.folder)))
+        print(json.dumps(run_child(args.child, args.folder, args.time_limit)))
         return
     from ragretrieval.stores import available_stores
 
@@ -263,7 +280,7 @@ def main() -> None:
         print(f"{n} vectors ready, exact truth in {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
         results = []
         for engine in engines:
-            result = measure(engine, folder, args.build_limit)
+            result = measure(engine, folder, args.build_limit, args.time_limit)
             print(json.dumps({k: v for k, v in result.items() if k != "rows"}), file=sys.stderr, flush=True)
             results.append(result)
         rows = frontier(results, truth, np.asarray(corpus), questions, chunk_recipe, question_recipe)
