@@ -104,3 +104,17 @@ def test_paired_sentence():
     assert paired_sentence("recall@5", -0.012, 0.003) == ("this setting loses relevant documents: recall@5 -0.012, "
                                                           "p = 0.003")
     assert paired_sentence("recall@5", 0.0, 1.0).startswith("no significant difference")
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("store, options, exact", [("qdrant", {}, True), ("chroma", {"search_ef": 16}, False),
+                                                   ("lancedb", {}, True), ("milvus", {"index": "HNSW", "ef": 16},
+                                                                           False)])
+def test_engine_stores_are_timed_from_threads_and_tell_their_disk(demo_dataset, cache, store, options, exact):
+    """The concurrent pass searches an engine from several threads at once; an embedded engine's data folder is its
+    size on disk."""
+    pytest.importorskip(f"ragretrieval_{store}")
+    report = run(demo_dataset, cache, store, concurrency=3, **options)
+    assert report.search.concurrent_qps > 0 and report.search.index_disk_bytes > 0
+    assert report.search.index_memory_bytes is None  # engines do not tell
+    assert report.exact.exact_store is exact and 0 < report.exact.overlap["exact_overlap@10"] <= 1.0
