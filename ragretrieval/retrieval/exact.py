@@ -10,8 +10,8 @@ For a dense run whose store is not exact, the chunk and question vectors of the 
   An exact store (``numpy``, ``faiss kind=flat``) is its own reference: 1.0 by construction, recorded as such
   (`ExactComparison.exact_store`), without searching again.
 - the exact search's own document-level metrics per question, and a paired test of the ANN run against it on one
-  metric (recall at 5, or at the largest cutoff when 5 is not one), through analysis/stats.py: "this setting loses
-  relevant documents: recall@5 -0.012, p = 0.003".
+  metric (recall at 5, or at the largest cutoff when 5 is not one), the ``t`` test of `runs compare`
+  (analysis/stats.py): "this setting loses relevant documents: recall@5 -0.012, p = 0.003".
 
 Retrievers without a store, hybrid and reranked runs get none of this (their figures would
 mix in another stage).
@@ -29,6 +29,7 @@ REFERENCE = "the numpy store's exact inner product over the run's own chunk and 
 EXACT_STORE = "the store searches exactly: 1.0 by construction"
 ALPHA = 0.05  # the test's level for the sentence
 QUERY_BATCH = 256  # questions scored against every chunk at once: memory stays at 256 x chunks floats
+TIE = 1e-12  # a difference this small is none (analysis/stats.py's TIE_TOLERANCE)
 TOLERANCE = 1e-5  # relative: float32 inner products of the same vectors differ in the last bits between engines
 
 
@@ -99,14 +100,27 @@ def paired_sentence(metric: str, diff: float, p: float | None) -> str:
     return f"no significant difference from exact search: {figures}"
 
 
-def paired_test(metric: str, level: str, ann: np.ndarray, exact: np.ndarray) -> PairedTest:
-    from ..analysis.stats import paired_stats
+def paired_t_p(d: np.ndarray) -> float | None:
+    """The paired t-test's p-value on the differences, as `runs compare`'s ``t`` test computes it
+    (analysis/stats.py; that room reads evaluation reports, so the pipeline cannot import it): None under two
+    questions, 1 when every difference is zero, 0 when all are one nonzero value."""
+    from scipy import stats
 
-    stats = paired_stats(exact, ann, test="t")
-    p = None if np.isnan(stats.p) else float(stats.p)
-    diff = float(stats.diff) if not np.isnan(stats.diff) else 0.0
-    return PairedTest(metric=metric, level=level, ann=round(stats.mean_b, 6), exact=round(stats.mean_a, 6),
-                      diff=round(diff, 6), p=p, sentence=paired_sentence(metric, diff, p))
+    if len(d) < 2:
+        return None
+    if np.all(d == d[0]):
+        return 1.0 if abs(d[0]) <= TIE else 0.0
+    return float(stats.ttest_rel(d, np.zeros_like(d)).pvalue)
+
+
+def paired_test(metric: str, level: str, ann: np.ndarray, exact: np.ndarray) -> PairedTest:
+    ann, exact = np.asarray(ann, dtype=np.float64), np.asarray(exact, dtype=np.float64)
+    d = ann - exact
+    diff = float(d.mean()) if len(d) else 0.0
+    p = paired_t_p(d)
+    return PairedTest(metric=metric, level=level, ann=round(float(ann.mean()), 6) if len(ann) else 0.0,
+                      exact=round(float(exact.mean()), 6) if len(exact) else 0.0, diff=round(diff, 6), p=p,
+                      sentence=paired_sentence(metric, diff, p))
 
 
 def compare_with_exact(report, retriever, ranking: Ranking, table, doc_qrels, chunk_policy: str) -> None:

@@ -7,12 +7,13 @@ import numpy as np
 import pytest
 from embedders.test_embedding_cache import CharacterEmbedder  # tests/embedders: a top-level test package
 
+from ragretrieval.analysis.stats import paired_stats
 from ragretrieval.data.dataset import load_dataset
 from ragretrieval.embedders import EmbeddingCache
 from ragretrieval.evaluation.pipeline import evaluate
 from ragretrieval.evaluation.report import EvalConfig, EvalReport
 from ragretrieval.retrieval import DenseRetriever
-from ragretrieval.retrieval.exact import overlap_at, paired_sentence
+from ragretrieval.retrieval.exact import overlap_at, paired_sentence, paired_test
 from ragretrieval.retrieval.search_timing import RETRIEVER_SCOPE, STORE_SCOPE, percentiles, sample_positions
 from ragretrieval.runs.identity import config_key
 from ragretrieval.work.options import SettingsError
@@ -98,6 +99,17 @@ def test_sample_and_percentiles():
     assert (picked == sample_positions(5000, 1000)).all()  # the same questions every run
     ms = percentiles([0.001] * 99 + [0.1])
     assert ms.p50 == 1.0 and ms.p99 > ms.p50
+
+
+def test_the_paired_test_is_runs_compares_t_test():
+    rng = np.random.default_rng(3)
+    exact = rng.integers(0, 2, 50).astype(float)
+    ann = np.where(rng.random(50) < 0.2, 0.0, exact)
+    reference = paired_stats(exact, ann, test="t")
+    ours = paired_test("recall@5", "doc", ann, exact)
+    assert ours.p == pytest.approx(reference.p) and ours.diff == pytest.approx(reference.diff)
+    assert paired_test("recall@5", "doc", exact, exact).p == 1.0
+    assert paired_test("recall@5", "doc", exact[:1], exact[:1]).p is None
 
 
 def test_paired_sentence():
