@@ -105,7 +105,7 @@ def frontier_chart(points: list[Point], exact_quality: float | None, metric: str
         return top + plot_h * (1 - (v - q_lo) / (q_hi - q_lo if q_hi > q_lo else 1))
 
     title = f"{metric} against p95 search latency"
-    parts = [f'<svg class="chart" width="{width}" height="{height}" role="img" aria-label="{esc(title)}">',
+    parts = [f'<svg class="frontier" width="{width}" height="{height}" role="img" aria-label="{esc(title)}">',
              f'<text x="{width / 2}" y="14" text-anchor="middle" font-weight="bold">{esc(title)}</text>',
              f'<line x1="{left}" x2="{left}" y1="{top}" y2="{top + plot_h}" stroke="#999"/>',
              f'<line x1="{left}" x2="{width - right}" y1="{top + plot_h}" y2="{top + plot_h}" stroke="#999"/>',

@@ -46,7 +46,7 @@ def test_ann_runs_alone_use_their_own_exact_reference(runs):
 
 def test_the_section_in_the_page(runs):
     page = render_html(runs, metrics=["recall@5"])
-    assert "Quality against search latency" in page and "<svg" in page and 'class="exact"' in page
+    assert "Quality against search latency" in page and '<svg class="frontier"' in page and 'class="exact"' in page
     assert "<script" not in page and "//cdn" not in page
     assert frontier_section(runs[:1], "recall@5", "doc") == ""  # one point: no frontier
 
