@@ -73,7 +73,7 @@ def run_options(command):
 
 
 SCORING = [Setting("ks", EvalConfig), Setting("top_k", EvalConfig), Setting("granularity", EvalConfig),
-           Setting("rel_level", EvalConfig)]
+           Setting("rel_level", EvalConfig), Setting("search_concurrency", EvalConfig)]
 EVAL_SETTINGS = [*SCORING, *retrieval_settings()]
 
 

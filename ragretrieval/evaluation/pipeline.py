@@ -14,6 +14,7 @@ from .. import __version__
 from ..data.dataset import Dataset, labels_fingerprint, retrieval_questions
 from ..errors import RagretrievalError
 from ..retrieval.registry import BuildContext, retriever_class
+from ..retrieval.search_timing import measure_search
 from ..retrieval.session import SCORED_FAMILIES, RetrievalSession, check_config, document_qrels
 from ..work.progress import as_progress
 from .report import DatasetInfo, EvalConfig, EvalReport, QuestionResult, RetrievedChunk
@@ -101,7 +102,7 @@ def evaluate(dataset: Dataset, config: EvalConfig, cache=None, progress=None, re
         ))
     generators = sorted({q.provenance.generator for q in dataset.questions})
     generators += [chunk_labels.source] if chunk_labels else []
-    return EvalReport(
+    report = EvalReport(
         ragretrieval_version=__version__,
         config=config,
         embedder_identity=info.embedders.get("dense"),
@@ -117,6 +118,8 @@ def evaluate(dataset: Dataset, config: EvalConfig, cache=None, progress=None, re
         means={g: r.means for g, r in scored.items()},
         questions=per_question,
     )
+    return measure_search(report, session.retriever, dataset.questions, ranking, session.table, session.doc_qrels,
+                          session.policy.key)
 
 
 def roll_up_note(found) -> str:

@@ -33,6 +33,7 @@ from ..work.progress import as_progress
 from ..work.stop import StopToken
 from .history import RunHistory, RunSummary
 from .identity import config_key, labels_fingerprint, questions_fingerprint
+from .store_grid import StoreAxis, as_store_axis, store_settings
 from .table import format_table, metric_value, number, parse_metric_column, reranked_by, retriever_cell
 
 if TYPE_CHECKING:
@@ -68,8 +69,10 @@ class SweepGrid(BaseModel):
     retrievers: list[str] = Field(default_factory=lambda: [_default("retriever")])
     reranks: list[str] = Field(default_factory=lambda: [NO_RERANK])
     rerank: dict = Field(default_factory=dict)  # RerankSettings values but the name, for every reranking cell
-    stores: list[str] = Field(default_factory=lambda: [_default("store")])
-    store_options: dict = Field(default_factory=dict)
+    # a store's name, or a store with option axes (runs/store_grid.py): {name: faiss, options: {ef_search: [8, 16]}}
+    stores: list[str | StoreAxis] = Field(default_factory=lambda: [_default("store")])
+    store_options: dict = Field(default_factory=dict)  # every store cell's options (an axis's own go over them)
+    search_concurrency: Integer = Field(default_factory=lambda: _default("search_concurrency"))
     # integers as EvalConfig's (work/limits.py): a boolean is refused, not read as 1
     chunk_sizes: list[Integer] = Field(default_factory=lambda: [_default("chunk_size")])
     chunk_overlaps: list[Integer] = Field(default_factory=lambda: [_default("chunk_overlap")])
@@ -86,6 +89,12 @@ class SweepGrid(BaseModel):
     @classmethod
     def _scalar_is_a_list_of_one(cls, value):
         return _as_list(value)
+
+    @field_validator("stores", mode="before")
+    @classmethod
+    def _store_axes(cls, stores):
+        """A mapping entry is a store with option axes; its problems are named as ``stores.<i>.<field>``."""
+        return [as_store_axis(entry, i) for i, entry in enumerate(_as_list(stores))]
 
     @field_validator("ks", mode="before")
     @classmethod
@@ -142,7 +151,8 @@ class Cell:
     @property
     def label(self) -> str:
         c = self.config
-        what = " ".join(part for part in (c.retriever, c.model, c.store if c.model else None) if part)
+        store = (" ".join([c.store, *(f"{k}={v}" for k, v in c.store_options.items())]) if c.model else None)
+        what = " ".join(part for part in (c.retriever, c.model, store) if part)
         return f"{what}{reranked_by(c.rerank and c.rerank['name'])} {c.chunk_size}/{c.chunk_overlap}"
 
 
@@ -246,19 +256,28 @@ def plan(grid: SweepGrid, dataset: Dataset) -> list[Cell]:
     uses = {name: retriever_class(name).config_fields for name in grid.retrievers}
     if any("store" in fields for fields in uses.values()):
         for store in grid.stores:
-            store_class(store)  # an unknown store fails now, not after the cells before it ran
+            if isinstance(store, str):
+                store_class(store)  # an unknown store fails now, not after the cells before it ran
+        try:
+            stores = store_settings(grid.stores, grid.store_options, store_class)
+        except SettingsError as error:
+            # the grid's own field names (``stores.0.options``), as a grid file and --store-grid write them
+            raise SweepError(str(error), error.fields, source="stores") from None
+    else:
+        stores = [(_default("store"), {})]
     questions_fp = questions_fingerprint((q.id, q.text, [r.doc_id for r in q.relevant]) for q in dataset.questions)
     labels_fp = labels_fingerprint(dataset.questions)
     options = cell_options(grid)
     cells: dict[str, Cell] = {}
-    for retriever, rerank, model, store, size, overlap in itertools.product(
-            grid.retrievers, grid.reranks, grid.models, grid.stores, grid.chunk_sizes, grid.chunk_overlaps):
+    for retriever, rerank, model, (store, store_options), size, overlap in itertools.product(
+            grid.retrievers, grid.reranks, grid.models, stores, grid.chunk_sizes, grid.chunk_overlaps):
         stored = "store" in uses[retriever]
         try:
             config = build_settings(EvalConfig, dict(
                 retriever=retriever, model=model, store=store if stored else _default("store"),
-                store_options=grid.store_options if stored else {}, chunk_size=size, chunk_overlap=overlap,
+                store_options=store_options if stored else {}, chunk_size=size, chunk_overlap=overlap,
                 ks=grid.ks, granularity=grid.granularity, rel_level=grid.rel_level,
+                search_concurrency=grid.search_concurrency,
                 embed=(grid.embed or None) if "embed" in uses[retriever] else None,
                 retriever_options=options[retriever],
                 rerank=None if rerank == NO_RERANK else {"name": rerank, **grid.rerank}))
@@ -313,7 +332,8 @@ def sweep_table(result: SweepResult, primary: str) -> str:
     k = parse_metric(name).k
     others = [f"{level}:{m}" if level else m for m in (f"mrr@{k}", f"ndcg@{k}") if m != name]
     ranked = result.ranked(primary)
-    rows = [[str(i), s.id, retriever_cell(s), s.model or "-", s.store if s.model else "-",
+    options = {c.key: c.config.store_options for c in result.cells}
+    rows = [[str(i), s.id, retriever_cell(s), s.model or "-", store_cell(s, options.get(s.config_key)),
              f"{s.chunk_size}/{s.chunk_overlap}", *(number(metric_value(s.means, m)) for m in (primary, *others)),
              f"{s.total_seconds:.1f}s", str(s.embedded_texts), "now" if s.id in result.ran else "earlier"]
             for i, s in enumerate(ranked, start=1)]
@@ -322,6 +342,13 @@ def sweep_table(result: SweepResult, primary: str) -> str:
              f"({len(result.dataset.questions)} questions); ran {len(result.ran)}, "
              f"{len(result.skipped)} finished earlier")
     return title + "\n" + format_table(headers, rows, right={0, *range(6, len(headers) - 1)})
+
+
+def store_cell(summary: RunSummary, options: dict | None) -> str:
+    """The store column: the store and the options of its cell (``faiss kind=hnsw ef_search=16``)."""
+    if not summary.model:
+        return "-"
+    return " ".join([summary.store, *(f"{k}={v}" for k, v in (options or {}).items())])
 
 
 def sweep(grid, *, dataset=None, runs_db=None, sweep_id: str | None = None, progress=None,

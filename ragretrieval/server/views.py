@@ -164,7 +164,8 @@ def judge_reading(result) -> list[dict]:
 
 # ---------------------------------------------------------------------------------------- the new-evaluation form
 FORM_OPTIONS = ("context_k", "judge_samples", "judge_temperature")  # the options the form shows as fields
-GRID_OPTIONS = ("model", "ks", "chunk_size", "chunk_overlap")  # a retrieval evaluation's fields on the form
+# a retrieval evaluation's fields on the form
+GRID_OPTIONS = ("model", "ks", "chunk_size", "chunk_overlap", "search_concurrency")
 
 
 def field_limits(model, name: str) -> dict:
@@ -187,7 +188,8 @@ def form_defaults(allowed_models=()) -> dict:
     return {"retriever": default_retriever(), "context_k": fields["context_k"].get_default(),
             "judge_samples": fields["judge_samples"].get_default(), "model": grid["model"].get_default(),
             "ks": ",".join(str(k) for k in grid["ks"].get_default()), "chunk_size": grid["chunk_size"].get_default(),
-            "chunk_overlap": grid["chunk_overlap"].get_default(), "models": offered_models(allowed_models),
+            "chunk_overlap": grid["chunk_overlap"].get_default(),
+            "search_concurrency": grid["search_concurrency"].get_default(), "models": offered_models(allowed_models),
             "embedding": [r for r in web_retrievers() if "model" in retriever_class(r).config_fields],
             "limits": {name: field_limits(EvaluationOptions, name) for name in FORM_OPTIONS}}
 

@@ -125,7 +125,9 @@ function gridRequest() {
   // the cutoffs as the engine's settings take them: a list of numbers ("1, 3" -> [1, 3]); the field's pattern
   // lets only digits and commas through
   if (changed("ks")) options.ks = value("ks").split(",").map((k) => Number(k.trim()));
-  for (const name of ["chunk_size", "chunk_overlap"]) if (changed(name)) options[name] = Number(f[name].value);
+  for (const name of ["chunk_size", "chunk_overlap", "search_concurrency"]) {
+    if (changed(name)) options[name] = Number(f[name].value);
+  }
   return { name: value("name"), kind: "retrieval", dataset: f.dataset.value, question_set_id: f.question_set_id.value,
            retriever, options };
 }
