@@ -16,8 +16,9 @@ if TYPE_CHECKING:  # the history (SQLAlchemy) is imported where one is opened
     from ..runs import RunHistory
 
 runs_db_option = click.option(
-    "--runs-db", "runs_db", metavar="URL", default=None, envvar="RAGRETRIEVAL_RUNS_URL", show_envvar=True,
-    help="Runs history: SQLAlchemy URL or SQLite file [default: ./.ragretrieval/runs.sqlite].")
+    "--runs-db", "runs_db", metavar="URL", default=None,
+    help="Runs history: SQLAlchemy URL or SQLite file [default: ./.ragretrieval/runs.sqlite].  [env var: "
+         "RAGRETRIEVAL_RUNS_URL]")  # the variable is read with the others (work/environment.py), when none is given
 
 
 def open_history(url: str | None, saving: bool = False) -> RunHistory:

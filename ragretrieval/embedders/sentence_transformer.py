@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import os
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Sequence
@@ -111,7 +110,11 @@ class SentenceTransformerEmbedder(Symmetric):
         self.quantize = quantize
         self.name = name_or_path
         self.normalize = normalize
-        self.device = device or os.environ.get("RAGRETRIEVAL_DEVICE", "cpu")
+        if device is None:
+            from ..work.environment import environment  # pydantic-settings: read when a model is named
+
+            device = environment().device
+        self.device = device
         if batch_size is not None and batch_size < 1:
             raise EmbedderError(f"{name_or_path}: batch_size must be at least 1, not {batch_size}")
         if quantize and batch_size not in (None, 1):
