@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "answers.md"
+ROOT = Path(__file__).resolve().parents[2]  # the checkout under test, also where the examples import it from
+DOCS = ROOT / "docs" / "answers.md"
 
 
 def example(name: str) -> tuple[str, str]:
@@ -26,7 +27,7 @@ def example(name: str) -> tuple[str, str]:
 def test_the_worked_example_prints_what_the_docs_show(name, tmp_path, monkeypatch):
     code, shown = example(name)
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == shown.strip()
     if name == "calibration":
