@@ -55,7 +55,8 @@ def calibrate_options(command):
     return click.option("--calibrate-labels", "label_files", multiple=True,
                         type=click.Path(dir_okay=False, path_type=Path),
                         help="A person's labels on a run's answers ({\"question_id\": ..., \"value\": ...} per "
-                             "line): one per RUN, in the same order; adds calibrated means (docs/answers.md).")(command)
+                             "line): one per RUN, in the same order; adds calibrated means "
+                             "(docs/answers/calibrate.md).")(command)
 
 
 def calibrated(runs, label_files, metric: str | None, metrics, level: str, lam: float | None):
