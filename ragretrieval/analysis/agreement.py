@@ -1,5 +1,5 @@
 """Agreement between two raters of the same items: how far an LLM judge can be trusted where a deterministic check
-also gave a verdict (docs/answers.md, "Judge trust").
+also gave a verdict (docs/answers/judge.md, "Judge trust").
 
 - `cohen_kappa(a, b)` for two yes/no (or any categorical) verdicts of the same items:
   kappa = (p_o - p_e) / (1 - p_e), where p_o is the share of items both raters put in the same category and

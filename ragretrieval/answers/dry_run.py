@@ -1,5 +1,5 @@
 """``answer --dry-run`` and ``judge-answers --dry-run``: every request the command would send, with its estimated
-tokens and cost, and nothing sent (docs/answers.md, "Cost before the bill").
+tokens and cost, and nothing sent (docs/answers/cost.md, "Cost before the bill").
 
 - The generator: an ``openai:`` generator's request for each question not in the journal, its prompt rendered exactly
   as the run would; expected output: the reference answer's length when there is one (else the client's prior),

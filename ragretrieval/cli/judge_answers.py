@@ -1,5 +1,5 @@
 """``ragretrieval judge-answers RUN --judge NAME[,NAME...]``: judge the stored answers and contexts of an answer run
-without generating anything again, and add the verdicts to the run (docs/answers.md, "Judging a stored run")."""
+without generating anything again, and add the verdicts to the run (docs/answers/judge.md, "Judging a stored run")."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def _stored(run: str, runs_db: str | None):
               help="Also write the judged report here (required when RUN is a report file).")
 @click.option("--repeats", type=int, default=None, metavar="N",
               help="Audit the judges: ask every verdict N times in all, and of shuffled contexts and a padded answer; "
-                   "store the noise with the run (docs/answers.md, \"Judge noise\").")
+                   "store the noise with the run (docs/answers/judge.md, \"Judge noise\").")
 @click.option("--labels", "labels_file", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
               help="--repeats: a person's labels ({\"question_id\", \"value\"} per line) to measure agreement with.")
 @click.option("--seed", type=int, default=0, show_default=True, help="--repeats: seed of the shuffles and intervals.")

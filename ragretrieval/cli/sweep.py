@@ -9,7 +9,6 @@ import click
 from ..evaluation.report import EvalConfig
 from ..retrieval.registry import sweepable_retrievers
 from ..runs.store_grid import parse_store_grid
-from ..runs.sweep import sweep
 from ..work.options import SettingsError
 from .evaluate import embedding_settings, fusion_settings, rerank_settings
 from .fields import Setting, collect, comma_separated, setting_options
@@ -103,6 +102,8 @@ def sweep_command(grid_file, dataset_dir, questions, reranks, store_grids, prima
             click.echo(f"cell {cell.label}: run {run_id}", err=True)
         else:
             click.echo(f"cell {cell.label}: finished earlier as {run_id}", err=True)
+
+    from ..runs.sweep import sweep  # the history (SQLAlchemy): imported when the sweep runs, not for --help
 
     given_fields = {field: value for field, value in overrides.items() if value not in (None, (), [])}
     result = sweep(grid_file if grid_file is not None else {}, runs_db=runs_db, sweep_id=sweep_id,

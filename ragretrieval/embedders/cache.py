@@ -8,7 +8,6 @@ and re-chunking or re-running embeds only texts the model has never seen.
 from __future__ import annotations
 
 import hashlib
-import os
 import sqlite3
 import threading
 from pathlib import Path
@@ -33,10 +32,9 @@ _LOOKUP_BATCH = 500  # bound on SQL parameters per query
 
 
 def default_cache_dir() -> Path:
-    if folder := os.environ.get("RAGRETRIEVAL_CACHE_DIR"):
-        return Path(folder)
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "ragretrieval"
+    from ..work.environment import environment  # pydantic-settings: read when a cache opens, not on import
+
+    return environment().cache_folder()
 
 
 def text_key(text: str) -> bytes:

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import os
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
 from .base import EmbedderError, ModelNotFoundError, Symmetric
+from .offline import hub_offline
 
 DEFAULT_MODEL = "m3e-small"
 _ALIASES = ("m3e-small", "default")
@@ -80,13 +81,13 @@ def looks_like_a_path(name: str) -> bool:
 
 def load_model(kind: str, path, name: str, device: str, error_type: type[Exception], what: str):
     """A sentence-transformers model class (`kind`: ``SentenceTransformer``, ``CrossEncoder``) loaded from a folder
-    (`path`, offline) or from the local Hugging Face cache (`name`); a failure is `error_type` naming the model."""
-    if path is not None:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    (`path`, offline for the load only: embedders/offline.py) or from the local Hugging Face cache (`name`); a
+    failure is `error_type` naming the model."""
     import sentence_transformers
 
     try:
-        return getattr(sentence_transformers, kind)(str(path or name), device=device)
+        with hub_offline() if path is not None else nullcontext():
+            return getattr(sentence_transformers, kind)(str(path or name), device=device)
     except Exception as error:  # the library raises many kinds; the user needs the name and the cause
         raise error_type(f"cannot load {what} {name!r}: {error}") from error
 
@@ -109,7 +110,11 @@ class SentenceTransformerEmbedder(Symmetric):
         self.quantize = quantize
         self.name = name_or_path
         self.normalize = normalize
-        self.device = device or os.environ.get("RAGRETRIEVAL_DEVICE", "cpu")
+        if device is None:
+            from ..work.environment import environment  # pydantic-settings: read when a model is named
+
+            device = environment().device
+        self.device = device
         if batch_size is not None and batch_size < 1:
             raise EmbedderError(f"{name_or_path}: batch_size must be at least 1, not {batch_size}")
         if quantize and batch_size not in (None, 1):

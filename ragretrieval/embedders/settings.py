@@ -13,7 +13,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..work.limits import Integer, Price, Retries, Timeout
 from .base import EmbedderError
 
-BASE_URL_VARIABLE = "RAGRETRIEVAL_EMBED_BASE_URL"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 SPEED_ONLY = ("api_key_env", "batch_size", "concurrency", "timeout", "max_retries", "price")
 PER_MODEL = ("dimensions", "query_prefix", "passage_prefix")  # not shared with a reranker's second embedder

@@ -47,10 +47,10 @@ def chunk_qrels(
 ) -> Qrels:
     """Chunk-level labels: every chunk of a relevant document (label > 0) gets `PARENT_GRADE`, raised to `SPAN_GRADE`
     where it overlaps a relevant span; ``spans[(query_id, doc_id)]`` lists ``(start, end)`` character offsets."""
-    chunk_ids = as_id_array(chunk_ids)
+    chunk_id_array = as_id_array(chunk_ids)
     starts, ends = np.asarray(chunk_starts, dtype=np.int64), np.asarray(chunk_ends, dtype=np.int64)
     doc_code = {d: i for i, d in enumerate(doc_qrels.doc_ids.tolist())}
-    parent = np.fromiter((doc_code.get(p, -1) for p in chunk_parent_ids), dtype=np.int64, count=len(chunk_ids))
+    parent = np.fromiter((doc_code.get(p, -1) for p in chunk_parent_ids), dtype=np.int64, count=len(chunk_id_array))
     by_parent = np.argsort(parent, kind="stable")  # chunks grouped by parent document, in corpus order
     first = np.searchsorted(parent[by_parent], np.arange(len(doc_qrels.doc_ids)), side="left")
     count = np.searchsorted(parent[by_parent], np.arange(len(doc_qrels.doc_ids)), side="right") - first
@@ -79,4 +79,4 @@ def chunk_qrels(
             grades[lo:hi][overlap.any(axis=1)] = SPAN_GRADE
 
     indptr = np.concatenate([[0], np.cumsum(np.bincount(rows[entry], minlength=doc_qrels.n_queries))])
-    return Qrels.from_arrays(doc_qrels.query_ids, chunk_ids, indptr, chunks, grades)
+    return Qrels.from_arrays(doc_qrels.query_ids, chunk_id_array, indptr, chunks, grades)

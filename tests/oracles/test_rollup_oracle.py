@@ -4,7 +4,7 @@ A scripted retriever answers each question with a ranking hypothesis wrote (our 
 scores, several chunks of one document, rankings that run out or are empty), cut at whatever depth `evaluate` asks
 for, as a real retriever is. The oracle walks each whole ranking to its end, keeps each document at its best rank,
 and recomputes every document- and chunk-level metric at every k with plain loops (reference.py), along with the
-retrieved lists and the notes. A roll-up that stops early (the k - 1 bug of issue 19) or looks at too few hits for
+retrieved lists and the notes. A roll-up that stops early (the k - 1 bug an earlier version had) or looks at too few hits for
 any reason disagrees with the oracle.
 """
 
@@ -195,7 +195,7 @@ def expected_notes(case: Case, oracle: Oracle, rows) -> tuple[list[str], bool]:
     return notes, chunk_scored
 
 
-# The two shapes of issue 19's roll-up bug: the k-th document only appears after the first 4k hits (one document's
+# The two shapes of the roll-up bug an earlier version had: the k-th document only appears after the first 4k hits (one document's
 # chunks ranked together), and a retriever with foreign hits whose ranking is longer than our chunking.
 LATE_SECOND_DOCUMENT = Case(lines=(9, 1), ks=(1, 2), rel_level=1, foreign=(),
                             rows=(tuple(range(10)),), scores=((1.0,) * 10,), labels=(((1, 1, ()),),))

@@ -1,4 +1,4 @@
-"""Evaluations side by side through the API (issue W, item 9): the statistics are those of ``ragretrieval compare``
+"""Evaluations side by side through the API: the statistics are those of ``ragretrieval compare``
 on the stored runs, level by level (both outputs compared); paired questions are shown with each evaluation's
 result and can be narrowed to those that changed; hostile id lists are refused, and evaluations over different
 question sets say what is paired and what is not."""

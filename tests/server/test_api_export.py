@@ -1,4 +1,4 @@
-"""Export (issue W, item 10): ``GET /api/v1/evaluations/{id}/export?format=csv|json|jsonl`` streams every finished
+"""Export: ``GET /api/v1/evaluations/{id}/export?format=csv|json|jsonl`` streams every finished
 result (the filters apply) with its annotation; the JSON Lines are agent-evaluation records ragretrieval reads back;
 the CSV opens in a spreadsheet without running a formula; hostile requests are refused."""
 

@@ -1,4 +1,4 @@
-"""One failure rule for the command line, the server and its workers (issue R3, item 2): a service that answers
+"""One failure rule for the command line, the server and its workers: a service that answers
 400, 400, 200 in a cycle leaves 10 of 30 questions answered; `answer` exits 1 and stores nothing, and a web
 evaluation, answered by a worker thread or a `ragretrieval worker` process, ends FAILED with the count and the first
 cause and stores no run. Below the rule the run completes and every table says how many answered."""

@@ -1,4 +1,4 @@
-"""Reviewers' annotations (issue W, item 13): a verdict on one answer, correct, partly correct or incorrect, with a
+"""Reviewers' annotations: a verdict on one answer, correct, partly correct or incorrect, with a
 note, kept in ``rr_annotations`` beside the evaluation's results; and what the summary says of them.
 
 Concurrent edits. The write locks the question's result row (PostgreSQL: ``FOR UPDATE``; SQLite has one writer), so

@@ -1,4 +1,4 @@
-"""Evaluations side by side (issue W, item 9): ``compare``'s statistics on their stored runs, then their results
+"""Evaluations side by side: ``compare``'s statistics on their stored runs, then their results
 question by question.
 
 The statistics are `analysis.compare.compare` on the evaluations' stored runs (the runs ``ragretrieval compare``
@@ -46,7 +46,7 @@ from . import Conflict, Invalid, NotFound
 from .evaluations import DONE, SHOWN, evaluation_out, rel_level_of, result_out
 
 E, R = evaluations.c, evaluation_results.c
-MIN_COMPARED, MAX_COMPARED = 2, 3  # the issue's A,B[,C]: a page stays readable side by side
+MIN_COMPARED, MAX_COMPARED = 2, 3  # A,B[,C]: a page stays readable side by side
 LEVELS = (ANSWER_LEVEL, "doc", "chunk")
 SHOWN_IDS = 5
 MAX_RESAMPLES = 100_000

@@ -1,4 +1,4 @@
-"""An evaluation's results as a file (issue W, item 10): ``GET /api/v1/evaluations/{id}/export?format=csv|json|jsonl``
+"""An evaluation's results as a file: ``GET /api/v1/evaluations/{id}/export?format=csv|json|jsonl``
 streams them, read a few hundred at a time in one reading transaction (one snapshot of the evaluation), so a large
 evaluation never sits whole in memory. The filters of the detail page apply (result_filter.py): export what you
 see.

@@ -1,5 +1,5 @@
 """Which finished results an evaluation's page (and ``GET /api/v1/evaluations/{id}``, and its export) shows, in
-which order: the filters and sorts that find the bad answers fast (issue W, item 11). They are query parameters,
+which order: the filters and sorts that find the bad answers fast. They are query parameters,
 so a filtered view is a URL that can be shared, and they are applied on the server, so paging counts what matches.
 
 - ``score``: judge scores, ``5``, ``1,2`` or ``none`` (no score);

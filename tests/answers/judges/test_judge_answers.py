@@ -146,7 +146,7 @@ def test_compare_and_report_pair_judge_metrics_and_show_both_runs_reasoning(floo
 
 
 def test_the_conflict_names_only_the_settings_that_differ(floor, judge_server):
-    """Issue R3, item 7: with only the endpoint changed, the refusal names the endpoint, not the model or the prompt
+    """With only the endpoint changed, the refusal names the endpoint, not the model or the prompt
     (0.2.0 printed the stored model and prompt hash, which had not changed)."""
     judge(judge_server, floor)
     other_spelling = judge_server.url.replace("127.0.0.1", "localhost")  # the same server, another endpoint

@@ -1,4 +1,4 @@
-"""Deciding with the pages alone, in Chromium (issue W, items 9-14): compare two evaluations from the list and from
+"""Deciding with the pages alone, in Chromium: compare two evaluations from the list and from
 an evaluation's page, the changed questions only; export what the page shows as CSV, JSON and JSONL; sort and
 filter the cards to find the bad answers; each card's sources marked against the question's relevant documents;
 a reviewer's verdict saved on a card, edited, refused when a colleague changed it meanwhile, counted and agreed with
