@@ -17,6 +17,7 @@ from jinja2 import Environment, FileSystemLoader, pass_context
 from ..errors import RagretrievalError
 from ..llm.client import LLMError
 from ..work.options import SettingsError
+from .answer_diff import word_diff
 from .db import Database
 from .i18n import LANGUAGES, request_language, script_catalogue, translate
 from .jobs.engine import Engine, load_engine
@@ -71,6 +72,7 @@ def templates() -> Jinja2Templates:
     env.filters.update(when=when, short=short, markdown=markdown_html, public=public_text, headline=headline)
     env.tests.update(long=is_long)
     env.globals.update(_=gettext, language=page_language, languages=LANGUAGES, script_messages=page_messages)
+    env.globals.update(word_diff=word_diff)
     return Jinja2Templates(env=env)
 
 
