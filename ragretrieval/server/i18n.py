@@ -18,6 +18,8 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from ..answers.failures import CLASSES
+
 HERE = Path(__file__).parent
 LANGUAGES = {"en": "English", "zh": "中文"}  # code -> its own name, as the switch shows it
 DEFAULT = "en"
@@ -25,6 +27,7 @@ COOKIE = "rr_lang"
 # messages the templates look up through a variable (``_(status)``, the login page's ``_(error)``)
 DYNAMIC_MESSAGES = ("PENDING", "RUNNING", "PAUSED", "COMPLETED", "FAILED", "The form expired: try again.",
                     "Wrong token.")
+DYNAMIC_MESSAGES += CLASSES  # failure classes' names (answers/failures.py), shown by their Chinese names too
 # t("...") in the scripts: a literal in double quotes, the whole message (what the catalogue is searched for)
 SCRIPT_MESSAGE = re.compile(r'\bt\(\s*"((?:[^"\\]|\\.)*)"')
 
