@@ -6,6 +6,7 @@ question sets say what is paired and what is not."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -125,6 +126,16 @@ def test_different_question_sets_say_what_is_paired_and_what_is_not(compared, da
     run_until_done(api, url, datasets, other["id"])
     refused = api.request("GET", f"/api/v1/compare?ids={made['k3']['id']},{other['id']}")
     assert refused.status_code == 400 and "no question in common" in refused.json()["detail"]
+    # compare is offered only where it can pair: "ten" (the corpus's questions) yes, "typed" disabled with the reason
+    detail = api.client.get(f"/evaluations/{made['k3']['id']}").text
+    assert f'<option value="{ten["id"]}">ten</option>' in detail
+    assert (f'<option value="{other["id"]}" disabled>typed (another question set: its questions cannot be paired)'
+            "</option>") in detail
+    typed_page = api.client.get(f"/evaluations/{other['id']}").text
+    assert 'disabled title="No other completed evaluation of this question set."' in typed_page
+    listed = api.client.get("/evaluations/list").text
+    keys = dict(re.findall(r'data-id="([^"]+)" data-status="[A-Z]+" data-question-set="([^"]+)"', listed))
+    assert keys[ten["id"]] == keys[made["k3"]["id"]] == keys[made["k1"]["id"]] != keys[other["id"]]
 
 
 def test_hostile_id_lists_are_refused(compared):

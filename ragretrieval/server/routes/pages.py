@@ -67,9 +67,10 @@ def evaluation_list(request: Request, page: int = Query(1, ge=1, le=MAX_PAGE), s
     q = (q or "").strip() or None
     store = deps.evaluations(request)
     items, where = paged(lambda offset: store.list(offset, LIST_PAGE, status, q), page, LIST_PAGE)
-    names = deps.question_sets(request).names(sorted({e.question_set_id for e in items}))
+    set_ids = sorted({e.question_set_id for e in items})
+    names = deps.question_sets(request).names(set_ids)
     return render(request, "evaluations_list.html", evaluations=items, status=status, statuses=STATUSES, q=q or "",
-                  set_names=names, **where)
+                  set_names=names, pairing=deps.question_sets(request).pairing_keys(set_ids), **where)
 
 
 @router.get("/evaluations/new")
@@ -120,11 +121,13 @@ def evaluation_detail(request: Request, eval_id: str, page: int = Query(1, ge=1,
         return found, found.results_total
 
     evaluation, where = paged(fetch, page, RESULTS_PAGE)
+    pairable = deps.question_sets(request).pairable_sets(evaluation.question_set_id)
+    others = store.comparable(eval_id, evaluation.question_set_id, pairable=pairable)
     cards = [(result, card_checks(result.checks), judge_reading(result)) for result in evaluation.results]
     context = _detail_context(request, evaluation, query)
     filters = {k: str(v).lower() if isinstance(v, bool) else v for k, v in context["filters"].items()}
     return render(request, "evaluation_detail.html", cards=cards, types=store.question_types(eval_id),
-                  others=store.comparable(eval_id, evaluation.question_set_id), query=filter_query(filters),
+                  others=others, query=filter_query(filters),
                   **context, **where)
 
 

@@ -66,8 +66,27 @@ if (table) {
       .map((box) => box.dataset.select);
     for (const id of [...checked]) if (!now.includes(id)) checked.splice(checked.indexOf(id), 1);
     for (const id of now) if (!checked.includes(id)) checked.push(id);
-    compare.disabled = checked.length < 2 || checked.length > 3;
+    const why = compareRefusal(checked);
+    compare.disabled = why !== "";
+    compare.title = why || t("2 or 3 completed evaluations, the first checked one as the baseline");
   });
+  // Why the checked evaluations cannot be compared ("" when they can): said in the button's title, never an error page
+  const compareRefusal = (ids) => {
+    if (ids.length < 2 || ids.length > 3) return t("2 or 3 completed evaluations, the first checked one as the baseline");
+    const rows = ids.map((id) => table.querySelector(`tr[data-id="${CSS.escape(id)}"]`)).filter(Boolean);
+    const name = (row) => row.querySelector("input[data-select]").dataset.name;
+    const unfinished = rows.find((row) => row.dataset.status !== "COMPLETED");
+    if (unfinished) {
+      return t("“{name}” is {status}: only completed evaluations can be compared.",
+        { name: name(unfinished), status: statusName(unfinished.dataset.status) });
+    }
+    const other = rows.find((row) => row.dataset.questionSet !== rows[0].dataset.questionSet);
+    if (other) {
+      return t("“{name}” evaluated another question set than “{first}”: its questions cannot be paired.",
+        { name: name(other), first: name(rows[0]) });
+    }
+    return "";
+  };
   compare.addEventListener("click", () => {
     window.location.assign(`/compare?ids=${checked.map(encodeURIComponent).join(",")}`);
   });

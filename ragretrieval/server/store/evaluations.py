@@ -157,15 +157,17 @@ class Evaluations:
                                                                           R.position.in_(page)))}
         return [found[p] for p in page], len(positions)
 
-    def comparable(self, eval_id: str, question_set_id: str, limit: int = 50) -> list[tuple[str, str, bool]]:
-        """(id, name, same question set) of the completed evaluations with a stored run, but this one: those of the
-        same question set first, then the newest (what "Compare with" offers)."""
-        same = E.question_set_id == question_set_id
+    def comparable(self, eval_id: str, question_set_id: str, limit: int = 50,
+                   pairable: list[str] | None = None) -> list[tuple[str, str, bool, bool]]:
+        """(id, name, same question set, pairs with this one) of the completed evaluations with a stored run, but
+        this one: those whose questions pair with this one's (of the `pairable` sets, else the same set) first,
+        then the newest (what "Compare with" offers; one that cannot pair is shown disabled)."""
+        pairs = E.question_set_id.in_(pairable or [question_set_id])
         with self.db.read() as conn:
-            rows = conn.execute(select(E.id, E.name, same.label("same")).where(
+            rows = conn.execute(select(E.id, E.name, E.question_set_id, pairs.label("pairs")).where(
                 E.id != eval_id, E.status == "COMPLETED", E.run_id.is_not(None)
-            ).order_by(same.desc(), E.gmt_created.desc()).limit(limit)).all()
-        return [(row.id, row.name, bool(row.same)) for row in rows]
+            ).order_by(pairs.desc(), E.gmt_created.desc()).limit(limit)).all()
+        return [(row.id, row.name, row.question_set_id == question_set_id, bool(row.pairs)) for row in rows]
 
     def question_types(self, eval_id: str) -> list[str]:
         with self.db.read() as conn:
