@@ -290,3 +290,16 @@ def test_a_permalink_opens_the_page_that_holds_the_question(compared):
     assert f'>#{last["number"]}</a>' in page.text and "/static/permalink.js" in page.text
     regressions = api.client.get(f"/compare?ids={a['id']},{b['id']}&order=regressions&filter=worse").text
     assert 'name="order"' in regressions and "regressions first" in regressions
+
+
+def test_a_card_permalink_opens_the_detail_page_that_holds_it(compared):
+    api, url, made, _ = compared
+    a = made["k3"]
+    results = api.get(f"/api/v1/evaluations/{a['id']}?limit=500")["results"]
+    last = results[-1]
+    first_page = api.client.get(f"/evaluations/{a['id']}").text
+    assert f'id="q={last["question_id"]}"' not in first_page  # 30 questions, 20 a page
+    assert f'href="#q={results[0]["question_id"]}"' in first_page and "/static/permalink.js" in first_page
+    held = api.client.get(f"/evaluations/{a['id']}?q={last['question_id']}").text
+    assert f'id="q={last["question_id"]}"' in held
+    assert api.client.get(f"/evaluations/{a['id']}?q=nope").status_code == 200  # unknown: the first page

@@ -113,8 +113,10 @@ def _detail_context(request: Request, evaluation, query: ResultQuery) -> dict:
 
 @router.get("/evaluations/{eval_id}")
 def evaluation_detail(request: Request, eval_id: str, page: int = Query(1, ge=1, le=MAX_PAGE),
-                      query: ResultQuery = Depends(result_query)):
+                      query: ResultQuery = Depends(result_query), q: str = Query("", max_length=200)):
     store = deps.evaluations(request)
+    if q and query == ResultQuery():  # a card's permalink (#q=ID, sent by permalink.js as ?q=ID): its page
+        page = store.page_of(eval_id, q, RESULTS_PAGE) or page
 
     def fetch(offset):
         found = store.get(eval_id, offset, RESULTS_PAGE, query=query)

@@ -12,6 +12,7 @@ const show = () => {
   }
   const url = new URL(location.href);
   if (url.searchParams.get("q") === id) return; // asked already: the question is not among those shown
+  if (url.pathname !== "/compare") url.search = ""; // an evaluation's cards: in question order, unfiltered
   url.searchParams.set("q", id);
   url.searchParams.delete("page");
   location.replace(url.toString());

@@ -169,6 +169,18 @@ class Evaluations:
             ).order_by(pairs.desc(), E.gmt_created.desc()).limit(limit)).all()
         return [(row.id, row.name, row.question_set_id == question_set_id, bool(row.pairs)) for row in rows]
 
+    def page_of(self, eval_id: str, question_id: str, page_size: int) -> int | None:
+        """The page (from 1) of the finished results in question order that holds `question_id` (a card's
+        permalink), None when it has no finished result."""
+        with self.db.read() as conn:
+            position = conn.execute(select(R.position).where(R.evaluation_id == eval_id, R.question_id == question_id,
+                                                             R.state == DONE)).scalar()
+            if position is None:
+                return None
+            before = conn.execute(select(func.count()).where(R.evaluation_id == eval_id, R.state == DONE,
+                                                             R.position < position)).scalar()
+        return before // page_size + 1
+
     def question_types(self, eval_id: str) -> list[str]:
         with self.db.read() as conn:
             return sorted(conn.execute(select(R.question_type).where(R.evaluation_id == eval_id).distinct()).scalars())
