@@ -12,6 +12,10 @@ function showState(row, e) {
   const badge = row.querySelector(".status");
   badge.textContent = statusName(e.status);
   badge.className = `status ${e.status.toLowerCase()}`;
+  const failures = row.querySelector(".with-failures");
+  failures.hidden = !e.completed_with_failures;
+  failures.title = t("{n} of {total} questions got no answer; the means are over the others",
+    { n: e.failed_questions, total: e.total_questions });
   const bar = row.querySelector("progress");
   bar.max = e.total_questions;
   bar.value = e.completed_questions;
