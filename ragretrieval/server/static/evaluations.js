@@ -1,7 +1,7 @@
 // The evaluation list: refreshed from the API every two seconds while an evaluation on the page is pending, running
 // or paused (a paused one may be resumed from elsewhere), pause / resume / delete on each row, and rows selected
 // for deleting several at once.
-import { api, flash, installBulkDelete, onDelete, scoreClass, scoreText, statusName, t, when } from "./common.js";
+import { api, flash, unflash, installBulkDelete, onDelete, scoreClass, scoreText, statusName, t, when } from "./common.js";
 
 const POLL_MS = 2000;
 const ACTIVE = new Set(["PENDING", "RUNNING", "PAUSED"]);
@@ -48,8 +48,9 @@ if (table) {
           const row = rowOf(e.id);
           if (row) showState(row, e);
         }
+        unflash("refresh");
       } catch (error) {
-        flash(t("Could not refresh: {reason}", { reason: error.message }), "error");
+        flash(t("Could not refresh: {reason}", { reason: error.message }), "error", "refresh");
       }
     }
     setTimeout(poll, POLL_MS);
