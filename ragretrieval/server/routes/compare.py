@@ -6,6 +6,7 @@ differences, filtered and ordered for triage (store/triage.py)."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Literal
 
 from fastapi import APIRouter, Query, Request
@@ -81,6 +82,9 @@ def compare_page(request: Request, ids: str = Query("", max_length=2000), other:
     if q:  # a permalink (#q=ID, sent by the page's script as ?q=ID): the page that holds that question
         _, _, common, _, stats = computed(db, chosen_ids, how)
         order_ids = [common[i] for i in chosen(stats, triage)]
+        if q not in order_ids and q in common:  # filtered out: shown among all the questions instead
+            triage = replace(triage, filter="all", transition="")
+            order_ids = [common[i] for i in chosen(stats, triage)]
         if q in order_ids:
             page = order_ids.index(q) // ROWS_PAGE + 1
     found = compare_evaluations(db, chosen_ids, how, False, (page - 1) * ROWS_PAGE, ROWS_PAGE, triage)
