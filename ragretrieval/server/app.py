@@ -24,6 +24,7 @@ from .jobs.engine import Engine, load_engine
 from .jobs.worker import Worker
 from .rendering import is_long, markdown_html, public_text
 from .security import Guard
+from .server_messages import server_message
 from .settings import ServeSettings
 from .store import Conflict, Invalid, NotFound
 from .views import headline
@@ -142,8 +143,9 @@ def _errors(app: FastAPI) -> None:
         status = next(code for kind, code in STATUS if isinstance(error, kind))
         if request.url.path.startswith(API_PREFIXES):
             return JSONResponse({"detail": public_text(str(error))}, status_code=status)
+        message = server_message(request_language(request), public_text(str(error)))
         return request.app.state.templates.TemplateResponse(
-            request, "error.html", {"status": status, "message": public_text(str(error))}, status_code=status)
+            request, "error.html", {"status": status, "message": message}, status_code=status)
 
     app.add_exception_handler(RagretrievalError, known)
 
