@@ -19,7 +19,7 @@ from ..llm.client import LLMError
 from ..work.options import SettingsError
 from .answer_diff import word_diff
 from .db import Database
-from .i18n import LANGUAGES, request_language, script_catalogue, translate
+from .i18n import CLASS_MEANINGS, LANGUAGES, request_language, script_catalogue, translate
 from .jobs.engine import Engine, load_engine
 from .jobs.worker import Worker
 from .rendering import is_long, markdown_html, public_text
@@ -73,7 +73,7 @@ def templates() -> Jinja2Templates:
     env.filters.update(when=when, short=short, markdown=markdown_html, public=public_text, headline=headline)
     env.tests.update(long=is_long)
     env.globals.update(_=gettext, language=page_language, languages=LANGUAGES, script_messages=page_messages)
-    env.globals.update(word_diff=word_diff)
+    env.globals.update(word_diff=word_diff, CLASS_MEANINGS=CLASS_MEANINGS)
     return Jinja2Templates(env=env)
 
 

@@ -128,7 +128,8 @@ def evaluation_detail(request: Request, eval_id: str, page: int = Query(1, ge=1,
     cards = [(result, card_checks(result.checks), judge_reading(result)) for result in evaluation.results]
     context = _detail_context(request, evaluation, query)
     filters = {k: str(v).lower() if isinstance(v, bool) else v for k, v in context["filters"].items()}
-    return render(request, "evaluation_detail.html", cards=cards, types=store.question_types(eval_id),
+    classes = store.failure_classes_of(eval_id, [result.question_id for result in evaluation.results])
+    return render(request, "evaluation_detail.html", cards=cards, types=store.question_types(eval_id), classes=classes,
                   others=others, query=filter_query(filters),
                   **context, **where)
 

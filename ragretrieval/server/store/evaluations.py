@@ -15,6 +15,7 @@ from ..schemas import AnnotationOut, EvaluationDetail, EvaluationIn, EvaluationO
 from ..views import judge_list
 from . import Conflict, Invalid, NotFound
 from .annotations import annotated, annotation_summary
+from .failure_class import failure_class_of
 from .question_sets import QuestionSets
 from .relevance import expected_vs_retrieved, relevant_documents
 from .result_filter import ResultQuery
@@ -168,6 +169,16 @@ class Evaluations:
                 E.id != eval_id, E.status == "COMPLETED", E.run_id.is_not(None)
             ).order_by(pairs.desc(), E.gmt_created.desc()).limit(limit)).all()
         return [(row.id, row.name, row.question_set_id == question_set_id, bool(row.pairs)) for row in rows]
+
+    def failure_classes_of(self, eval_id: str, question_ids: list[str]) -> dict[str, str]:
+        """Question id -> its failure class, for the cards shown (read inside the database: failure_class.py)."""
+        if not question_ids:
+            return {}
+        kind = failure_class_of(R.answer_record)
+        with self.db.read() as conn:
+            rows = conn.execute(select(R.question_id, kind.label("kind")).where(
+                R.evaluation_id == eval_id, R.question_id.in_(question_ids), R.answer_record.is_not(None))).all()
+        return {row.question_id: row.kind for row in rows if row.kind}
 
     def page_of(self, eval_id: str, question_id: str, page_size: int) -> int | None:
         """The page (from 1) of the finished results in question order that holds `question_id` (a card's
