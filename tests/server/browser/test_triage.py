@@ -26,7 +26,7 @@ def made(server):
     api = Api(httpx.Client(base_url=server.url, timeout=30))
     opened = api.post("/api/v1/question-sets/from-dataset", {"dataset": "dataset"}, expect=201)
     made = {}
-    for name, k in (("k3", 3), ("k1", 1)):
+    for name, k in (("k3", 3), ("k1", 1), ("k2", 2)):
         made[name] = api.post("/api/v1/evaluations", {"name": name, "dataset": "dataset", "retriever": "bm25",
                                                       "question_set_id": opened["id"], "generator": "extractive",
                                                       "options": {"context_k": k}}, expect=201)["id"]
@@ -103,6 +103,36 @@ def test_regressions_first_with_the_answers_diff(browser, server, made, width, l
             page.click('#triage a[data-export="csv"]')
         text = open(download.value.path(), encoding="utf-8-sig").read()
         assert text.startswith("question_id,question_number,level,metric,A,B,B-A,class_A,class_B")
+        assert page.errors == []
+    finally:
+        page.context.close()
+
+
+@pytest.mark.parametrize("width", [1024, 1400])
+def test_layout_three_way_compare_metric_names_and_the_editor_delete_button(browser, server, made, width):
+    """The parts themselves are read: every metric name of a three-way compare is whole on one line, and each
+    question's Delete button in the editor is one line wide enough for its word."""
+    api, made = made
+    page = open_page(browser, server, width=width)
+    try:
+        page.goto(f"/compare?ids={made['k3']},{made['k1']},{made['k2']}")
+        names = page.locator("table.compare td.metric")
+        assert names.count() > 10
+        cut = page.evaluate("""() => [...document.querySelectorAll('table.compare td.metric')].filter((cell) => {
+            const code = cell.querySelector('code');
+            const line = parseFloat(getComputedStyle(code).lineHeight) || code.getBoundingClientRect().height;
+            return code.scrollWidth > cell.clientWidth + 1 || code.getBoundingClientRect().height > line * 1.5;
+        }).map((cell) => cell.textContent.trim())""")
+        assert cut == [], f"metric names cut or wrapped at {width} px: {cut[:5]}"
+        assert fits(page), "the page scrolls sideways (only a table's wrapper may)"
+        question_set = api.get("/api/v1/question-sets")["items"][0]
+        page.goto(f"/evaluations/question-sets/{question_set['id']}")
+        delete = page.locator("table.questions button.remove").first
+        box = delete.bounding_box()
+        height = page.evaluate("(b) => parseFloat(getComputedStyle(b).lineHeight) || 20", delete.element_handle())
+        assert box["height"] < height * 2.2 and box["width"] > box["height"], (width, box)
+        set_delete = page.locator('button[data-action="delete-set"]')
+        assert set_delete.bounding_box()["height"] < height * 2.2
         assert page.errors == []
     finally:
         page.context.close()
