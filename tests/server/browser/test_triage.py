@@ -89,7 +89,7 @@ def test_regressions_first_with_the_answers_diff(browser, server, made, width, l
             expect(first.locator("p.transition")).to_contain_text(shown_class)
         assert fits(page), "sideways scrolling"
         if width == 1400 and not zh:
-            shot(page, "compare-triage", height=1100)
+            shot(page, "compare-triage", part=first)  # one question: its differences, classes, diff, sources
         # a permalink: the question's link, then the address opened afresh, even for a question on no page shown
         first.locator("h3 .permalink").click()
         assert page.url.endswith("#q=" + quote(expected["id"], safe=""))
