@@ -299,7 +299,8 @@ def test_a_card_permalink_opens_the_detail_page_that_holds_it(compared):
     last = results[-1]
     first_page = api.client.get(f"/evaluations/{a['id']}").text
     assert f'id="q={last["question_id"]}"' not in first_page  # 30 questions, 20 a page
-    assert f'href="#q={results[0]["question_id"]}"' in first_page and "/static/permalink.js" in first_page
+    assert f'href="/evaluations/{a["id"]}#q={results[0]["question_id"]}"' in first_page
+    assert "/static/permalink.js" in first_page
     held = api.client.get(f"/evaluations/{a['id']}?q={last['question_id']}").text
     assert f'id="q={last["question_id"]}"' in held
     assert api.client.get(f"/evaluations/{a['id']}?q=nope").status_code == 200  # unknown: the first page

@@ -33,7 +33,8 @@ def test_the_summary_counts_each_class(api, db_url):
     assert 'id="class-legend"' in page and "no relevant context was shown to it" in page
     assert "so the two counts may differ" in page
     # each card names its class, and the class filters the cards (and the API's results)
-    assert page.count('class="failure-class" href="?failure_class=retrieval_miss"') == 2
+    link = f'class="failure-class" href="/evaluations/{evaluation["id"]}?failure_class=retrieval_miss"'
+    assert page.count(link) == 2
     only = api.client.get(f"/api/v1/evaluations/{evaluation['id']}?failure_class=retrieval_miss").json()
     assert only["results_total"] == 2
     filtered = api.client.get(f"/evaluations/{evaluation['id']}?failure_class=correct").text
