@@ -12,7 +12,7 @@ import re
 from typing import Generic, Literal, TypeVar
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
 
 from ..data.dataset import QuestionText
 from ..io.redact import looks_secret, public_url, redact_urls, url_credentials
@@ -345,6 +345,11 @@ class EvaluationOut(BaseModel):
     @classmethod
     def _shown_without_credentials(cls, value):
         return redact_urls(value) if value else value
+
+    @computed_field  # the status stays COMPLETED (it did end); this says that some questions got no answer
+    @property
+    def completed_with_failures(self) -> bool:
+        return self.status == "COMPLETED" and self.failed_questions > 0
 
 
 class EvaluationDetail(EvaluationOut):

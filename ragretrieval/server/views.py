@@ -231,4 +231,5 @@ def judge_choices() -> list[dict]:
         except JudgeError:
             needs = ()
         choices.append({"name": name, "what": what, "needs_reference": "ground_truth" in needs})
-    return choices
+    # the design's order: the 1-5 judge score first, then the others as the registry lists them
+    return sorted(choices, key=lambda choice: choice["name"] != "score5")

@@ -81,7 +81,9 @@ function checkReferences() {
     return;
   }
   const none = missing >= total;
-  warning.textContent = (none ? warning.dataset.all : warning.dataset.some).replace("{judges}", needing.join(", "))
+  const one = needing.length === 1 ? "One" : ""; // "score5 needs", "score5, correctness need"
+  warning.textContent = (none ? warning.dataset[`all${one}`] : warning.dataset[`some${one}`])
+    .replace("{judges}", needing.join(", "))
     .replace("{missing}", String(missing)).replace("{total}", String(total));
   warning.className = none ? "error-text" : "warning";
   warning.hidden = false;
