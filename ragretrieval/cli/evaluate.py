@@ -42,8 +42,8 @@ def retrieval_settings(prefix: str = "") -> list[Setting]:
 
 def embedding_settings(prefix: str = "") -> list[Setting]:
     return [Setting(f"{prefix}embed.{name}", EmbedSettings)
-            for name in ("base_url", "api_key_env", "dimensions", "batch_size", "concurrency", "input_type", "price",
-                         "query_prefix", "passage_prefix")]
+            for name in ("base_url", "api_key_env", "dimensions", "batch_size", "dtype", "concurrency", "input_type",
+                         "price", "query_prefix", "passage_prefix")]
 
 
 def fusion_settings(prefix: str = "") -> list[Setting]:

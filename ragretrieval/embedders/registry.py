@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..work.named import Entry
 from ..work.plugins import EMBEDDERS
-from .base import Embedder, EmbedderError
+from .base import Embedder, EmbedderError, UnusableSetting
 from .prefixes import default_prefixes, with_prefixes
 from .sentence_transformer import DEFAULT_MODEL
 from .settings import AUTO, EmbedSettings
@@ -97,7 +97,7 @@ def get_embedder(name: str = DEFAULT_MODEL, settings: EmbedSettings | dict | Non
     if family.sentence_transformers:
         options = {**settings.local_options(), **options}  # precision and texts per forward pass
     elif settings.dtype != AUTO and family.source == "built in":
-        raise EmbedderError(f"{name}: dtype {settings.dtype} is for sentence-transformers models; this model takes "
+        raise UnusableSetting(f"{name}: dtype {settings.dtype} is for sentence-transformers models; this model takes "
                             "none (leave it auto)")
     if family.takes_settings:
         options["settings"] = settings.model_copy(update={"query_prefix": None, "passage_prefix": None})

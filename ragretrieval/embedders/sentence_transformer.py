@@ -12,7 +12,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .base import EmbedderError, ModelNotFoundError, Symmetric
+from .base import EmbedderError, ModelNotFoundError, Symmetric, UnusableSetting
 
 DEFAULT_MODEL = "m3e-small"
 _ALIASES = ("m3e-small", "default")
@@ -170,15 +170,15 @@ class SentenceTransformerEmbedder(Symmetric):
         self.normalize = normalize
         self.device = device or os.environ.get("RAGRETRIEVAL_DEVICE", "cpu")
         if batch_size is not None and batch_size < 1:
-            raise EmbedderError(f"{name_or_path}: batch_size must be at least 1, not {batch_size}")
+            raise UnusableSetting(f"{name_or_path}: batch_size must be at least 1, not {batch_size}")
         if quantize and batch_size not in (None, 1):
-            raise EmbedderError(f"{name_or_path}@{quantize} embeds one text per forward pass (its activations are "
+            raise UnusableSetting(f"{name_or_path}@{quantize} embeds one text per forward pass (its activations are "
                                 f"scaled per batch, so batch mates would change a vector); batch_size {batch_size} "
                                 "cannot be used")
         if dtype not in _ELEMENT_BYTES and dtype != "auto":
-            raise EmbedderError(f"{name_or_path}: unknown dtype {dtype!r} (known: auto, {', '.join(_ELEMENT_BYTES)})")
+            raise UnusableSetting(f"{name_or_path}: unknown dtype {dtype!r} (known: auto, {', '.join(_ELEMENT_BYTES)})")
         if quantize and dtype not in ("auto", "float32"):
-            raise EmbedderError(f"{name_or_path}@{quantize} runs int8 layers made from float32 weights on the CPU; "
+            raise UnusableSetting(f"{name_or_path}@{quantize} runs int8 layers made from float32 weights on the CPU; "
                                 f"dtype {dtype} cannot be used (auto or float32 only)")
         self.asked_batch_size = batch_size
         self.batch_size = 1 if quantize else batch_size or (CPU_BATCH_SIZE if on_cpu(self.device) else None)
@@ -265,4 +265,7 @@ class SentenceTransformerEmbedder(Symmetric):
             convert_to_numpy=True,
             show_progress_bar=False,
         )
-        return np.ascontiguousarray(vectors, dtype=np.float32)
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        if self.normalize and self.dtype != "float32":  # unit length to float32 rounding, not to 16-bit rounding
+            vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), np.finfo(np.float32).tiny)
+        return vectors
