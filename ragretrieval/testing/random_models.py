@@ -35,7 +35,7 @@ def make_random_model(folder, shape: str = "tiny", seed: int = 0, max_seq_length
     if (folder / "modules.json").is_file():
         return folder
     import torch
-    from sentence_transformers import SentenceTransformer, models
+    from sentence_transformers import SentenceTransformer
     from transformers import BertConfig, BertModel, BertTokenizerFast
 
     words = vocabulary()
@@ -46,8 +46,12 @@ def make_random_model(folder, shape: str = "tiny", seed: int = 0, max_seq_length
     torch.manual_seed(seed)
     config = BertConfig(vocab_size=len(words), max_position_embeddings=max_seq_length, **SHAPES[shape])
     BertModel(config).eval().save_pretrained(base)
-    encoder = models.Transformer(str(base), max_seq_length=max_seq_length)
+    try:  # sentence-transformers 6 moved the modules; 3 to 5 keep them in .models
+        from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
+    except ImportError:
+        from sentence_transformers.models import Pooling, Transformer
+    encoder = Transformer(str(base), max_seq_length=max_seq_length)
     width = getattr(encoder, "get_embedding_dimension", None) or encoder.get_word_embedding_dimension  # renamed in 5
-    pooling = models.Pooling(width(), "mean")
+    pooling = Pooling(width(), "mean")
     SentenceTransformer(modules=[encoder, pooling], device="cpu").save(str(folder))
     return folder
