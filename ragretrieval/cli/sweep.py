@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from ..embedders.settings import EmbedSettings
 from ..evaluation.report import EvalConfig
 from ..retrieval.registry import sweepable_retrievers
 from ..runs.store_grid import parse_store_grid
@@ -45,6 +46,7 @@ SWEPT_SETTINGS = [
     Setting("store", EvalConfig, help="Vector store (repeatable)."),
     Setting("chunk_size", EvalConfig, help="Chunk size (repeatable)."),
     Setting("chunk_overlap", EvalConfig, help="Chunk overlap (repeatable)."),
+    Setting("embed.dtype", EmbedSettings, help="Precision of the local models (repeatable): one cell per dtype."),
 ]
 SWEPT_SETTINGS = [Setting(s.path, s.model, s.help, {"callback": comma_separated, **s.extra, "multiple": True},
                           s.show_old) for s in SWEPT_SETTINGS]
@@ -54,7 +56,8 @@ SHARED_SETTINGS = [Setting("store_options", EvalConfig, help="key=value for ever
                            help="key=value for every retriever of the grid that takes it, e.g. k1=1.2."),
                    Setting("ks", EvalConfig), Setting("granularity", EvalConfig),
                    Setting("search_concurrency", EvalConfig),
-                   *embedding_settings(), *fusion_settings(), *rerank_settings()[1:]]
+                   *(s for s in embedding_settings() if s.path != "embed.dtype"), *fusion_settings(),
+                   *rerank_settings()[1:]]
 
 
 @click.command("sweep")
@@ -86,6 +89,7 @@ def sweep_command(grid_file, dataset_dir, questions, reranks, store_grids, prima
     fusion = {k: options.pop(k) for k in ("fusion", "rrf_k", "alpha") if k in options}
     overrides = dict(dataset=str(dataset_dir) if dataset_dir else None, questions=str(questions) if questions else None,
                      **{field: swept.get(name) for field, name in SWEPT.items()}, reranks=list(reranks),
+                     embed_dtypes=(swept.get("embed") or {}).get("dtype"),
                      store_options=shared.get("store_options"), retriever_options=options or None,
                      ks=shared.get("ks"), granularity=shared.get("granularity"), primary=primary,
                      search_concurrency=shared.get("search_concurrency"),

@@ -107,11 +107,11 @@ class OpenAIEmbedder(Asymmetric):
     @property
     def preferred_batch(self) -> int:
         """Texts per cache batch: enough for every concurrent request to have a full batch."""
-        return self.settings.batch_size * self.settings.concurrency
+        return self.settings.api_batch_size() * self.settings.concurrency
 
     def embed_side(self, texts: Sequence[str], side: str) -> np.ndarray:
         texts = [text if text.strip() else " " for text in texts]  # APIs refuse empty inputs
-        size = self.settings.batch_size
+        size = self.settings.api_batch_size()
         batches = [texts[i:i + size] for i in range(0, len(texts), size)]
         parts: list = [None] * len(batches)
         for index, vectors in parallel_map(lambda batch: self._fitted(batch, side), batches,

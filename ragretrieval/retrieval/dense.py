@@ -110,6 +110,9 @@ class DenseRetriever(SimpleRetriever):
         if self.query_embedder.identity != self.passage_embedder.identity:
             embedders["dense.query"] = self.query_embedder.identity
         details, notes = {"store": self.store_name, "index_reloaded": self.reloaded}, []
+        ran = getattr(self.embedder, "ran", None)
+        if ran is not None and ran() is not None:  # a local model: the device, dtype and batch size it ran with
+            details["embedding"] = ran()
         usage = getattr(self.embedder, "usage", None)
         if usage is not None:  # an embeddings API: what it cost, and what it had to say
             details["embedding_api"] = usage.as_dict()

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Callable, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..data.dataset import Dataset, load_dataset
+from ..embedders.registry import VARIANTS, family_of
+from ..embedders.settings import AUTO, Dtype, EmbedSettings
 from ..errors import RagretrievalError
 from ..evaluation.pipeline import check_config, evaluate
 from ..evaluation.report import EvalConfig
@@ -81,11 +83,15 @@ class SweepGrid(BaseModel):
     rel_level: Integer = Field(default_factory=lambda: _default("rel_level"))
     primary: str = "recall@5"
     embed: dict = Field(default_factory=dict)  # EmbedSettings values for every model (API endpoint, prefixes, ...)
+    # the precisions of the local models (EmbedSettings.dtype): one cell per model and dtype; a model that takes no
+    # dtype (an API, hashing, e5-small-q4, an @int8 variant) runs once, in its own precision
+    embed_dtypes: list[Dtype] = Field(default_factory=lambda: [EmbedSettings.model_fields["dtype"].default])
     fusion: dict = Field(default_factory=dict)  # options of the hybrid cells: fusion, rrf_k, alpha, candidates
     # retriever options, each given to every retriever of the grid that takes it (k1 to bm25 and hybrid cells)
     retriever_options: dict = Field(default_factory=dict)
 
-    @field_validator("models", "retrievers", "reranks", "stores", "chunk_sizes", "chunk_overlaps", mode="before")
+    @field_validator("models", "retrievers", "reranks", "stores", "chunk_sizes", "chunk_overlaps", "embed_dtypes",
+                     mode="before")
     @classmethod
     def _scalar_is_a_list_of_one(cls, value):
         return _as_list(value)
@@ -129,9 +135,12 @@ class SweepGrid(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self):
-        for name in ("models", "retrievers", "reranks", "stores", "chunk_sizes", "chunk_overlaps", "ks"):
+        for name in ("models", "retrievers", "reranks", "stores", "chunk_sizes", "chunk_overlaps", "ks",
+                     "embed_dtypes"):
             if not getattr(self, name):
                 raise ValueError(f"{name} must not be empty")
+        if "dtype" in self.embed:
+            raise ValueError("embed holds the settings every model shares; the dtypes go in embed_dtypes")
         if "name" in self.rerank:
             raise ValueError(f"rerank holds the settings of every reranker (depth, format, model, api_key_env); "
                              f"the names go in reranks (with {NO_RERANK!r} for no reranking)")
@@ -269,16 +278,18 @@ def plan(grid: SweepGrid, dataset: Dataset) -> list[Cell]:
     labels_fp = labels_fingerprint(dataset.questions)
     options = cell_options(grid)
     cells: dict[str, Cell] = {}
-    for retriever, rerank, model, (store, store_options), size, overlap in itertools.product(
-            grid.retrievers, grid.reranks, grid.models, stores, grid.chunk_sizes, grid.chunk_overlaps):
+    for retriever, rerank, model, dtype, (store, store_options), size, overlap in itertools.product(
+            grid.retrievers, grid.reranks, grid.models, grid.embed_dtypes, stores, grid.chunk_sizes,
+            grid.chunk_overlaps):
         stored = "store" in uses[retriever]
+        embed = cell_embed(grid.embed, model, dtype) if "embed" in uses[retriever] else None
         try:
             config = build_settings(EvalConfig, dict(
                 retriever=retriever, model=model, store=store if stored else _default("store"),
                 store_options=store_options if stored else {}, chunk_size=size, chunk_overlap=overlap,
                 ks=grid.ks, granularity=grid.granularity, rel_level=grid.rel_level,
                 search_concurrency=grid.search_concurrency,
-                embed=(grid.embed or None) if "embed" in uses[retriever] else None,
+                embed=embed,
                 retriever_options=options[retriever],
                 rerank=None if rerank == NO_RERANK else {"name": rerank, **grid.rerank}))
             check_config(config)
@@ -289,6 +300,15 @@ def plan(grid: SweepGrid, dataset: Dataset) -> list[Cell]:
         key = config_key(config, dataset.fingerprint, questions_fp, labels_fp)
         cells.setdefault(key, Cell(config, key))
     return list(cells.values())
+
+
+def cell_embed(shared: dict, model: str, dtype: str) -> dict | None:
+    """A cell's embedding settings: the grid's shared ones, with the cell's dtype for a model that takes one (a
+    model that takes none gets none, so its cells of every dtype collapse into one)."""
+    base, at, variant = model.rpartition("@")
+    takes_dtype = not (at and variant in VARIANTS) and family_of(model).sentence_transformers
+    embed = {**shared, "dtype": dtype} if takes_dtype and dtype != AUTO else dict(shared)
+    return embed or None
 
 
 def default_sweep_id(cells: list[Cell]) -> str:
