@@ -10,7 +10,8 @@ from ragretrieval.cli import main
 from ragretrieval.data.dataset import load_dataset
 from ragretrieval.runs import RunHistory
 from ragretrieval.runs.store_grid import StoreAxis, parse_store_grid
-from ragretrieval.runs.sweep import SweepError, SweepGrid, plan, read_grid, validated_grid
+from ragretrieval.runs.sweep import plan
+from ragretrieval.runs.sweep_grid import SweepError, SweepGrid, read_grid, validated_grid
 from ragretrieval.work.options import SettingsError
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ragretrieval.runs.sweep import SweepError, cell_embed, validated_grid
+from ragretrieval.runs.sweep import cell_embed
+from ragretrieval.runs.sweep_grid import SweepError, validated_grid
 
 
 def test_a_dtype_reaches_local_models_only():
