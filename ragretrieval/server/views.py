@@ -180,6 +180,7 @@ def field_limits(model, name: str) -> dict:
 
 def form_defaults(allowed_models=()) -> dict:
     """The defaults the form shows as values, read from the engine's settings models (never written twice)."""
+    from ..embedders.settings import DTYPES, EmbedSettings
     from ..evaluation.report import EvalConfig
     from ..retrieval.registry import retriever_class
     from .jobs.options import EvaluationOptions, default_retriever, offered_models, web_retrievers
@@ -190,6 +191,7 @@ def form_defaults(allowed_models=()) -> dict:
             "ks": ",".join(str(k) for k in grid["ks"].get_default()), "chunk_size": grid["chunk_size"].get_default(),
             "chunk_overlap": grid["chunk_overlap"].get_default(),
             "search_concurrency": grid["search_concurrency"].get_default(), "models": offered_models(allowed_models),
+            "embed_dtype": EmbedSettings.model_fields["dtype"].get_default(), "embed_dtypes": DTYPES,
             "embedding": [r for r in web_retrievers() if "model" in retriever_class(r).config_fields],
             "limits": {name: field_limits(EvaluationOptions, name) for name in FORM_OPTIONS}}
 
@@ -211,6 +213,9 @@ def again_settings(evaluation, defaults: dict) -> dict:
         fields = {"kind": "retrieval", "grid_retriever": evaluation.retriever or defaults["retriever"],
                   **{name: options.get(name, defaults[name]) for name in GRID_OPTIONS}}
         fields["ks"] = ",".join(str(k) for k in fields["ks"]) if isinstance(fields["ks"], list) else fields["ks"]
+        embed = dict(options.get("embed") or {})
+        fields["embed_dtype"] = embed.pop("dtype", defaults["embed_dtype"])  # the form's precision field shows it
+        options = {**options, "embed": embed} if embed else {k: v for k, v in options.items() if k != "embed"}
         shown = GRID_OPTIONS
     else:
         shown = FORM_OPTIONS
