@@ -96,19 +96,26 @@ def test_the_database_refuses_a_second_result_for_a_question(db_url):
         db.close()
 
 
+def one_finished_evaluation(conn):
+    """A question set and one finished evaluation of it, written as an older schema's columns allow; returns the time
+    they carry."""
+    now = utc_now()
+    conn.execute(insert(question_sets).values(id="qs_1", name="s", description="", question_count=0,
+                                              gmt_created=now, gmt_updated=now))
+    conn.execute(text("INSERT INTO rr_evaluations (id, name, dataset, question_set_id, generator, options, status, "
+                      "progress, total_questions, completed_questions, gmt_created, gmt_updated) VALUES ('eval_1', "
+                      "'before', 'd', 'qs_1', 'extractive', '{}', 'COMPLETED', 100, 1, 1, :now, :now)"),
+                 {"now": now})
+    return now
+
+
 def test_a_schema_3_store_keeps_its_evaluations_as_answer_evaluations(db_url):
     """A store the web app of schema 3 left (evaluations without a kind, no annotations) is upgraded in place."""
     with RunHistory(db_url) as history, history.engine.begin() as conn:
         annotations.drop(conn)
         conn.execute(text("ALTER TABLE rr_evaluations DROP COLUMN kind"))
         conn.execute(update(meta).where(meta.c.key == "schema_version").values(value="3"))
-        now = utc_now()
-        conn.execute(insert(question_sets).values(id="qs_1", name="s", description="", question_count=0,
-                                                  gmt_created=now, gmt_updated=now))
-        conn.execute(text("INSERT INTO rr_evaluations (id, name, dataset, question_set_id, generator, options, status, "
-                          "progress, total_questions, completed_questions, gmt_created, gmt_updated) VALUES ('eval_1', "
-                          "'before', 'd', 'qs_1', 'extractive', '{}', 'COMPLETED', 100, 1, 1, :now, :now)"),
-                     {"now": now})
+        one_finished_evaluation(conn)
     db = Database(db_url)
     try:
         assert db.history.upgraded_from == 3
@@ -125,13 +132,7 @@ def test_a_schema_5_store_keeps_its_annotations_with_an_empty_reviewer(db_url):
         reviewer_verdicts.drop(conn)
         conn.execute(text("ALTER TABLE rr_annotations DROP COLUMN reviewer"))
         conn.execute(update(meta).where(meta.c.key == "schema_version").values(value="5"))
-        now = utc_now()
-        conn.execute(insert(question_sets).values(id="qs_1", name="s", description="", question_count=0,
-                                                  gmt_created=now, gmt_updated=now))
-        conn.execute(text("INSERT INTO rr_evaluations (id, name, dataset, question_set_id, generator, options, status, "
-                          "progress, total_questions, completed_questions, gmt_created, gmt_updated) VALUES ('eval_1', "
-                          "'before', 'd', 'qs_1', 'extractive', '{}', 'COMPLETED', 100, 1, 1, :now, :now)"),
-                     {"now": now})
+        now = one_finished_evaluation(conn)
         conn.execute(text("INSERT INTO rr_annotations (evaluation_id, question_id, verdict, note, version, gmt_created, "
                           "gmt_updated) VALUES ('eval_1', 'q_1', 'correct', 'kept', 1, :now, :now)"), {"now": now})
     db = Database(db_url)
