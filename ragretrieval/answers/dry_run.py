@@ -19,9 +19,9 @@ from ..llm.tokens import estimate_tokens
 from .batch import RETRIEVAL_BLOCK, journaled
 from .generators import GenerationFailed, GenerationRequest
 from .judges.audit import padded, shuffled
-from .judges.stored import JudgedQuestion, check_conflicts, pending
 from .report import AnsweredQuestion
 from .session import AnswerSession
+from .stored_judging import JudgedQuestion, check_conflicts, pending
 
 LOCAL_GENERATORS = ("extractive", "file")  # they send nothing: a dry run runs them
 
