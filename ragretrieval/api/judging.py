@@ -89,7 +89,8 @@ def judge_answers(run, *, config=None, runs_db=None, save: bool = True, new_run:
         note(f"warning: {warning}")
     if dry_run:
         return judged.plan
-    result = judged.report
+    result, journal = judged.report, judged.journal
+    assert result is not None and journal is not None  # a judging that is not a dry run has both
     if new_run and stored is not None:
         result = result.model_copy(update={"judged_from": stored.id})
     if out:
@@ -97,7 +98,7 @@ def judge_answers(run, *, config=None, runs_db=None, save: bool = True, new_run:
         note(f"report written to {out}")
     if stored is not None and save:
         _store(result, stored, runs_db, new_run, name, tags, judging.judges, note)
-    judged.journal.unlink(missing_ok=True)
+    journal.unlink(missing_ok=True)
     return result
 
 
