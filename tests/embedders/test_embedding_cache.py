@@ -55,6 +55,20 @@ class CharacterEmbedder(Symmetric):
         return sum(self.batches)
 
 
+def evaluate_through(dataset_dir, cache, store: str, search_concurrency: int | None = None, **options):
+    """`evaluate` of the dataset by the dense retriever over `store` with its `options`, embedding with
+    `CharacterEmbedder` through `cache` (the stores' and the search timing's pipeline tests)."""
+    from ragretrieval.data.dataset import load_dataset
+    from ragretrieval.evaluation.pipeline import evaluate
+    from ragretrieval.evaluation.report import EvalConfig
+    from ragretrieval.retrieval import DenseRetriever
+
+    timing = {} if search_concurrency is None else {"search_concurrency": search_concurrency}
+    config = EvalConfig(model="test-characters", store=store, store_options=options, **timing)
+    retriever = DenseRetriever(CharacterEmbedder(dim=256), cache, store, options, progress=False)
+    return evaluate(load_dataset(dataset_dir), config, progress=False, retriever=retriever)
+
+
 class FailsOnThirdBatch(CharacterEmbedder):
     def embed(self, texts):
         if len(self.batches) == 2:

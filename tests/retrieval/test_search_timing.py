@@ -5,24 +5,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from embedders.test_embedding_cache import CharacterEmbedder  # tests/embedders: a top-level test package
+from embedders.test_embedding_cache import evaluate_through as run
 
 from ragretrieval.analysis.stats import paired_stats
 from ragretrieval.data.dataset import load_dataset
 from ragretrieval.embedders import EmbeddingCache
 from ragretrieval.evaluation.pipeline import evaluate
 from ragretrieval.evaluation.report import EvalConfig, EvalReport
-from ragretrieval.retrieval import DenseRetriever
 from ragretrieval.retrieval.exact import overlap_at, paired_sentence, paired_test
 from ragretrieval.retrieval.search_timing import RETRIEVER_SCOPE, STORE_SCOPE, percentiles, sample_positions
 from ragretrieval.runs.identity import config_key
 from ragretrieval.work.options import SettingsError
-
-
-def run(dataset_dir, cache, store: str, concurrency: int = 4, **options):
-    config = EvalConfig(model="test-characters", store=store, store_options=options, search_concurrency=concurrency)
-    retriever = DenseRetriever(CharacterEmbedder(dim=256), cache, store, options, progress=False)
-    return evaluate(load_dataset(dataset_dir), config, progress=False, retriever=retriever)
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +55,7 @@ def test_an_ann_setting_that_finds_everything_measures_1(demo_dataset, cache):
 
 
 def test_timing_changes_neither_identity_nor_metrics(demo_dataset, cache):
-    one, many = run(demo_dataset, cache, "numpy", concurrency=1), run(demo_dataset, cache, "numpy", concurrency=8)
+    one, many = run(demo_dataset, cache, "numpy", search_concurrency=1), run(demo_dataset, cache, "numpy", search_concurrency=8)
     assert one.means == many.means
     assert one.search.concurrent_qps is None and many.search.concurrency == 8
     assert config_key(one.config, "c", "q", "l") == config_key(many.config, "c", "q", "l")
@@ -126,7 +119,7 @@ def test_engine_stores_are_timed_from_threads_and_tell_their_disk(demo_dataset, 
     """The concurrent pass searches an engine from several threads at once; an embedded engine's data folder is its
     size on disk."""
     pytest.importorskip(f"ragretrieval_{store}")
-    report = run(demo_dataset, cache, store, concurrency=3, **options)
+    report = run(demo_dataset, cache, store, search_concurrency=3, **options)
     assert report.search.concurrent_qps > 0 and report.search.index_disk_bytes > 0
     assert report.search.index_memory_bytes is None  # engines do not tell
     assert report.exact.exact_store is exact and 0 < report.exact.overlap["exact_overlap@10"] <= 1.0
