@@ -55,7 +55,8 @@ def test_an_ann_setting_that_finds_everything_measures_1(demo_dataset, cache):
 
 
 def test_timing_changes_neither_identity_nor_metrics(demo_dataset, cache):
-    one, many = run(demo_dataset, cache, "numpy", search_concurrency=1), run(demo_dataset, cache, "numpy", search_concurrency=8)
+    one = run(demo_dataset, cache, "numpy", search_concurrency=1)
+    many = run(demo_dataset, cache, "numpy", search_concurrency=8)
     assert one.means == many.means
     assert one.search.concurrent_qps is None and many.search.concurrency == 8
     assert config_key(one.config, "c", "q", "l") == config_key(many.config, "c", "q", "l")
