@@ -158,10 +158,19 @@ def project_stage(folder: Path, texts: list[str], device: str, dtype: str, batch
         return time.perf_counter() - started, embedder
 
 
-def stage_against_encode(args, dataset: Dataset) -> None:
+def warm_model(folder: Path, device: str, dtype: str, texts: list[str], batch_size: int):
+    """A plain sentence-transformers model in `dtype` on `device`, loaded and warmed up as the project's is."""
     import torch
     from sentence_transformers import SentenceTransformer
 
+    model = SentenceTransformer(str(folder), device=device)
+    if dtype != "float32":
+        model = model.to(dtype=getattr(torch, dtype))
+    model.encode(texts[:16], batch_size=batch_size)
+    return model
+
+
+def stage_against_encode(args, dataset: Dataset) -> None:
     from ragretrieval.testing.random_models import make_random_model
 
     texts = stage_texts(dataset, args.texts)
@@ -175,21 +184,14 @@ def stage_against_encode(args, dataset: Dataset) -> None:
         rows = [("project stage, defaults (auto)", seconds)]
         same, _ = project_stage(folder, texts, args.device, ran["dtype"], ran["batch_size"])
         rows.append((f"project stage, {ran['dtype']} at {ran['batch_size']} (again)", same))
-        model = SentenceTransformer(str(folder), device=args.device)
-        if ran["dtype"] != "float32":
-            model = model.to(dtype=getattr(torch, ran["dtype"]))
-        model.encode(texts[:16], batch_size=ran["batch_size"])
-        equal = plain_encode(model, texts, ran["batch_size"])
+        equal = plain_encode(warm_model(folder, args.device, ran["dtype"], texts, ran["batch_size"]), texts,
+                             ran["batch_size"])
         rows.append((f"plain encode, {ran['dtype']} at {ran['batch_size']}", equal))
         candidates = ([("float16", 256), ("bfloat16", 256)] if args.device.startswith("cuda")
                       else [("float32", 8), ("float32", 32), ("float32", 256)])
         best = None
         for dtype, batch in candidates:
-            plain = SentenceTransformer(str(folder), device=args.device)
-            if dtype != "float32":
-                plain = plain.to(dtype=getattr(torch, dtype))
-            plain.encode(texts[:16], batch_size=batch)
-            took = plain_encode(plain, texts, batch)
+            took = plain_encode(warm_model(folder, args.device, dtype, texts, batch), texts, batch)
             rows.append((f"plain encode, {dtype} at {batch}", took))
             best = min(best or (took, dtype, batch), (took, dtype, batch))
     print("\n| path | seconds | texts/s |")
