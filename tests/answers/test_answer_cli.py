@@ -71,10 +71,11 @@ def test_compare_and_report_pair_two_answer_runs(demo_dataset, history_url, tmp_
             f"sentences={sentences}", "--retriever", "bm25", "--context-k", 3, "--runs-db", history_url, "--name",
             name, "--no-progress")
     compared = run("runs", "compare", "two", "one", "--runs-db", history_url).stdout
-    assert "30 questions paired, answer level" in compared and "cite_f1" in compared and "score" in compared
+    assert "30 questions paired, answer level" in compared and "cite_f1" in compared and "checks_score" in compared
     as_json = json.loads(run("runs", "compare", "two", "one", "--runs-db", history_url, "--json", "-m", "score",
                              "-m", "cite_precision").stdout)
-    assert set(as_json["metrics"]) == {"score", "cite_precision"} and as_json["granularity"] == "answer"
+    # -m score, the checks' score's former name, names it still
+    assert set(as_json["metrics"]) == {"checks_score", "cite_precision"} and as_json["granularity"] == "answer"
     retrieval = json.loads(run("runs", "compare", "two", "one", "--runs-db", history_url, "--json", "--granularity", "doc",
                                "-m", "recall@3").stdout)
     assert retrieval["metrics"]["recall@3"]["diff"] == 0  # same retriever, same ranking

@@ -8,6 +8,7 @@ import json
 from sqlalchemy import delete, func, insert, select, update
 
 from ...runs.schema import annotations, evaluation_results, evaluations
+from ...scoring.answer_metrics import current_names
 from ..db import Database, new_id, utc_now
 from ..jobs.options import default_retriever
 from ..rendering import public_text
@@ -56,7 +57,7 @@ def result_out(row, rel_level: int = 1, annotation: AnnotationOut | None = None)
         question_text=row.question_text, ground_truth=row.ground_truth, rag_answer=row.rag_answer,
         retrieval=expected_vs_retrieved(relevant, sources), rag_answer_sources=sources, relevant_documents=relevant,
         llm_judge_score=row.llm_judge_score, llm_judge_reasoning=row.llm_judge_reasoning,
-        checks=json.loads(row.checks or "{}"), metrics=json.loads(row.metrics or "{}"),
+        checks=current_names(json.loads(row.checks or "{}")), metrics=json.loads(row.metrics or "{}"),
         input_tokens=row.input_tokens, output_tokens=row.output_tokens, latency=row.latency, cost=row.cost,
         error=public_text(row.error), annotation=annotation)
 

@@ -24,6 +24,7 @@ from sqlalchemy import cast, func, select
 from sqlalchemy.engine import Connection
 
 from ...runs.schema import SCORE_JUDGE, evaluation_results, evaluations
+from ...scoring.answer_metrics import current_names
 
 R, E = evaluation_results.c, evaluations.c
 
@@ -50,7 +51,7 @@ def _means(documents: list[str | None]) -> dict[str, float]:
     usual case: every question has the same metrics) are averaged as one numeric array."""
     groups: dict[tuple, list[list]] = {}
     for document in documents:
-        found = json.loads(document or "{}")
+        found = current_names(json.loads(document or "{}"))  # a result stored under the former names too
         groups.setdefault(tuple(found), []).append(list(found.values()))
     sums: dict[str, float] = {}
     counts: dict[str, int] = {}
