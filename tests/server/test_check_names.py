@@ -41,6 +41,7 @@ def test_the_checks_aggregates_and_the_judge_of_the_same_name_are_kept_apart(api
     assert means["checks_correctness"] == 0.5  # the two results that have it, never the judge's verdicts
     assert means["correctness"] == 0.5  # the judge: yes, no
     assert not {"score", "safety"} & set(means)
+    assert shown["failed_judges"] == [] and api.get("/api/v1/evaluations")["items"][0]["failed_judges"] == []
     checks = [r["checks"] for r in shown["results"]]
     assert checks[0]["checks_correctness"] == 0.5 and checks[0]["correctness"] == JUDGE_YES
     assert checks[1] == {"include": False, "checks_score": 0.25, "correctness": {"value": 0, "reasoning": "wrong"}}

@@ -20,7 +20,7 @@ from .failure_class import failure_class_of
 from .question_sets import QuestionSets
 from .relevance import expected_vs_retrieved, relevant_documents
 from .result_filter import ResultQuery
-from .summary import failed_counts, recount, summaries
+from .summary import failed_counts, judges_failed_everywhere, recount, summaries
 
 E, R = evaluations.c, evaluation_results.c
 DONE = "DONE"
@@ -32,9 +32,11 @@ SHOWN = [R.question_id, R.position, R.question_type, R.question_text, R.ground_t
          *(getattr(R, name) for name in RESULT_FIELDS)]
 
 
-def evaluation_out(row, failed: int = 0, **detail) -> EvaluationOut:
-    """The row as the API shows it; `failed` of its finished questions got no answer."""
+def evaluation_out(row, failed: int = 0, failed_judges=(), **detail) -> EvaluationOut:
+    """The row as the API shows it; `failed` of its finished questions got no answer; `failed_judges` failed on every
+    answered question."""
     data = dict(row._mapping)
+    data["failed_judges"] = list(failed_judges)
     data["options"] = json.loads(data.get("options") or "{}")
     data["generator"] = data.get("generator") or None  # a retrieval evaluation's is stored empty
     data.update(failed_questions=failed, answered_questions=data["completed_questions"] - failed)
@@ -45,7 +47,8 @@ def evaluation_out(row, failed: int = 0, **detail) -> EvaluationOut:
 def shown(conn, eval_id: str) -> EvaluationOut:
     """The evaluation `eval_id` as it is now in `conn`'s transaction."""
     row = conn.execute(select(evaluations).where(E.id == eval_id)).one()
-    return evaluation_out(row, failed_counts(conn, [eval_id]).get(eval_id, 0))
+    return evaluation_out(row, failed_counts(conn, [eval_id]).get(eval_id, 0),
+                          judges_failed_everywhere(conn, [row]).get(eval_id, ()))
 
 
 def result_out(row, rel_level: int = 1, annotation: AnnotationOut | None = None) -> ResultOut:
@@ -118,7 +121,8 @@ class Evaluations:
             rows = conn.execute(query.order_by(E.gmt_created.desc(), E.id.desc()).offset(offset).limit(limit)).all()
             total = conn.execute(count).scalar_one()
             failed = failed_counts(conn, [row.id for row in rows])
-        return [evaluation_out(row, failed.get(row.id, 0)) for row in rows], total
+            judges = judges_failed_everywhere(conn, rows)
+        return [evaluation_out(row, failed.get(row.id, 0), judges.get(row.id, ())) for row in rows], total
 
     def get(self, eval_id: str, offset: int = 0, limit: int = 50, score: str | None = None,
             query: ResultQuery | None = None) -> EvaluationDetail:
@@ -136,8 +140,10 @@ class Evaluations:
             summary = summaries.get(conn, row)
             if row.kind == "answer":
                 summary["annotations"] = annotation_summary(conn, eval_id, judge_list(row.judge))
-            return evaluation_out(row, summary["errors"], results=results, results_total=total, summary=summary,
-                                  offset=offset, limit=limit)
+            failed_judges = [name for name, counts in summary["judges"].items()
+                             if not counts["judged"] and counts["failed"]]
+            return evaluation_out(row, summary["errors"], failed_judges, results=results, results_total=total,
+                                  summary=summary, offset=offset, limit=limit)
 
     @staticmethod
     def _page(conn, eval_id: str, query: ResultQuery, offset: int, limit: int, rel_level: int):
