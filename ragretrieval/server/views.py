@@ -238,5 +238,10 @@ def judge_choices() -> list[dict]:
         except JudgeError:
             needs = ()
         choices.append({"name": name, "what": what, "needs_reference": "ground_truth" in needs})
-    # the design's order: the 1-5 judge score first, then the others as the registry lists them
-    return sorted(choices, key=lambda choice: choice["name"] != "score5")
+    # the design's order, the registry's (docs/web.md, "Judges"): score5 first, correctness, groundedness,
+    # relevance_to_query, safety, chunk_relevance, context_sufficiency, nuggets; plug-ins after them, by name
+    from ..answers.judges.registry import SUMMARY
+
+    designed = list(SUMMARY)
+    return sorted(choices, key=lambda choice: (designed.index(choice["name"]) if choice["name"] in designed
+                                               else len(designed), choice["name"]))

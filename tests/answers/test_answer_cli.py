@@ -40,7 +40,7 @@ def test_answer_runs_offline_and_is_stored(demo_dataset, history_url, tmp_path):
     assert len(first.contexts) == 5 and first.retrieved_documents and first.metrics["doc"]["recall@5"] in (0, 1)
     assert report.config.retrieval.retriever == "bm25" and report.config.context_k == 5
     listed = run("runs", "list", "--runs-db", history_url).stdout.splitlines()
-    assert "generator" in listed[0] and "answer:score" in listed[0]
+    assert "generator" in listed[0] and "answer:checks_score" in listed[0]
     assert "floor" in listed[2] and "extractive" in listed[2]
     with RunHistory(history_url) as history:
         stored = history.get("floor")

@@ -1,5 +1,6 @@
-"""A Chinese page says in Chinese what the server names: each judge's description on the new-evaluation form, and
-the failure classes on an evaluation's page (the summary's counts and each card's class)."""
+"""The new-evaluation form lists the judges in the design's order; a Chinese page says in Chinese what the server
+names: each judge's description on the form, and the failure classes on an evaluation's page (the summary's counts
+and each card's class)."""
 
 from __future__ import annotations
 
@@ -40,3 +41,11 @@ def test_failure_classes_are_named_in_chinese(api, db_url):
     html = api.client.get(f"/evaluations/{created['id']}", headers=ZH).text
     assert re.search(r'<a class="failure-class" [^>]*>检索未命中</a>', html)  # the card's class
     assert re.search(r'data-class="retrieval_miss"[^>]*><code>检索未命中</code> 1</a>', html)  # the summary's count
+
+
+def test_the_form_lists_the_judges_in_the_design_s_order(api):
+    api.post("/api/v1/question-sets", {"name": "s", "questions": [{"question_text": "q?"}]}, expect=201)
+    page = api.client.get("/evaluations/new").text
+    listed = re.findall(r'<input type="checkbox" name="judge" value="([^"]+)"', page)
+    assert listed[:8] == ["score5", "correctness", "groundedness", "relevance_to_query", "safety", "chunk_relevance",
+                          "context_sufficiency", "nuggets"]  # docs/web.md, "Judges"; plug-ins after
