@@ -16,7 +16,8 @@ MAX_CARDS = 200
 SUMMARY = summary_names()  # scoring/answer_metrics.py: the answer metrics a summary shows, in order
 NUGGET_MARKS = {"support": ("pass", "✓"), "partial_support": ("part", "◐"), "not_support": ("fail", "✗"),
                 None: ("fail", "?")}
-NOT_CHECKS = ("score", "correctness", "safety", "total")  # the question's aggregates, shown as its score
+# the question's aggregates, shown as its score
+NOT_CHECKS = ("checks_score", "checks_correctness", "checks_safety", "total")
 CARD_CSS = """
 .card{border:1px solid #ccc;border-radius:6px;padding:.6em 1em;margin:1em 0}.card h3{margin:.2em 0;font-size:1.05em}
 .answers{display:flex;gap:1em;flex-wrap:wrap}.answer{flex:1;min-width:280px;background:#fafafa;padding:.5em}

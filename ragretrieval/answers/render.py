@@ -175,7 +175,7 @@ def metric_table(report: AnswerReport) -> str:
 
 
 def question_line(i: int, n: int, answered: AnsweredQuestion) -> str:
-    """``[3/30] 如何做宫保鸡丁？... score=1.00 cite_f1=1.00 (0.8s, 412 tokens)`` or the error."""
+    """``[3/30] 如何做宫保鸡丁？... checks_score=1.00 cite_f1=1.00 (0.8s, 412 tokens)`` or the error."""
     head = f"[{i}/{n}] {answered.text}..."
     if answered.error is not None:
         return f"{head} failed: {answered.error}"

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Annotated, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
 from ..errors import RagretrievalError
 from ..evaluation.report import (
@@ -32,8 +32,9 @@ from ..evaluation.report import (
 )
 from ..io.jsonfiles import json_damage, load_json, save_json, supported_version
 from ..io.redact import redact_urls
+from ..scoring.answer_metrics import current_names
 
-ANSWER_REPORT_VERSION = 1
+ANSWER_REPORT_VERSION = 2  # 2: the checks' aggregates are checks_score, checks_correctness, checks_safety
 CONTEXT_MODES = ("retrieved", "given")
 
 
@@ -133,6 +134,14 @@ class JudgeSummary(BaseModel):
     agreement: dict | None = None  # with the matching check: check, statistic, value, n, observed or p
 
 
+def current_question(question):
+    """An answered question as stored (JSON) with its checks' aggregates under today's names (`current_names`)."""
+    metrics = question.get("metrics") if isinstance(question, dict) else None
+    if not isinstance(metrics, dict) or not isinstance(metrics.get(ANSWER_LEVEL), dict):
+        return question
+    return {**question, "metrics": {**metrics, ANSWER_LEVEL: current_names(metrics[ANSWER_LEVEL])}}
+
+
 class AnswerReport(BaseModel):
     """One answer run: configuration, data fingerprints, means with 95% CIs, usage, per-question results."""
 
@@ -162,6 +171,25 @@ class AnswerReport(BaseModel):
     # not part of the configuration key (`config` is); None before 0.3
     settings: dict | None = None
     questions: list[AnsweredQuestion]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_version_1(cls, data):
+        """A version 1 report named the checks' aggregates ``score``, ``correctness`` and ``safety``, as the judges
+        are named: read under today's names (`current_names`), so an old run compares with a new one."""
+        if not isinstance(data, dict) or data.get("report_version") != 1:
+            return data
+        data = {**data, "report_version": ANSWER_REPORT_VERSION}
+        for field in ("means", "intervals", "counts"):
+            found = data.get(field)
+            if isinstance(found, dict) and isinstance(found.get(ANSWER_LEVEL), dict):
+                data[field] = {**found, ANSWER_LEVEL: current_names(found[ANSWER_LEVEL])}
+        if isinstance(data.get("by_type"), dict):
+            data["by_type"] = {kind: current_names(means) if isinstance(means, dict) else means
+                               for kind, means in data["by_type"].items()}
+        if isinstance(data.get("questions"), list):
+            data["questions"] = [current_question(question) for question in data["questions"]]
+        return data
 
     @field_validator("report_version")
     @classmethod

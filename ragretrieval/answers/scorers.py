@@ -14,6 +14,7 @@ from typing import Protocol, runtime_checkable
 from ..data.dataset import QuestionRecord
 from .checks import AnswerSample, CheckSettings, question_values, run_checks
 from .checks.legal import LEGAL_TYPES
+from .checks.registry import CHECKS_SCORE
 from .report import ANSWER_LEVEL, AnsweredQuestion
 
 
@@ -55,4 +56,4 @@ class CheckScorer:
                               [c.text for c in answered.contexts], question.text, given_context=False)
         values = question_values(run_checks(sample, expect, self.check_settings))
         answered.metrics[ANSWER_LEVEL] = {**answered.metrics.get(ANSWER_LEVEL, {}), **values}
-        answered.score = values.get("score")
+        answered.score = values.get(CHECKS_SCORE)

@@ -1,9 +1,10 @@
 """Run-level numbers of an answer run: means with bootstrap 95% CIs, per-type means, usage and latency.
 
 - Answer level: a metric's mean is over the questions that have it (a question without ``include`` adds nothing to
-  ``include``), except RAG-IFEval's ``correctness``, ``safety`` and ``total``, which average every condition instance
-  of the run. Both are Σ values / Σ instances over questions, so one bootstrap serves both: questions are resampled
-  with replacement and the ratio recomputed (analysis/stats.py, `bootstrap_ratio_ci`; 2,000 resamples, seed 0).
+  ``include``), except RAG-IFEval's ``checks_correctness``, ``checks_safety`` and ``total``, which average every
+  condition instance of the run. Both are Σ values / Σ instances over questions, so one bootstrap serves both:
+  questions are resampled with replacement and the ratio recomputed (analysis/stats.py, `bootstrap_ratio_ci`;
+  2,000 resamples, seed 0).
   ``pass_rate_<type>`` is the share of that type's questions scoring >= 0.7.
 - Questions whose generator failed are left out of every answer-level mean (and counted in ``failed``).
 - Retrieval levels (``doc``, ``chunk``): plain means over the questions that have relevant documents.

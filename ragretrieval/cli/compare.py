@@ -97,7 +97,7 @@ def failure_classes(runs):
 @click.argument("runs", nargs=-1, required=True)
 @click.option("-m", "--metric", "metrics", multiple=True, callback=comma_separated,
               help=f"Metric to compare, repeatable or comma-separated [default: {', '.join(DEFAULT_METRICS)}; "
-                   "answer runs: their answer metrics, score first].")
+                   "answer runs: their answer metrics, checks_score first].")
 @click.option("--test", type=click.Choice(TESTS), default="t", show_default=True, help="Paired test.")
 @click.option("--correction", type=click.Choice(CORRECTIONS), default="holm", show_default=True,
               help="Multiple-testing correction over every (run, metric) p-value.")

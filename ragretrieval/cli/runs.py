@@ -55,10 +55,10 @@ def metric_columns(specs) -> list[str]:
 @click.command("list")
 @runs_db_option
 @renamed_option("--with-tag", "--tag", "tag", default=None, help="Only runs with this tag.")
-@click.option("-m", "--metric", "metrics", multiple=True, default=("recall@5", "mrr@10", "answer:score"),
+@click.option("-m", "--metric", "metrics", multiple=True, default=("recall@5", "mrr@10", "answer:checks_score"),
               callback=comma_separated,
               show_default=True, help="Metric columns: recall@5 (document level), chunk:recall@5, or an answer "
-                                      "run's answer:score, answer:cite_f1, ...")
+                                      "run's answer:checks_score, answer:cite_f1, ...")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line instead of a table.")
 def list_command(runs_db, tag, metrics, as_json) -> None:
     """List runs, oldest first."""

@@ -13,7 +13,7 @@ from pathlib import Path
 from ..analysis.compare import DEFAULT_METRICS, ComparedRun, CompareError, from_report, from_trec
 from ..answers.report import load_report
 from ..evaluation.report import ReportError
-from ..scoring.answer_metrics import ORDER
+from ..scoring.answer_metrics import FORMER_NAMES, ORDER
 from ..work.options import SettingsError
 from .history import RunHistory, RunHistoryError, RunNotFoundError
 
@@ -58,10 +58,12 @@ def load_run(spec: str, qrels: Path | None = None, runs_db: str | None = None) -
 
 
 def level_and_metrics(runs: list[ComparedRun], granularity: str | None = None, metrics=()) -> tuple[str, tuple]:
-    """The level and metrics to compare when not named: answer runs compare their answer metrics (score first),
+    """The level and metrics to compare when not named: answer runs compare their answer metrics (checks_score first),
     others `DEFAULT_METRICS` at document level."""
     all_answers = all(getattr(r.report, "kind", None) == "answer" for r in runs)
     level = granularity or ("answer" if all_answers else "doc")
+    if level == "answer":  # `-m score`, the checks' score's former name, still names it (CHANGELOG: until 0.4)
+        metrics = tuple(FORMER_NAMES.get(name, name) for name in metrics)
     if metrics or level != "answer":
         return level, tuple(metrics) or DEFAULT_METRICS
     means = runs[0].report.means.get("answer", {}) if runs[0].report is not None else {}

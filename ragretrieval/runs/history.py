@@ -28,6 +28,7 @@ from ..answers.report import AnswerReport, Report, parse_report
 from ..errors import RagretrievalError
 from ..evaluation.report import EvalReport
 from ..io.redact import redact_urls
+from ..scoring.answer_metrics import current_names
 from ..work.environment import environment
 from .identity import package_versions, report_config_key, report_questions_fingerprint
 from .migrations import SchemaError, prepare, stored_version
@@ -373,9 +374,15 @@ class RunHistory:
         with self.engine.connect() as conn:
             rows = conn.execute(query).mappings().all()
             tags = self._tags_of(conn, [r["id"] for r in rows])
-        return [RunSummary(**{**row, "tags": tags[row["id"]], "means": json.loads(row["means"]),
+        return [RunSummary(**{**row, "tags": tags[row["id"]], "means": _current_means(json.loads(row["means"])),
                               "created_at": datetime.fromisoformat(row["created_at"]),
                               **_from_config(row)}) for row in rows]
+
+
+def _current_means(means: dict) -> dict:
+    """An index row's means, with the checks' aggregates of an answer run stored before under today's names."""
+    answer = means.get("answer")
+    return {**means, "answer": current_names(answer)} if isinstance(answer, dict) else means
 
 
 def answered_count(report: EvalReport | AnswerReport) -> int | None:

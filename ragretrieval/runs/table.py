@@ -1,11 +1,13 @@
 """Plain-text tables of runs, shared by ``runs list`` and ``sweep``; metric columns are named like ``recall@5``
-(document level when the run has it), ``chunk:recall@5``, or ``answer:score`` (an answer run's metric)."""
+(document level when the run has it), ``chunk:recall@5``, or ``answer:checks_score`` (an answer run's
+metric)."""
 
 from __future__ import annotations
 
 import unicodedata
 
 from ..scoring import parse_metric
+from ..scoring.answer_metrics import FORMER_NAMES
 
 
 def parse_metric_column(spec: str) -> tuple[str | None, str]:
@@ -17,7 +19,7 @@ def parse_metric_column(spec: str) -> tuple[str | None, str]:
         raise ValueError(f"metric {spec!r}: the level before ':' must be doc, chunk or answer")
     if level == "answer":
         if not name:
-            raise ValueError(f"metric {spec!r}: name an answer metric after 'answer:', e.g. answer:score")
+            raise ValueError(f"metric {spec!r}: name an answer metric after 'answer:', e.g. answer:checks_score")
         return level, name
     parse_metric(name)  # raises MetricError naming the bad part
     return level, name
@@ -25,6 +27,8 @@ def parse_metric_column(spec: str) -> tuple[str | None, str]:
 
 def metric_value(means: dict[str, dict[str, float]], spec: str) -> float | None:
     level, name = parse_metric_column(spec)
+    if level == "answer":  # answer:score, the checks' score's former name, still names it (CHANGELOG: until 0.4)
+        name = FORMER_NAMES.get(name, name)
     for granularity in ([level] if level else ["doc", "chunk"]):
         if name in means.get(granularity, {}):
             return means[granularity][name]

@@ -7,6 +7,10 @@ Families: ``check`` (a deterministic condition of the question's ``expect``, ans
 question's own means of its conditions, and the run's), ``legal`` (the legal benchmark's question types), ``judge``
 (an LLM judge's verdict, answers/judges) and ``usage`` (tokens per answer). A judge's metric name is its own (a
 plug-in judge or check adds names this table does not know; they are shown after these, by name).
+
+The aggregates of the checks are ``checks_score``, ``checks_correctness`` and ``checks_safety``, apart from the
+judges named ``correctness`` and ``safety`` and score5's score. Runs stored before had them as ``score``,
+``correctness`` and ``safety``; `current_names` reads those under today's names.
 """
 
 from __future__ import annotations
@@ -33,11 +37,12 @@ class AnswerMetric:
 
 _JUDGED = "response/llm_judged/"
 ANSWER_METRICS: tuple[AnswerMetric, ...] = (
-    AnswerMetric("score", "aggregate", "the mean of the question's own conditions (a legal type counts as one), 0-1"),
+    AnswerMetric("checks_score", "aggregate", "the mean of the question's own conditions (a legal type counts as "
+                 "one), 0-1"),
     AnswerMetric("total", "aggregate", "every condition instance of the run averaged: include, exclude, cite_f1, "
                  "refuse, safe (RAG-IFEval's total)"),
-    AnswerMetric("correctness", "aggregate", "include, exclude and cite_f1 instances averaged (RAG-IFEval)"),
-    AnswerMetric("safety", "aggregate", "refuse and safe instances averaged (RAG-IFEval)"),
+    AnswerMetric("checks_correctness", "aggregate", "include, exclude and cite_f1 instances averaged (RAG-IFEval)"),
+    AnswerMetric("checks_safety", "aggregate", "refuse and safe instances averaged (RAG-IFEval)"),
     AnswerMetric("include", "check", "share of the expected phrases the answer holds"),
     AnswerMetric("exclude", "check", "1 when the answer holds none of the excluded phrases"),
     AnswerMetric("cite_f1", "check", "F1 of the documents cited against those expected"),
@@ -71,6 +76,19 @@ ANSWER_METRICS: tuple[AnswerMetric, ...] = (
     AnswerMetric("agent/total_token_count", "usage", "input and output tokens per answer", False, scale=None),
 )
 BY_NAME = {metric.name: metric for metric in ANSWER_METRICS}
+
+# a check aggregate's name in runs stored before it was named apart from the judges
+FORMER_NAMES = {"score": "checks_score", "correctness": "checks_correctness", "safety": "checks_safety"}
+
+
+def current_names(values: dict) -> dict:
+    """`values` (metric name -> value) with a check aggregate stored under its former name renamed. Only numbers are
+    renamed: a judge's verdict (a dict, the web's ``checks``) keeps the judge's name."""
+    if not any(name in FORMER_NAMES for name in values):
+        return values
+    return {FORMER_NAMES.get(name, name) if not isinstance(value, dict) else name: value
+            for name, value in values.items()}
+
 
 # the order every table shows them in (usage last, in its own block)
 ORDER = tuple(m.name for m in ANSWER_METRICS if m.family != "usage")

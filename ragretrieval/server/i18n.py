@@ -19,6 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..answers.failures import CLASSES
+from ..answers.judges.registry import SUMMARY as JUDGE_SUMMARY
 
 HERE = Path(__file__).parent
 LANGUAGES = {"en": "English", "zh": "中文"}  # code -> its own name, as the switch shows it
@@ -28,6 +29,7 @@ COOKIE = "rr_lang"
 DYNAMIC_MESSAGES = ("PENDING", "RUNNING", "PAUSED", "COMPLETED", "FAILED", "The form expired: try again.",
                     "Wrong token.")
 DYNAMIC_MESSAGES += CLASSES  # failure classes' names (answers/failures.py), shown by their Chinese names too
+DYNAMIC_MESSAGES += tuple(JUDGE_SUMMARY.values())  # what each built-in judge judges, as the form lists them
 # each failure class's meaning, as the detail page's legend says it (docs/answers.md, "Failure classes")
 CLASS_MEANINGS = {
     "no_answer": "The answer is empty or the request failed.",

@@ -324,6 +324,8 @@ class EvaluationOut(BaseModel):
     completed_questions: int
     answered_questions: int = 0
     failed_questions: int = 0
+    # judges that failed on every answered question (no verdict at all, some failures): the list says so
+    failed_judges: list[str] = Field(default_factory=list)
     average_score: float | None
     error: str | None
     dataset: str

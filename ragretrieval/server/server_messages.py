@@ -11,6 +11,13 @@ _ZH = [
     (r"no question set (?P<id>'[^']*')", "没有问题集 {id}"),
     (r"no question (?P<q>'[^']*') in evaluation (?P<id>'[^']*')", "评测 {id} 中没有问题 {q}"),
     (r"no question (?P<id>'[^']*')", "没有问题 {id}"),
+    (r"question #(?P<n>\d+) was annotated by someone else meanwhile \(version (?P<seen>\d+), you saw (?P<saw>\d+)\): "
+     r"its annotation is now (?P<now>\w+); reload to see it",
+     "问题 #{n} 在此期间已被他人标注（版本 {seen}，你看到的是 {saw}）：现在的标注是 {now}；请重新加载查看"),
+    (r"question #(?P<n>\d+) has no answer yet \((?P<state>[A-Z]+)\): annotate it once it is answered",
+     "问题 #{n} 还没有回答（{state}）：回答后再标注"),
+    (r"question #(?P<n>\d+) got no answer \(its request failed\): there is nothing to annotate",
+     "问题 #{n} 没有得到回答（请求失败）：没有可标注的内容"),
     (r"no language (?P<code>'[^']*'); the pages are in (?P<langs>.*)", "没有语言 {code}；页面语言有 {langs}"),
     (r"evaluation (?P<name>'.*') has no stored run to compare \(it is (?P<status>[A-Z]+)\); compare completed "
      r"evaluations", "评测 {name} 没有可对比的已存储运行（状态为 {status}）；只能对比已完成的评测"),

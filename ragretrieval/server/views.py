@@ -8,9 +8,10 @@
 - the *judges'* verdicts (``{"value", "reasoning"}``): a pill each, and a judge that could not give a verdict is
   "failed" (dashed), one that does not apply to the question (``skipped``: no reference answer) "not applicable";
   never a pass;
-- the *aggregates* of the conditions (``correctness``, ``safety``, ``total``) and the question's *check score*
-  (``score``, the mean of its own conditions, 0-1): numbers, not pills, named "check score" so they are never
-  mistaken for the judge's 1-5 score;
+- the *aggregates* of the conditions (``checks_correctness``, ``checks_safety``, ``total``) and the question's
+  *check score* (``checks_score``, the mean of its own conditions, 0-1): numbers, not pills, named apart from the
+  judges ``correctness`` and ``safety`` and the judge's 1-5 score (results stored before, with ``correctness``,
+  ``safety`` and ``score``, are read under these names: `current_names`);
 - *usage* (``agent/input_token_count``, ...): tokens go with cost and latency, not among the checks.
 
 A question with no condition has no check score and no pills: the card says no check applies, rather than showing
@@ -19,10 +20,11 @@ anything as passed.
 
 from __future__ import annotations
 
+from ..answers.checks.registry import CHECKS_SCORE
 from ..answers.checks.rules import AGGREGATES
-from ..scoring.answer_metrics import describe
+from ..scoring.answer_metrics import current_names, describe
 
-CHECK_SCORE = "score"
+CHECK_SCORE = CHECKS_SCORE
 USAGE_PREFIX = "agent/"
 
 
@@ -53,7 +55,7 @@ def card_checks(checks: dict) -> dict:
     """A result's ``checks`` as the card shows them: condition pills, judge pills, the aggregates and the check
     score (see the module's text)."""
     shown = {"conditions": [], "judges": [], "aggregates": {}, "check_score": None}
-    for name, value in checks.items():
+    for name, value in current_names(checks).items():
         if name.startswith(USAGE_PREFIX):
             continue
         if isinstance(value, dict):
@@ -236,5 +238,10 @@ def judge_choices() -> list[dict]:
         except JudgeError:
             needs = ()
         choices.append({"name": name, "what": what, "needs_reference": "ground_truth" in needs})
-    # the design's order: the 1-5 judge score first, then the others as the registry lists them
-    return sorted(choices, key=lambda choice: choice["name"] != "score5")
+    # the design's order, the registry's (docs/web.md, "Judges"): score5 first, correctness, groundedness,
+    # relevance_to_query, safety, chunk_relevance, context_sufficiency, nuggets; plug-ins after them, by name
+    from ..answers.judges.registry import SUMMARY
+
+    designed = list(SUMMARY)
+    return sorted(choices, key=lambda choice: (designed.index(choice["name"]) if choice["name"] in designed
+                                               else len(designed), choice["name"]))

@@ -40,7 +40,7 @@ def test_answer_runs_offline_and_is_stored(demo_dataset, history_url, tmp_path):
     assert len(first.contexts) == 5 and first.retrieved_documents and first.metrics["doc"]["recall@5"] in (0, 1)
     assert report.config.retrieval.retriever == "bm25" and report.config.context_k == 5
     listed = run("runs", "list", "--runs-db", history_url).stdout.splitlines()
-    assert "generator" in listed[0] and "answer:score" in listed[0]
+    assert "generator" in listed[0] and "answer:checks_score" in listed[0]
     assert "floor" in listed[2] and "extractive" in listed[2]
     with RunHistory(history_url) as history:
         stored = history.get("floor")
@@ -71,10 +71,11 @@ def test_compare_and_report_pair_two_answer_runs(demo_dataset, history_url, tmp_
             f"sentences={sentences}", "--retriever", "bm25", "--context-k", 3, "--runs-db", history_url, "--name",
             name, "--no-progress")
     compared = run("runs", "compare", "two", "one", "--runs-db", history_url).stdout
-    assert "30 questions paired, answer level" in compared and "cite_f1" in compared and "score" in compared
+    assert "30 questions paired, answer level" in compared and "cite_f1" in compared and "checks_score" in compared
     as_json = json.loads(run("runs", "compare", "two", "one", "--runs-db", history_url, "--json", "-m", "score",
                              "-m", "cite_precision").stdout)
-    assert set(as_json["metrics"]) == {"score", "cite_precision"} and as_json["granularity"] == "answer"
+    # -m score, the checks' score's former name, names it still
+    assert set(as_json["metrics"]) == {"checks_score", "cite_precision"} and as_json["granularity"] == "answer"
     retrieval = json.loads(run("runs", "compare", "two", "one", "--runs-db", history_url, "--json", "--granularity", "doc",
                                "-m", "recall@3").stdout)
     assert retrieval["metrics"]["recall@3"]["diff"] == 0  # same retriever, same ranking

@@ -21,7 +21,7 @@ def test_every_name_once_with_a_family_a_direction_and_a_description():
 
 def test_the_table_knows_every_built_in_check_aggregate_and_judge_metric():
     conditions = set(CHECKS) - {"cite"} | {"cite_f1", "cite_precision", "cite_recall", "pass_rate"}
-    assert conditions | set(AGGREGATES) | {"score"} <= set(BY_NAME)
+    assert conditions | set(AGGREGATES) | {"checks_score"} <= set(BY_NAME)
     for entry in JUDGES.built_in:  # each judge's summary names the metrics it writes after '->'
         written = entry.summary.split("->")[1]
         if entry.name == "score5":
@@ -34,7 +34,7 @@ def test_the_table_knows_every_built_in_check_aggregate_and_judge_metric():
 
 def test_every_view_reads_the_same_table():
     assert render.ORDER is ORDER and answer_html.SUMMARY == summary_names()
-    assert render.ordered(["zzz_plugin", "cite_f1", "score"]) == ["score", "cite_f1", "zzz_plugin"]
+    assert render.ordered(["zzz_plugin", "cite_f1", "checks_score"]) == ["checks_score", "cite_f1", "zzz_plugin"]
     assert "cite_precision" in ORDER and "cite_precision" not in summary_names()  # a part: text table only
     assert pill("cite_f1", 0.5)["title"] == describe("cite_f1")
     assert describe("cite_f1") == ("cite_f1: F1 of the documents cited against those expected (check, higher is "

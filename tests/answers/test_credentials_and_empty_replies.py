@@ -66,7 +66,7 @@ def test_a_reply_without_text_fails_its_question_with_the_reason(demo_dataset, l
     failed = [q for q in report.questions if q.error is not None]
     assert len(failed) == 2 and report.failed == 2 and all(q.error.endswith(reason) for q in failed)
     assert all(q.answer == "" and "answer" not in q.metrics for q in failed)  # not an empty answer scored 0
-    assert report.counts["answer"]["score"] == 3
+    assert report.counts["answer"]["checks_score"] == 3
 
 
 @pytest.fixture

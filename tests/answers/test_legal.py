@@ -112,7 +112,7 @@ def test_summary_per_type_and_pass_rate():
                                            "pass_rate_conflict_gap", "pass_rate")} == {
         "fact_exact": pytest.approx(0.65), "pass_rate_fact_exact": 0.5, "conflict_gap": 0.8,
         "pass_rate_conflict_gap": 1.0, "pass_rate": pytest.approx(2 / 3)}
-    assert means["score"] == pytest.approx((1.0 + 0.3 + 0.8) / 3)  # each question's score is its type's
+    assert means["checks_score"] == pytest.approx((1.0 + 0.3 + 0.8) / 3)  # each question's score is its type's
 
 
 def test_citation_markers_are_not_values():

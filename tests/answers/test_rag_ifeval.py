@@ -76,8 +76,8 @@ def test_the_benchmarks_rules_on_hand_computed_answers(dataset_dir, tmp_path, ra
     correctness = [2 / 3, 1.0, 1.0, 1.0, 2 / 3, 2 / 3, 0.5]  # every include, exclude and cite_f1 instance
     safety = [1.0, 0.0, 0.0]  # refuse, refuse, safe
     means = report.means["answer"]
-    assert means["correctness"] == pytest.approx(sum(correctness) / len(correctness))
-    assert means["safety"] == pytest.approx(sum(safety) / len(safety))
+    assert means["checks_correctness"] == pytest.approx(sum(correctness) / len(correctness))
+    assert means["checks_safety"] == pytest.approx(sum(safety) / len(safety))
     assert means["total"] == pytest.approx(sum(correctness + safety) / len(correctness + safety))
     assert means["cite_f1"] == pytest.approx((1 + 1 + 1 + 2 / 3 + 2 / 3) / 5)
     low, high = report.intervals["answer"]["total"]

@@ -102,8 +102,8 @@ def test_aggregates_average_condition_instances_not_questions(polish):
     ]
     means = run_means(per_question)
     assert means["include"] == pytest.approx(2 / 3) and means["cite_f1"] == 1.0
-    assert means["correctness"] == pytest.approx((2 / 3 + 1 + 1) / 3)
-    assert means["safety"] == pytest.approx((1 + 0) / 2)
+    assert means["checks_correctness"] == pytest.approx((2 / 3 + 1 + 1) / 3)
+    assert means["checks_safety"] == pytest.approx((1 + 0) / 2)
     assert means["total"] == pytest.approx((2 / 3 + 1 + 1 + 1 + 0) / 5)
     assert [question_score(v) for v in per_question] == [pytest.approx((2 / 3 + 1) / 2), 1.0, 0.0]
 

@@ -24,14 +24,14 @@ def source(doc_id: str, position: int, cited: bool = False) -> dict:
 # (type, labels, sources, judge score, checks, error)
 CASES = [
     ("FACTUAL", labels("a.md"), [source("a.md", 0, True), source("b.md", 1)], 5.0,
-     {"include": True, "cite_f1": 1.0, "score": 1.0, "correctness": {"value": 1, "reasoning": "right"}}, None),
+     {"include": True, "cite_f1": 1.0, "checks_score": 1.0, "correctness": {"value": 1, "reasoning": "right"}}, None),
     ("FACTUAL", labels("a.md", "c.md"), [source("b.md", 0), source("c.md", 1, True)], 2.0,
-     {"include": False, "score": 0.0, "correctness": {"value": 1, "reasoning": "fine"}}, None),
+     {"include": False, "checks_score": 0.0, "correctness": {"value": 1, "reasoning": "fine"}}, None),
     ("INFERENTIAL", labels("d.md"), [source("b.md", 0)], None,
-     {"include": True, "score": 1.0, "correctness": {"value": 0, "reasoning": "wrong"}}, None),
+     {"include": True, "checks_score": 1.0, "correctness": {"value": 0, "reasoning": "wrong"}}, None),
     ("INFERENTIAL", None, [], None, {}, "HTTP 500 from the service"),
     ("USER_DEFINED", labels("e.md"), [source("e.md", 0), source("e.md", 1), source("f.md", 2)], 4.0,
-     {"include": 0.5, "score": 0.5, "correctness": {"value": 0, "reasoning": "half"}}, None),
+     {"include": 0.5, "checks_score": 0.5, "correctness": {"value": 0, "reasoning": "half"}}, None),
 ]
 
 

@@ -12,6 +12,7 @@ from ragretrieval.analysis.agreement import cohen_kappa
 from ragretrieval.analysis.calibration import calibrated_mean
 from ragretrieval.server.db import Database
 from ragretrieval.server.schemas import AnnotationIn
+from ragretrieval.server.server_messages import server_message
 from ragretrieval.server.store import Conflict
 from ragretrieval.server.store.annotations import Annotations, annotated
 
@@ -132,6 +133,10 @@ def test_annotations_are_stored_versioned_counted_and_agreed_with_the_judges(api
     assert (again["version"], again["note"]) == (2, "")
     stale = api.request("PUT", annotation_path(created["id"], ids[1]), json={"verdict": "correct", "version": 1})
     assert stale.status_code == 409 and "annotated by someone else meanwhile" in stale.text
+    # named by its number, as the pages show it, not by its internal id; said in Chinese on a Chinese page
+    detail = stale.json()["detail"]
+    assert detail.startswith("question #2 was annotated") and ids[1] not in detail
+    assert server_message("zh", detail) == "问题 #2 在此期间已被他人标注（版本 2，你看到的是 1）：现在的标注是 partly_correct；请重新加载查看"
     verdicts[1] = "partly_correct"
     shown = api.get(f"/api/v1/evaluations/{created['id']}")
     assert shown["results"][0]["annotation"]["note"] == "n0" and shown["results"][3]["annotation"] is None
@@ -179,8 +184,8 @@ def test_annotations_need_an_answered_question_of_an_evaluation(api, db_url):
     every = api.get(f"/api/v1/question-sets/{created['question_set_id']}")["questions"]
     cases = [("eval_0000000000000000", results[0]["question_id"], 404, "no evaluation"),
              (created["id"], "q_0000000000000000", 404, "no question 'q_0000000000000000'"),
-             (created["id"], every[4]["id"], 409, "has no answer yet (PENDING)"),
-             (created["id"], results[3]["question_id"], 409, "got no answer")]
+             (created["id"], every[4]["id"], 409, "question #5 has no answer yet (PENDING)"),
+             (created["id"], results[3]["question_id"], 409, "question #4 got no answer")]
     for eval_id, question_id, status, words in cases:
         response = api.request("PUT", annotation_path(eval_id, question_id), json={"verdict": "correct",
                                                                                    "version": 0})

@@ -154,7 +154,7 @@ def answered(**changes) -> AnsweredQuestion:
                   contexts=[ContextUsed(doc_id="d0", chunk_id="d0#0", title="Fish", text="steam 8 minutes", score=2.5),
                             ContextUsed(doc_id="d1", text="other")],
                   citations=[Citation(position=0, doc_id="d0"), Citation(position=2)],
-                  metrics={"answer": {"include": 1.0, "cite_f1": 0.5, "score": 0.75},
+                  metrics={"answer": {"include": 1.0, "cite_f1": 0.5, "checks_score": 0.75},
                            "doc": {"recall@5": 1.0, "ndcg@5": float("nan")}, "chunk": {"recall@5": 0.5}},
                   input_tokens=0, output_tokens=0, latency=0.25)
     return AnsweredQuestion(**{**fields, **changes})
@@ -168,7 +168,7 @@ def test_an_answer_becomes_the_result_row_the_pages_show():
          "score": 2.5, "cited": True},
         {"position": 1, "doc_id": "d1", "content": "other", "cited": False},
         {"position": 2, "cited": True}]  # cited, but there was no third context
-    assert result.checks == {"include": 1.0, "cite_f1": 0.5, "score": 0.75}
+    assert result.checks == {"include": 1.0, "cite_f1": 0.5, "checks_score": 0.75}
     assert result.metrics == {"chunk/recall@5": 0.5, "doc/recall@5": 1.0}  # NaN is no number to average
     assert (result.input_tokens, result.output_tokens, result.latency) == (None, None, 0.25)  # none reported
     kept = AnsweredQuestion.model_validate(result.answer_record)  # the whole record, for the stored run

@@ -52,6 +52,13 @@ def test_a_judge_whose_every_verdict_failed_says_so_in_the_summary_and_the_page(
     assert (counts["judged"], counts["failed"], counts["skipped"]) == (0, 6, 0)
     assert counts["reason"].startswith("malformed JSON after one repair request")
     assert "score5: 0 of 6 judged, 6 failed: malformed JSON after one repair request" in page_text(api, ended)
+    assert ended["failed_judges"] == ["score5"]
+    listed = api.get("/api/v1/evaluations")["items"]
+    assert [e["failed_judges"] for e in listed] == [["score5"]]  # the list says so too, not only a green COMPLETED
+    page = re.sub(r"<[^>]+>", "", api.client.get("/evaluations").text)
+    assert "judge score5 failed on every answer" in page
+    chinese = re.sub(r"<[^>]+>", "", api.client.get("/evaluations", headers={"Accept-Language": "zh-CN"}).text)
+    assert "评审 score5 在每个回答上都失败了" in chinese
 
 
 def test_a_judge_that_mostly_works_counts_its_skips_and_failures(api, worker):
@@ -65,6 +72,8 @@ def test_a_judge_that_mostly_works_counts_its_skips_and_failures(api, worker):
     assert ended["summary"]["scores"]["none"] == 1 + counts["failed"]
     page = page_text(api, ended)
     assert f"score5: {counts['judged']} of 4 judged" in page and "1 not applicable (no reference answer" in page
+    assert ended["failed_judges"] == [] and api.get("/api/v1/evaluations")["items"][0]["failed_judges"] == []
+    assert 'class="judge-failed" hidden' in api.client.get("/evaluations").text
 
 
 @pytest.mark.parametrize("judge", ["score5", "correctness,safety", "context_sufficiency"])

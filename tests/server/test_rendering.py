@@ -91,7 +91,7 @@ def test_errors_shown_to_web_users_name_no_server_path_and_no_command(message, s
 
 def test_checks_judges_aggregates_and_usage_are_told_apart():
     shown = card_checks({
-        "include": 1.0, "exclude": 0.0, "cite_f1": 0.5, "correctness": 0.5, "total": 0.5, "score": 0.5,
+        "include": 1.0, "exclude": 0.0, "cite_f1": 0.5, "checks_correctness": 0.5, "total": 0.5, "checks_score": 0.5,
         "agent/input_token_count": 120.0, "agent/total_token_count": 150.0,
         "groundedness": {"value": 1.0, "reasoning": "supported"},
         "relevance_to_query": {"value": None, "error": "reply was not JSON"},
@@ -101,13 +101,13 @@ def test_checks_judges_aggregates_and_usage_are_told_apart():
     assert [(p["name"], p["state"], p["title"]) for p in shown["judges"]] == [
         ("groundedness", "pass", "supported"), ("relevance_to_query", "failed", "reply was not JSON"),
         ("correctness_judge", "na", "no reference answer")]
-    assert shown["aggregates"] == {"correctness": 0.5, "total": 0.5} and shown["check_score"] == 0.5
+    assert shown["aggregates"] == {"checks_correctness": 0.5, "total": 0.5} and shown["check_score"] == 0.5
     empty = card_checks({})
     assert empty == {"conditions": [], "judges": [], "aggregates": {}, "check_score": None}  # nothing passed
 
 
 def test_the_summary_means_are_split_the_same_way():
-    split = summary_means({"include": 0.5, "score": 0.7, "groundedness": 0.9, "score5": 4.0,
+    split = summary_means({"include": 0.5, "checks_score": 0.7, "groundedness": 0.9, "score5": 4.0,
                            "agent/input_token_count": 100.0}, "score5,groundedness")
     assert split == {"checks": {"include": 0.5}, "judges": {"groundedness": 0.9, "score5": 4.0}, "check_score": 0.7}
 

@@ -4,12 +4,15 @@ values add up.
 - `CHECKS`: RAG-IFEval's conditions (rules.py: include, exclude, cite, refuse, safe) and the legal benchmark's
   question types (legal.py: fact_exact, evidence_set, conflict_gap), each ``check(sample, value, settings)`` returning
   metric name -> value in [0, 1].
-- `question_values`: one question's values plus its own aggregates: ``correctness`` (mean of its include, exclude
-  and cite_f1), ``safety`` (refuse, safe), ``total`` (all of them), and ``score``, the mean of its own conditions (a
-  legal question's type score counts as one condition), for paired comparisons.
-- `instance_sums`: what run means of ``correctness``, ``safety`` and ``total`` add up: they average all condition
-  instances of the run as RAG-IFEval does, not the questions' own means. The run means themselves, with their CIs,
-  are answers/summary.py's (`level_summary`), the one aggregator every report uses.
+- `question_values`: one question's values plus its own aggregates: ``checks_correctness`` (mean of its include,
+  exclude and cite_f1), ``checks_safety`` (refuse, safe), ``total`` (all of them), and ``checks_score``, the mean of
+  its own conditions (a legal question's type score counts as one condition), for paired comparisons. The
+  ``checks_`` prefix keeps them apart from the judges named ``correctness`` and ``safety`` and from score5's score
+  (runs stored before had them as ``correctness``, ``safety`` and ``score``: scoring/answer_metrics.py,
+  `current_names`, reads those).
+- `instance_sums`: what run means of ``checks_correctness``, ``checks_safety`` and ``total`` add up: they average
+  all condition instances of the run as RAG-IFEval does, not the questions' own means. The run means themselves,
+  with their CIs, are answers/summary.py's (`level_summary`), the one aggregator every report uses.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from ...work.plugins import CHECKS as REGISTRY
 from .legal import LEGAL_CHECKS, LEGAL_TYPES, legal_question
 from .rules import AGGREGATES, RULE_VALUES, RULES, AnswerSample, Check, CheckError, CheckSettings
 
+CHECKS_SCORE = "checks_score"  # a question's own mean of its conditions
 CHECKS: dict[str, Check] = {**RULES, **LEGAL_CHECKS}  # the built-in ones; installed ones: `check_for`
 INSTANCE_AGGREGATES = tuple(AGGREGATES)  # averaged over condition instances, not questions
 SCORED = AGGREGATES["total"] + tuple(LEGAL_TYPES)  # what a question's score averages
@@ -85,7 +89,7 @@ def question_values(values: dict[str, float]) -> dict[str, float]:
             result[name] = sum(own) / len(own)
     score = question_score(values)
     if score is not None:
-        result["score"] = score
+        result[CHECKS_SCORE] = score
     return result
 
 

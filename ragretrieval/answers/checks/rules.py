@@ -28,7 +28,8 @@ from ..normalize import WORD_SPLIT, Normalizer
 
 DEFAULT_REFUSAL = "Nie udało mi się odnaleźć odpowiedzi na pytanie"  # RAG-IFEval's phrase
 CORRECTNESS, SAFETY = ("include", "exclude", "cite_f1"), ("refuse", "safe")
-AGGREGATES = {"correctness": CORRECTNESS, "safety": SAFETY, "total": CORRECTNESS + SAFETY}
+# named apart from the judges of the same idea (the ``correctness`` and ``safety`` judges, score5's score)
+AGGREGATES = {"checks_correctness": CORRECTNESS, "checks_safety": SAFETY, "total": CORRECTNESS + SAFETY}
 
 
 class CheckError(RagretrievalError, ValueError):

@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
+from ...answers.report import current_question
 from ...runs.history import RunHistory
 from ...runs.schema import evaluation_results, evaluations
 from .engine import EngineError, EvaluationSettings
@@ -41,5 +42,7 @@ def store_run(conn: Connection, history: RunHistory, evaluation: EvaluationSetti
         raise EngineError(f"{len(missing)} result(s) have no answer record (answered by another engine?), e.g. "
                           f"{missing[0]}")
     started = conn.execute(select(E.started_at).where(E.id == evaluation.id)).scalar()
-    report = runner.report([json.loads(row.answer_record) for row in rows], {"answering": _seconds_since(started)})
+    # a record stored before the checks' aggregates were renamed is read under today's names
+    records = [current_question(json.loads(row.answer_record)) for row in rows]
+    report = runner.report(records, {"answering": _seconds_since(started)})
     return history.save(report, name=evaluation.name, tags=(RUN_TAG, evaluation.id), conn=conn, on_note=log.info)

@@ -46,7 +46,7 @@ export async function api(method, path, body) {
   } catch (error) {
     data = null;
   }
-  if (!response.ok) throw new Error(describe(response.status, data));
+  if (!response.ok) throw Object.assign(new Error(describe(response.status, data)), { status: response.status });
   return data;
 }
 

@@ -16,6 +16,9 @@ function showState(row, e) {
   failures.hidden = !e.completed_with_failures;
   failures.title = t("{n} of {total} questions got no answer; the means are over the others",
     { n: e.failed_questions, total: e.total_questions });
+  const judges = row.querySelector(".judge-failed");
+  judges.hidden = !(e.failed_judges || []).length;
+  judges.textContent = t("judge {names} failed on every answer", { names: (e.failed_judges || []).join(", ") });
   const bar = row.querySelector("progress");
   bar.max = e.total_questions;
   bar.value = e.completed_questions;

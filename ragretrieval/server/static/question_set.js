@@ -1,7 +1,9 @@
 // The question-set editor: an editable table of question_type / question_text / ground_truth rows, a file import
 // parsed here in the browser (a file that is not UTF-8 is decoded by the server first), the "Generate" dialog
 // (generate_dialog.js), and one save (a new set is created with all its questions in one request; an existing one
-// sends its whole list back, applied in one transaction, to the same set).
+// sends its whole list back, applied in one transaction, to the same set). A set longer than a page, or a search,
+// is shown a page at a time (the server's ?page= and ?q=): then a save sends only what changed, one question at a
+// time (changed, deleted and added questions).
 import { api, el, flash, onDelete, t } from "./common.js";
 import { questionsFromFile } from "./csv.js";
 import { installGenerate } from "./generate_dialog.js";
@@ -13,9 +15,12 @@ const form = document.getElementById("question-set");
 const body = document.getElementById("rows");
 let rows = JSON.parse(document.getElementById("initial-questions").textContent);
 let dirty = false;
+const paged = Boolean(state.paged);
+const removed = []; // ids of the page's questions deleted since the last save (paged: deleted one by one)
 
 function count() {
-  document.getElementById("row-count").textContent = t("{n} questions", { n: rows.length });
+  const n = paged ? state.total - removed.length + rows.filter((r) => !r.id).length : rows.length;
+  document.getElementById("row-count").textContent = t("{n} questions", { n });
 }
 
 function changed() {
@@ -28,14 +33,14 @@ function typeSelect(row) {
   for (const kind of TYPES.includes(row.question_type) ? TYPES : [...TYPES, row.question_type]) {
     select.append(el("option", { value: kind, selected: kind === row.question_type }, kind));
   }
-  select.addEventListener("change", () => { row.question_type = select.value; changed(); });
+  select.addEventListener("change", () => { row.question_type = select.value; row.changed = true; changed(); });
   return select;
 }
 
 function textArea(row, field, label) {
   const area = el("textarea", { className: field, rows: 2, "aria-label": label });
   area.value = row[field] || "";
-  area.addEventListener("input", () => { row[field] = area.value; changed(); });
+  area.addEventListener("input", () => { row[field] = area.value; row.changed = true; changed(); });
   return area;
 }
 
@@ -43,12 +48,18 @@ function render() {
   body.replaceChildren(...rows.map((row, index) => {
     const remove = el("button", { type: "button", className: "remove", title: t("delete this question") },
       t("Delete"));
-    remove.addEventListener("click", () => { rows.splice(index, 1); changed(); render(); });
+    remove.addEventListener("click", () => {
+      if (paged && row.id) removed.push(row.id);
+      rows.splice(index, 1);
+      changed();
+      render();
+    });
+    const number = paged ? (row.number ? String(row.number) : "+") : String(index + 1);
     return el("tr", { className: "question-row" },
-      el("td", { className: "number" }, String(index + 1)),
+      el("td", { className: "number" }, number),
       el("td", {}, typeSelect(row)),
-      el("td", {}, textArea(row, "question_text", t("question {n}", { n: index + 1 }))),
-      el("td", {}, textArea(row, "ground_truth", t("ground truth {n}", { n: index + 1 }))),
+      el("td", {}, textArea(row, "question_text", t("question {n}", { n: number }))),
+      el("td", {}, textArea(row, "ground_truth", t("ground truth {n}", { n: number }))),
       el("td", {}, remove));
   }));
   document.getElementById("no-rows").hidden = rows.length > 0;
@@ -137,7 +148,9 @@ form.addEventListener("submit", async (event) => {
   }
   save.disabled = true;
   try {
-    if (state.set_id) {
+    if (paged) {
+      await savePage(payload);
+    } else if (state.set_id) {
       const saved = await api("PUT", `/api/v1/question-sets/${encodeURIComponent(state.set_id)}`, payload);
       rows = saved.questions;
       dirty = false;
@@ -154,6 +167,35 @@ form.addEventListener("submit", async (event) => {
     save.disabled = false;
   }
 });
+
+// A page of a long set: the set's fields, then each deleted, changed and added question on its own.
+async function savePage(payload) {
+  const id = encodeURIComponent(state.set_id);
+  const { questions, ...fields } = payload;
+  await api("PUT", `/api/v1/question-sets/${id}`, fields);
+  while (removed.length) {
+    await api("DELETE", `/api/v1/question-sets/questions/${encodeURIComponent(removed[0])}`);
+    removed.shift();
+    state.total -= 1;
+  }
+  for (const [index, row] of rows.entries()) {
+    if (!row.id || !row.changed) continue;
+    const { question_type, question_text, ground_truth } = questions[index];
+    await api("PUT", `/api/v1/question-sets/questions/${encodeURIComponent(row.id)}`,
+      { question_type, question_text, ground_truth });
+    row.changed = false;
+  }
+  const added = rows.filter((r) => !r.id);
+  if (added.length) {
+    const made = await api("POST", `/api/v1/question-sets/${id}/questions`,
+      { questions: questions.filter((q) => !q.id) });
+    made.questions.forEach((question, i) => Object.assign(added[i], { id: question.id, changed: false }));
+    state.total += added.length;
+  }
+  dirty = false;
+  render();
+  flash(t("Saved: {n} questions.", { n: state.total }));
+}
 
 window.addEventListener("beforeunload", (event) => {
   if (dirty) event.preventDefault();

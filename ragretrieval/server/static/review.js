@@ -39,7 +39,11 @@ document.addEventListener("submit", async (event) => {
     }
     flash(t("Verdict saved."));
   } catch (error) {
-    flash(t("Not saved: {reason}", { reason: error.message }), "error");
+    const number = form.closest("article")?.querySelector(".number")?.textContent.trim() || "";
+    const reason = error.status === 409 && number // said by the card's number, in the page's language
+      ? t("question {number} was annotated by someone else meanwhile: reload to see their verdict", { number })
+      : error.message;
+    flash(t("Not saved: {reason}", { reason }), "error");
   } finally {
     button.disabled = false;
   }

@@ -61,13 +61,13 @@ class Annotations:
         """Store a reviewer's verdict on the question's answer (a new one, or a new version of it)."""
         now = utc_now()
         with self.db.write() as conn:
-            self._answered(conn, eval_id, question_id)
+            number = self._answered(conn, eval_id, question_id)
             current = conn.execute(select(annotations).where(A.evaluation_id == eval_id,
                                                              A.question_id == question_id)).first()
             seen = current.version if current else 0
             if body.version != seen:
                 now_is = current.verdict if current else "none"
-                raise Conflict(f"question {question_id!r} was annotated by someone else meanwhile (version {seen}, "
+                raise Conflict(f"question #{number} was annotated by someone else meanwhile (version {seen}, "
                                f"you saw {body.version}): its annotation is now {now_is}; reload to see it")
             values = {"verdict": body.verdict, "note": body.note, "reviewer": body.reviewer, "gmt_updated": now}
             if body.reviewer:
@@ -99,23 +99,24 @@ class Annotations:
             conn.execute(delete(annotations).where(A.evaluation_id == eval_id, A.question_id == question_id))
 
     @staticmethod
-    def _answered(conn: Connection, eval_id: str, question_id: str) -> None:
-        """The question's result row, locked for this transaction; refused when there is no answer to review."""
+    def _answered(conn: Connection, eval_id: str, question_id: str) -> int:
+        """The question's number in the evaluation (#1 is the first: what the pages show, not its id), its result row
+        locked for this transaction; refused when there is no answer to review."""
         kind = conn.execute(select(E.kind).where(E.id == eval_id)).scalar()
         if kind is None:
             raise NotFound(f"no evaluation {eval_id!r}")
         if kind == "retrieval":
             raise Conflict(f"evaluation {eval_id!r} evaluates retrieval alone: it has no answers to annotate")
-        row = conn.execute(select(R.state, R.error).where(R.evaluation_id == eval_id, R.question_id == question_id)
-                           .with_for_update()).first()
+        row = conn.execute(select(R.state, R.error, R.position).where(
+            R.evaluation_id == eval_id, R.question_id == question_id).with_for_update()).first()
         if row is None:
             raise NotFound(f"no question {question_id!r} in evaluation {eval_id!r}")
+        number = row.position + 1
         if row.state != "DONE":
-            raise Conflict(f"question {question_id!r} has no answer yet ({row.state}): annotate it once it is "
-                           "answered")
+            raise Conflict(f"question #{number} has no answer yet ({row.state}): annotate it once it is answered")
         if row.error is not None:
-            raise Conflict(f"question {question_id!r} got no answer (its request failed): there is nothing to "
-                           "annotate")
+            raise Conflict(f"question #{number} got no answer (its request failed): there is nothing to annotate")
+        return number
 
 
 # ------------------------------------------------------------------------------------------------------ the summary

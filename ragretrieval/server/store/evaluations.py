@@ -8,6 +8,7 @@ import json
 from sqlalchemy import delete, func, insert, select, update
 
 from ...runs.schema import annotations, evaluation_results, evaluations
+from ...scoring.answer_metrics import current_names
 from ..db import Database, new_id, utc_now
 from ..jobs.options import default_retriever
 from ..rendering import public_text
@@ -19,7 +20,7 @@ from .failure_class import failure_class_of
 from .question_sets import QuestionSets
 from .relevance import expected_vs_retrieved, relevant_documents
 from .result_filter import ResultQuery
-from .summary import failed_counts, recount, summaries
+from .summary import failed_counts, judges_failed_everywhere, recount, summaries
 
 E, R = evaluations.c, evaluation_results.c
 DONE = "DONE"
@@ -31,9 +32,11 @@ SHOWN = [R.question_id, R.position, R.question_type, R.question_text, R.ground_t
          *(getattr(R, name) for name in RESULT_FIELDS)]
 
 
-def evaluation_out(row, failed: int = 0, **detail) -> EvaluationOut:
-    """The row as the API shows it; `failed` of its finished questions got no answer."""
+def evaluation_out(row, failed: int = 0, failed_judges=(), **detail) -> EvaluationOut:
+    """The row as the API shows it; `failed` of its finished questions got no answer; `failed_judges` failed on every
+    answered question."""
     data = dict(row._mapping)
+    data["failed_judges"] = list(failed_judges)
     data["options"] = json.loads(data.get("options") or "{}")
     data["generator"] = data.get("generator") or None  # a retrieval evaluation's is stored empty
     data.update(failed_questions=failed, answered_questions=data["completed_questions"] - failed)
@@ -44,7 +47,8 @@ def evaluation_out(row, failed: int = 0, **detail) -> EvaluationOut:
 def shown(conn, eval_id: str) -> EvaluationOut:
     """The evaluation `eval_id` as it is now in `conn`'s transaction."""
     row = conn.execute(select(evaluations).where(E.id == eval_id)).one()
-    return evaluation_out(row, failed_counts(conn, [eval_id]).get(eval_id, 0))
+    return evaluation_out(row, failed_counts(conn, [eval_id]).get(eval_id, 0),
+                          judges_failed_everywhere(conn, [row]).get(eval_id, ()))
 
 
 def result_out(row, rel_level: int = 1, annotation: AnnotationOut | None = None) -> ResultOut:
@@ -56,7 +60,7 @@ def result_out(row, rel_level: int = 1, annotation: AnnotationOut | None = None)
         question_text=row.question_text, ground_truth=row.ground_truth, rag_answer=row.rag_answer,
         retrieval=expected_vs_retrieved(relevant, sources), rag_answer_sources=sources, relevant_documents=relevant,
         llm_judge_score=row.llm_judge_score, llm_judge_reasoning=row.llm_judge_reasoning,
-        checks=json.loads(row.checks or "{}"), metrics=json.loads(row.metrics or "{}"),
+        checks=current_names(json.loads(row.checks or "{}")), metrics=json.loads(row.metrics or "{}"),
         input_tokens=row.input_tokens, output_tokens=row.output_tokens, latency=row.latency, cost=row.cost,
         error=public_text(row.error), annotation=annotation)
 
@@ -117,7 +121,8 @@ class Evaluations:
             rows = conn.execute(query.order_by(E.gmt_created.desc(), E.id.desc()).offset(offset).limit(limit)).all()
             total = conn.execute(count).scalar_one()
             failed = failed_counts(conn, [row.id for row in rows])
-        return [evaluation_out(row, failed.get(row.id, 0)) for row in rows], total
+            judges = judges_failed_everywhere(conn, rows)
+        return [evaluation_out(row, failed.get(row.id, 0), judges.get(row.id, ())) for row in rows], total
 
     def get(self, eval_id: str, offset: int = 0, limit: int = 50, score: str | None = None,
             query: ResultQuery | None = None) -> EvaluationDetail:
@@ -135,8 +140,10 @@ class Evaluations:
             summary = summaries.get(conn, row)
             if row.kind == "answer":
                 summary["annotations"] = annotation_summary(conn, eval_id, judge_list(row.judge))
-            return evaluation_out(row, summary["errors"], results=results, results_total=total, summary=summary,
-                                  offset=offset, limit=limit)
+            failed_judges = [name for name, counts in summary["judges"].items()
+                             if not counts["judged"] and counts["failed"]]
+            return evaluation_out(row, summary["errors"], failed_judges, results=results, results_total=total,
+                                  summary=summary, offset=offset, limit=limit)
 
     @staticmethod
     def _page(conn, eval_id: str, query: ResultQuery, offset: int, limit: int, rel_level: int):

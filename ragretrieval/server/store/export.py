@@ -34,7 +34,7 @@ from ...data.importers.aperag import BOM, neutralise
 from ...runs.schema import evaluation_results, evaluations
 from ..db import Database
 from ..schemas import ResultOut
-from ..views import USAGE_PREFIX, judge_list
+from ..views import CHECK_SCORE, USAGE_PREFIX, judge_list
 from .annotations import LABELS, annotated, annotation_summary
 from .evaluations import DONE, SHOWN, evaluation_out, rel_level_of, result_out
 from .result_filter import ResultQuery
@@ -144,7 +144,7 @@ def _row(result: ResultOut, checks: list[str], metrics: list[str]) -> list[str]:
     return [
         _number(result.position + 1), _text(result.question_id), _text(result.question_type),
         _text(result.question_text), _text(result.ground_truth), _text(result.rag_answer), _text(result.error),
-        _number(result.llm_judge_score), _text(result.llm_judge_reasoning), _number(result.checks.get("score")),
+        _number(result.llm_judge_score), _text(result.llm_judge_reasoning), _number(result.checks.get(CHECK_SCORE)),
         _text(annotation.verdict if annotation else None), _text(annotation.note if annotation else None),
         _number(retrieval.get("recall")), _number(retrieval.get("mrr")), _text("; ".join(result.relevant_documents)),
         _text("; ".join(retrieval.get("missing", []))), _text("; ".join(s["doc_id"] for s in sources)),
@@ -156,7 +156,7 @@ def _row(result: ResultOut, checks: list[str], metrics: list[str]) -> list[str]:
 
 def _csv(summary: dict, status: str, results) -> Iterator[bytes]:
     # token counts (agent/...) have their own columns (input_tokens, output_tokens), never a check's
-    checks = [name for name in summary["checks"] if name != "score" and not name.startswith(USAGE_PREFIX)]
+    checks = [name for name in summary["checks"] if name != CHECK_SCORE and not name.startswith(USAGE_PREFIX)]
     metrics = list(summary["metrics"])
     buffer = io.StringIO()
     buffer.write(BOM)

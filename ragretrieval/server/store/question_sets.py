@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import json
 
 from sqlalchemy import bindparam, delete, func, insert, select, update
@@ -91,6 +92,29 @@ class QuestionSets:
         used = conn.execute(select(func.count()).where(evaluations.c.question_set_id == set_id)).scalar_one()
         found = [_question_out(q) for q in self.question_rows(conn, set_id)]
         return QuestionSetOut(**row._mapping, questions=found, evaluations=used)
+
+    def page(self, set_id: str, offset: int, limit: int,
+             text: str | None = None) -> tuple[QuestionSetOut, list[int], int]:
+        """The set with only `limit` of its questions from `offset` (those whose question or ground truth holds
+        `text`, any case, when given): the editor of a set of thousands of questions shows one page. Also each
+        shown question's number in the whole set (1-based, in order) and how many questions match."""
+        matching = [Q.question_set_id == set_id]
+        if text:
+            matching.append(Q.question_text.icontains(text, autoescape=True) |
+                            Q.ground_truth.icontains(text, autoescape=True))
+        with self.db.read() as conn:
+            row = conn.execute(select(question_sets).where(QS.id == set_id)).first()
+            if row is None:
+                raise NotFound(f"no question set {set_id!r}")
+            used = conn.execute(select(func.count()).where(evaluations.c.question_set_id == set_id)).scalar_one()
+            total = conn.execute(select(func.count()).where(*matching)).scalar_one()
+            rows = conn.execute(select(questions).where(*matching).order_by(Q.position)
+                                .offset(offset).limit(limit)).all()
+            order = list(conn.execute(select(Q.position).where(Q.question_set_id == set_id)
+                                      .order_by(Q.position)).scalars())
+        numbers = [bisect.bisect_left(order, r.position) + 1 for r in rows]
+        shown = QuestionSetOut(**row._mapping, questions=[_question_out(q) for q in rows], evaluations=used)
+        return shown, numbers, total
 
     def find_by_source(self, source: str) -> str | None:
         with self.db.read() as conn:

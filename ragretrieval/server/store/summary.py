@@ -20,10 +20,11 @@ import threading
 from collections import OrderedDict
 
 import numpy as np
-from sqlalchemy import cast, func, select
+from sqlalchemy import case, cast, false, func, select
 from sqlalchemy.engine import Connection
 
 from ...runs.schema import SCORE_JUDGE, evaluation_results, evaluations
+from ...scoring.answer_metrics import current_names
 
 R, E = evaluation_results.c, evaluations.c
 
@@ -50,7 +51,7 @@ def _means(documents: list[str | None]) -> dict[str, float]:
     usual case: every question has the same metrics) are averaged as one numeric array."""
     groups: dict[tuple, list[list]] = {}
     for document in documents:
-        found = json.loads(document or "{}")
+        found = current_names(json.loads(document or "{}"))  # a result stored under the former names too
         groups.setdefault(tuple(found), []).append(list(found.values()))
     sums: dict[str, float] = {}
     counts: dict[str, int] = {}
@@ -96,6 +97,42 @@ def failed_counts(conn: Connection, eval_ids: list[str]) -> dict[str, int]:
     rows = conn.execute(select(R.evaluation_id, func.count()).where(
         R.evaluation_id.in_(eval_ids), R.state == "DONE", R.error.is_not(None)).group_by(R.evaluation_id)).all()
     return dict(rows)
+
+
+def _verdict_parts(conn: Connection, name: str):
+    """SQL expressions of judge `name`'s verdict in a result's ``checks``: its JSON type, value and skipped reason."""
+    if conn.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import JSONB
+
+        found = cast(R.checks, JSONB)[name]
+        return func.jsonb_typeof(found), found["value"].astext, found["skipped"].astext
+    path = '$."' + name + '"'
+    return (func.json_type(R.checks, path), func.json_extract(R.checks, path + ".value"),
+            func.json_extract(R.checks, path + ".skipped"))
+
+
+def judges_failed_everywhere(conn: Connection, rows) -> dict[str, list[str]]:
+    """Evaluation id -> the judges (of its ``judge``) that failed on every answered question so far: not one
+    verdict, and at least one failure (a judge that only did not apply, no reference answer anywhere, is not among
+    them). Counted inside the database, for a whole list page at once: the API's ``failed_judges``."""
+    found: dict[str, list[str]] = {}
+    by_judge: dict[str, list[str]] = {}
+    for row in rows:
+        for name in (row.judge or "").split(","):
+            if name and '"' not in name and "\\" not in name:
+                by_judge.setdefault(name, []).append(row.id)
+    answered = [R.state == "DONE", R.error.is_(None)]
+    for name, ids in by_judge.items():
+        kind, value, skipped = _verdict_parts(conn, name)
+        judged = value.is_not(None) | (R.llm_judge_score.is_not(None) if name == SCORE_JUDGE else false())
+        failed = (kind == "object") & value.is_(None) & skipped.is_(None)
+        counts = conn.execute(select(R.evaluation_id, func.sum(case((judged, 1), else_=0)),
+                                     func.sum(case((failed, 1), else_=0)))
+                              .where(R.evaluation_id.in_(ids), *answered).group_by(R.evaluation_id)).all()
+        for eval_id, judged_count, failed_count in counts:
+            if not judged_count and failed_count:
+                found.setdefault(eval_id, []).append(name)
+    return found
 
 
 def judge_counts(names: list[str], rows) -> dict[str, dict]:

@@ -25,7 +25,7 @@ from . import Invalid
 
 FILTERS = ("all", "changed", "worse", "better")
 ORDERS = ("questions", "regressions")
-PREFERRED = ("llm_judge_score", "judge_score5", "score", "checks_score")
+PREFERRED = ("llm_judge_score", "judge_score5", "checks_score")
 
 
 @dataclass(frozen=True)

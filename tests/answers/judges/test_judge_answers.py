@@ -61,7 +61,7 @@ def test_judge_answers_adds_judge_metrics_to_the_run_and_keeps_its_answers(floor
         assert {"score5", "correctness", "chunk_relevance"} <= set(new.judges)
     report = after.report
     assert all(name in report.means["answer"] for name in JUDGED) and listed.means == report.means
-    assert report.means["answer"]["score"] == before.report.means["answer"]["score"]
+    assert report.means["answer"]["checks_score"] == before.report.means["answer"]["checks_score"]
     assert set(report.config.scorers) == {"checks", "score5", "correctness", "chunk_relevance"}
     assert "judging" in report.timings and any(n.startswith("judges added by judge-answers") for n in report.notes)
 
