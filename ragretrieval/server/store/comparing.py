@@ -12,10 +12,11 @@ id, so two evaluations of a corpus's questions pair even when they were opened a
 line refuses runs over different question sets, the page compares the questions all the evaluations have and says
 how many each one has that the others lack (with a few of their ids); with no question in common it refuses.
 
-Speed. A stored run is parsed once and only its per-question values are kept (by run id, configuration key and
-means: ``judge-answers`` updating a run makes it another entry); a comparison is kept under the same keys and its
-settings, since stored runs do not change. The statistics of ~80 metrics of 1,000 questions take well under a second
-the first time (analysis/paired_batch.py), nothing after.
+Speed. A run's per-question values are read from its columns (runs/columns.py: stored with the run, apart from its
+report, so the first view parses no report) and kept (by run id, configuration key and means: ``judge-answers``
+updating a run makes it another entry); a comparison is kept under the same keys and its settings, since stored
+runs do not change. The statistics of ~130 metrics of 1,000 questions take a few tens of milliseconds the first time
+(analysis/paired_batch.py), nothing after.
 """
 
 from __future__ import annotations
@@ -30,16 +31,9 @@ from types import SimpleNamespace
 import numpy as np
 from sqlalchemy import select
 
-from ...analysis.compare import (
-    ANSWER_LEVEL,
-    ComparedRun,
-    CompareError,
-    check_settings,
-    compare,
-    report_values,
-    unique_labels,
-)
+from ...analysis.compare import ANSWER_LEVEL, ComparedRun, CompareError, check_settings, compare, unique_labels
 from ...analysis.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, TIE_TOLERANCE
+from ...runs.columns import LEVELS, RunColumns
 from ...runs.schema import evaluation_results, evaluations, runs
 from ..db import Database
 from ..jobs.records import record_ids
@@ -49,7 +43,6 @@ from .triage import Triage, chosen, differences, metric_key, shown_name, transit
 
 E, R = evaluations.c, evaluation_results.c
 MIN_COMPARED, MAX_COMPARED = 2, 3  # A,B[,C]: a page stays readable side by side
-LEVELS = (ANSWER_LEVEL, "doc", "chunk")
 SHOWN_IDS = 5
 MAX_RESAMPLES = 100_000
 
@@ -104,16 +97,10 @@ class _Kept:
 _values, _comparisons = _Kept(16), _Kept(16)
 
 
-def _run_values(report, label: str) -> dict:
-    """What `compare` needs of a run: its question ids and each level's per-question values (as `report_values`
-    reads them, NaN where a question lacks a metric)."""
-    found = {}
-    for level, means in report.means.items():
-        if level in LEVELS:
-            found[level] = {name: report_values(report, name, level, label) for name in means
-                            if not name.startswith("pass_rate_")}
-    classes = [getattr(q, "failure_class", None) for q in report.questions]  # None in runs stored before 0.3
-    return {"ids": [q.id for q in report.questions], "kind": report.kind, "levels": found, "classes": classes}
+def _run_values(columns: RunColumns) -> dict:
+    """What `compare` needs of a run: its question ids, failure classes and each level's per-question values (NaN
+    where a question lacks a metric)."""
+    return {"ids": columns.ids, "kind": columns.kind, "levels": columns.levels, "classes": columns.classes}
 
 
 def _loaded(db: Database, evaluation) -> tuple[tuple, dict]:
@@ -128,7 +115,7 @@ def _loaded(db: Database, evaluation) -> tuple[tuple, dict]:
         raise Conflict(f"evaluation {evaluation.name!r}: its stored run {evaluation.run_id} was removed from the runs "
                        "history (ragretrieval runs rm)")
     key = (evaluation.run_id, row.config_key, hashlib.sha256(row.means.encode()).hexdigest())
-    return key, _values.get(key, lambda: _run_values(db.history.get(evaluation.run_id).report, evaluation.name))
+    return key, _values.get(key, lambda: _run_values(db.history.columns(evaluation.run_id)))
 
 
 def _restricted(label: str, values: dict, common: list[str]) -> ComparedRun:
