@@ -172,9 +172,10 @@ def transitions(all_values: list[dict], common: list[str]) -> list[str | None]:
     """Each paired question's failure classes, A -> B [-> C] (None when a run predates failure classes)."""
     found = []
     indexes = [{qid: i for i, qid in enumerate(v["ids"])} for v in all_values]
+    classes = [v.get("classes") or [None] * len(v["ids"]) for v in all_values]
     for qid in common:
-        classes = [v.get("classes", [None] * len(v["ids"]))[index[qid]] for v, index in zip(all_values, indexes)]
-        found.append(None if any(c is None for c in classes) else " -> ".join(classes))
+        each = [of[index[qid]] for of, index in zip(classes, indexes)]
+        found.append(None if None in each else " -> ".join(each))
     return found
 
 
