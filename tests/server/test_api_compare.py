@@ -304,3 +304,26 @@ def test_a_card_permalink_opens_the_detail_page_that_holds_it(compared):
     held = api.client.get(f"/evaluations/{a['id']}?q={last['question_id']}").text
     assert f'id="q={last["question_id"]}"' in held
     assert api.client.get(f"/evaluations/{a['id']}?q=nope").status_code == 200  # unknown: the first page
+
+
+def test_runs_stored_before_the_columns_compare_as_they_did(compared):
+    """Runs stored by a ragretrieval without per-question columns (schema 6): the first comparison reads their
+    reports, gives the same figures, and keeps their columns for the next one."""
+    from sqlalchemy import create_engine, text
+
+    from ragretrieval.server.store import comparing
+
+    api, url, made, _ = compared
+    a, b, grid = made["k3"], made["k1"], made["grid"]
+    path = f"/api/v1/compare?ids={a['id']},{b['id']},{grid['id']}&limit=100"
+    with_columns = api.get(path)
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(text("DELETE FROM rr_run_columns"))
+    comparing._values.found.clear()
+    comparing._comparisons.found.clear()
+    assert api.get(path) == with_columns
+    with engine.connect() as conn:
+        kept = {row[0] for row in conn.execute(text("SELECT DISTINCT run_id FROM rr_run_columns"))}
+    engine.dispose()
+    assert kept == {a["run_id"], b["run_id"], grid["run_id"]}
