@@ -193,10 +193,9 @@ def compare_evaluations(db: Database, ids: list[str], how: Settings, changed_onl
     numbers = {qid: i + 1 for i, qid in enumerate(all_values[0]["ids"])}
     items = _questions(db, rows, page, set(page) & _changed_ids(common, stats["changed"]))
     where = {qid: i for i, qid in enumerate(common)}
-    for item in items:
-        i = where[item["id"]]
-        item |= {"number": numbers[item["id"]], "differences": differences(stats, i),
-                 "transition": stats["transitions"][i]}
+    indexes = [where[item["id"]] for item in items]
+    for item, i, moved in zip(items, indexes, differences(stats, indexes)):
+        item |= {"number": numbers[item["id"]], "differences": moved, "transition": stats["transitions"][i]}
     return {
         "evaluations": [evaluation_out(row).model_dump(include={"id", "name", "kind", "status", "run_id",
                                                                   "question_set_id", "dataset"}) for row in rows],
