@@ -191,7 +191,8 @@ def compare_evaluations(db: Database, ids: list[str], how: Settings, changed_onl
     page = [common[i] for i in picked[offset:offset + limit]]
     key = metric_key(stats["columns"], triage.metric)
     numbers = {qid: i + 1 for i, qid in enumerate(all_values[0]["ids"])}
-    items = _questions(db, rows, page, set(page) & _changed_ids(common, stats["changed"]))
+    items = _questions(db, rows, [v["ids"] for v in all_values], page, set(page) & _changed_ids(common,
+                                                                                                stats["changed"]))
     where = {qid: i for i, qid in enumerate(common)}
     indexes = [where[item["id"]] for item in items]
     for item, i, moved in zip(items, indexes, differences(stats, indexes)):
@@ -241,7 +242,29 @@ def _changed_ids(common: list[str], changed: np.ndarray) -> set[str]:
     return {qid for qid, moved in zip(common, changed) if moved}
 
 
-def _questions(db: Database, rows, page: list[str], moved: set[str]) -> list[dict]:
+def result_ids(conn, evaluation_id: str, run_ids: list[str], shown: set[str]) -> dict[str, str]:
+    """The shown questions' ids in the stored run -> their result rows' question ids. The run holds the evaluation's
+    results in position order (jobs/stored_run.py), positions counting from 0, so the shown rows are read by
+    position and each is checked to be the question the run names (by its own id, or by its record's); if one is not
+    (a run made otherwise), every row's record is read (`record_ids`), as before."""
+    where = {qid: i for i, qid in enumerate(run_ids) if qid in shown}
+    found = {r.position: r for r in conn.execute(select(R.position, R.question_id, R.source_record).where(
+        R.evaluation_id == evaluation_id, R.position.in_(list(where.values()))))}
+    by_position = {}
+    for qid, position in where.items():
+        r = found.get(position)
+        if r is None or (r.question_id != qid and (json.loads(r.source_record) if r.source_record else {}).get(
+                "id") != qid):
+            break
+        by_position[qid] = r.question_id
+    else:
+        return by_position
+    keys = conn.execute(select(R.question_id, R.source_record).where(R.evaluation_id == evaluation_id)).all()
+    ids = record_ids([(k.question_id, json.loads(k.source_record) if k.source_record else None) for k in keys])
+    return {run_id: qid for qid, run_id in ids.items() if run_id in shown}
+
+
+def _questions(db: Database, rows, run_ids: list[list[str]], page: list[str], moved: set[str]) -> list[dict]:
     """The page's paired questions: each evaluation's result for it (None when it has none stored)."""
     items = [{"id": qid, "changed": qid in moved, "question_text": None, "ground_truth": None, "results": []}
              for qid in page]
@@ -249,11 +272,8 @@ def _questions(db: Database, rows, page: list[str], moved: set[str]) -> list[dic
         return items
     shown_ids = set(page)
     with db.read() as conn:
-        for row in rows:
-            keys = conn.execute(select(R.question_id, R.source_record).where(R.evaluation_id == row.id)).all()
-            ids = record_ids([(k.question_id, json.loads(k.source_record) if k.source_record else None)
-                              for k in keys])
-            wanted = {run_id: qid for qid, run_id in ids.items() if run_id in shown_ids}
+        for row, ids in zip(rows, run_ids):
+            wanted = result_ids(conn, row.id, ids, shown_ids)
             results = {r.question_id: r for r in conn.execute(select(*SHOWN).where(
                 R.evaluation_id == row.id, R.state == DONE, R.question_id.in_(list(wanted.values()))))}
             level = rel_level_of(row)
