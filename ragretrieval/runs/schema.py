@@ -96,7 +96,7 @@ run_columns = Table(
     "rr_run_columns", metadata,  # since schema 7: a run's per-question values, one row per (level, metric)
     Column("run_id", String(64), ForeignKey("rr_runs.id", ondelete="CASCADE"), primary_key=True),
     Column("level", String(20), primary_key=True),  # answer | doc | chunk; question: the ids and failure classes
-    Column("name", String(300), primary_key=True),  # the metric (at level question: id | failure_class)
+    Column("name", Text, primary_key=True),  # the metric, however long its name (level question: id, failure_class)
     Column("position", Integer, nullable=False),  # the report's order of levels and metrics (a comparison's order)
     Column("data", LargeBinary, nullable=False),  # little-endian float64 per question in report order (NaN: none);
     # at level question, a UTF-8 JSON list

@@ -151,3 +151,13 @@ def test_columns_of_a_run_that_changed_meanwhile_are_not_kept(history, answer_re
     with history.engine.connect() as conn:
         assert read_columns(conn, run_id) is None
     same_columns(history.columns(run_id), columns_of(answer_reports[0]))
+
+
+def test_a_metric_with_a_long_name_is_stored(history, answer_reports):
+    long = "judge/" + "x" * 400  # a check or judge may be named at any length: PostgreSQL would refuse a VARCHAR(300)
+    report = answer_reports[0]
+    questions = [q.model_copy(update={"metrics": {**q.metrics, "answer": {**q.metrics.get("answer", {}), long: 0.5}}})
+                 for q in report.questions]
+    run_id = history.save(report.model_copy(update={
+        "questions": questions, "means": {**report.means, "answer": {**report.means["answer"], long: 0.5}}}))
+    assert history.columns(run_id).levels["answer"][long].tolist() == [0.5] * len(questions)
