@@ -11,6 +11,11 @@ The database is filled directly (bulk inserts of realistic rows: answers of a fe
 checks, five sources per answer, 56 retrieval metrics, the engine's record of each answer), then every request is
 asked a few times to warm up and `--repeat` times for the numbers: median, p95 and best, in milliseconds.
 
+The first, computed view of the comparison is then timed against its baseline, the report-parsing path (the runs'
+per-question columns removed, as for runs stored before schema 7: both reports are parsed and read), the two
+alternated request by request so that the machine's load weighs on both alike; the ratio is the one to read on a
+busy machine.
+
     python benchmarks/bench_web.py                                           # SQLite in a temporary folder
     python benchmarks/bench_web.py --runs-db postgresql://postgres@127.0.0.1:5432/bench   # an empty database
 """
@@ -29,9 +34,9 @@ from pathlib import Path
 
 import httpx
 import uvicorn
-from sqlalchemy import insert
+from sqlalchemy import delete, insert, select
 
-from ragretrieval.runs.schema import evaluation_results, evaluations, question_sets, questions
+from ragretrieval.runs.schema import evaluation_results, evaluations, question_sets, questions, run_columns
 from ragretrieval.server import ServeSettings, create_app
 from ragretrieval.server.db import Database, utc_now
 from ragretrieval.server.store import comparing
@@ -139,6 +144,36 @@ def forget_comparisons() -> None:
     comparing._comparisons.found.clear()
 
 
+def first_views(client: httpx.Client, url: str, pair: tuple[str, str], repeat: int) -> None:
+    """The first, computed view of the pair's comparison (API and page) read from the runs' columns, against the
+    same view read from their two reports (columns removed, as for runs stored before them), alternated."""
+    db = Database(url)
+    with db.read() as conn:
+        run_ids = list(conn.execute(select(evaluations.c.run_id).where(evaluations.c.id.in_(pair))).scalars())
+
+    def from_reports() -> None:
+        forget_comparisons()
+        with db.write() as conn:
+            conn.execute(delete(run_columns).where(run_columns.c.run_id.in_(run_ids)))
+
+    ids = ",".join(pair)
+    for label, path in (("API", f"/api/v1/compare?ids={ids}"), ("page", f"/compare?ids={ids}")):
+        found: dict[str, list[float]] = {"columns": [], "reports": []}
+        for turn in range(repeat + 2):  # two to warm up
+            for way, cold in (("columns", forget_comparisons), ("reports", from_reports)):
+                cold()
+                started = time.perf_counter()
+                assert client.get(path).status_code == 200, path
+                if turn >= 2:
+                    found[way].append((time.perf_counter() - started) * 1000)
+        ours, theirs = statistics.median(found["columns"]), statistics.median(found["reports"])
+        verdict = "ok" if ours < TARGET_MS else "SLOWER THAN THE TARGET"
+        print(f"first compare view, {label}: {ours:.1f} ms from the columns (best {min(found['columns']):.1f}), "
+              f"{theirs:.1f} ms from the reports (best {min(found['reports']):.1f}): {ours / theirs:.2f} x the "
+              f"report-parsing path   {verdict}")
+    db.close()
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -223,6 +258,7 @@ def main() -> None:
                 p95 = times[min(len(times) - 1, int(0.95 * len(times)))]
                 verdict = "ok" if statistics.median(times) < TARGET_MS else "SLOWER THAN THE TARGET"
                 print(f"{label:<30} {statistics.median(times):8.1f} {p95:8.1f} {times[0]:8.1f}   {verdict}")
+            first_views(client, url, (a, b), args.repeat)
         server.should_exit = True
 
 

@@ -149,10 +149,20 @@ def check_same_questions(a: ComparedRun, b: ComparedRun) -> None:
                        f"paired: {some(only_a, 'A')}; {some(only_b, 'B')}")
 
 
-def aligned(run: ComparedRun, metric: str, granularity: str, order: list[str]) -> np.ndarray:
-    values = np.asarray(run.per_question(metric, granularity), dtype=np.float64)
+def positions(run: ComparedRun, order: list[str]) -> np.ndarray | None:
+    """Where each question of `order` is among `run`'s (None: `run` holds them in that order already)."""
+    if run.question_ids == order:
+        return None
     position = {q: i for i, q in enumerate(run.question_ids)}
-    return values[[position[q] for q in order]]
+    return np.array([position[q] for q in order], dtype=np.int64)
+
+
+def aligned(run: ComparedRun, metric: str, granularity: str, order: list[str],
+            rows: np.ndarray | None = None) -> np.ndarray:
+    """`run`'s values of `metric` in the order `order` (`rows`: its `positions`, found once for many metrics)."""
+    values = np.asarray(run.per_question(metric, granularity), dtype=np.float64)
+    rows = positions(run, order) if rows is None else rows
+    return values if rows is None else values[rows]
 
 
 def _number(x: float) -> float | None:
@@ -267,8 +277,9 @@ def compare(runs: list[ComparedRun], metrics, test: str = "t", correction: str =
     order = base.question_ids
     raw, notes = [], []
     for other in runs[1:]:
+        rows = positions(other, order)
         for name in names:
-            a, b = aligned(base, name, granularity, order), aligned(other, name, granularity, order)
+            a, b = aligned(base, name, granularity, order), aligned(other, name, granularity, order, rows)
             both = np.isfinite(a) & np.isfinite(b)
             if not both.all():
                 if not both.any():

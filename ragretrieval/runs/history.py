@@ -6,8 +6,8 @@ Where: ``RunHistory(url)``; without a URL, ``$RAGRETRIEVAL_RUNS_URL``, else the 
 one history (e.g. a PostgreSQL database for a team). A URL is any SQLAlchemy URL (``sqlite:///path``,
 ``postgresql+psycopg://user@host/db``); a plain path means a SQLite file.
 
-Why one transaction per run: `save` writes the index row, the tags and the report together, so a process killed
-halfway leaves no trace. SQLite runs in WAL mode so readers (``runs list``) never block a sweep that is writing.
+Why one transaction per run: `save` writes the index row, the tags, the report and its columns (columns.py) together,
+so a process killed halfway leaves no trace. SQLite runs in WAL mode so readers (``runs list``) never block a sweep.
 """
 
 from __future__ import annotations
@@ -30,10 +30,11 @@ from ..evaluation.report import EvalReport
 from ..io.redact import redact_urls
 from ..scoring.answer_metrics import current_names
 from ..work.environment import environment
+from .columns import RunColumns, columns_of, stored_columns, write_columns
 from .identity import package_versions, report_config_key, report_questions_fingerprint
 from .migrations import SchemaError, prepare, stored_version
 from .names import Note, free_name, moved_note, tell
-from .schema import SCHEMA_VERSION, run_reports, run_tags, runs
+from .schema import SCHEMA_VERSION, run_columns, run_reports, run_tags, runs
 from .sqlite import cannot_write, read_only_engine, sqlite_begin, sqlite_pragmas
 
 DEFAULT_PATH = Path(".ragretrieval") / "runs.sqlite"
@@ -220,6 +221,7 @@ class RunHistory:
         created = datetime.now(timezone.utc)  # microseconds keep runs saved in one second in order
         row = self._index_row(report, name, created)
         body = redact_urls(report.model_dump_json())  # URLs are stored without their credentials
+        columns = columns_of(report)
         for _attempt in range(5):  # a random suffix collides only when two runs start in the same second
             run_id = new_run_id(created)
             try:
@@ -229,6 +231,7 @@ class RunHistory:
                     self._insert_tags(writing, run_id, tags)
                     writing.execute(insert(run_reports).values(run_id=run_id, report_version=report.report_version,
                                                                report=body))
+                    write_columns(writing, run_id, columns)
                 if moved:
                     tell(moved_note(name, run_id, moved), on_note)
                 return run_id
@@ -264,7 +267,7 @@ class RunHistory:
         configuration, key, means and timings follow it in the same transaction; id, name, tags and creation time
         stay. With `expected_key`, refuse when the stored run's configuration key is no longer that one (another
         process changed the run since it was read). Returns the run's full id."""
-        run_id = self.resolve(run_id)
+        run_id, columns = self.resolve(run_id), columns_of(report)
         with self._write() as conn:
             stored = conn.execute(select(runs.c.config_key).where(runs.c.id == run_id)).scalar_one()
             if expected_key is not None and stored != expected_key:
@@ -276,6 +279,7 @@ class RunHistory:
                 total_seconds=float(report.timings.get("total", 0.0)), n_answered=answered_count(report)))
             conn.execute(update(run_reports).where(run_reports.c.run_id == run_id).values(
                 report_version=report.report_version, report=redact_urls(report.model_dump_json())))
+            write_columns(conn, run_id, columns)
         return run_id
 
     @staticmethod
@@ -287,7 +291,7 @@ class RunHistory:
         """Delete a run; return its full id."""
         run_id = self.resolve(run_id)
         with self._write() as conn:
-            for table in (run_reports, run_tags):
+            for table in (run_columns, run_reports, run_tags):
                 conn.execute(delete(table).where(table.c.run_id == run_id))
             conn.execute(delete(runs).where(runs.c.id == run_id))
         return run_id
@@ -363,6 +367,9 @@ class RunHistory:
         return StoredRun(id=row.id, name=row.name, tags=tags, created_at=datetime.fromisoformat(row.created_at),
                          packages=json.loads(row.packages), questions_fingerprint=row.questions_fingerprint,
                          config_key=row.config_key, report=parse_report(row.report))
+
+    def columns(self, run_id: str) -> RunColumns:  # the per-question values a comparison reads (columns.py)
+        return stored_columns(self, run_id)
 
     def list(self, tag: str | None = None) -> list[RunSummary]:
         """Runs oldest first; with `tag`, only the runs that carry it."""

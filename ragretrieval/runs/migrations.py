@@ -67,8 +67,15 @@ def _v6_reviewers(conn: Connection) -> None:
         conn.execute(text("ALTER TABLE rr_annotations ADD COLUMN reviewer VARCHAR(100) NOT NULL DEFAULT ''"))
 
 
+def _v7_run_columns(conn: Connection) -> None:
+    """Schema 7: each run's per-question values as columns apart from its report (runs/columns.py). A new table
+    only: the runs stored before get their columns from their report the first time a comparison reads them
+    (`RunHistory.columns`), so an upgrade parses no report and takes no time however long the history."""
+
+
 STEPS: dict[int, Callable[[Connection], None]] = {2: _v2_kind_and_labels, 3: _v3_web_app, 4: _v4_answered,
-                                                  5: _v5_kinds_and_annotations, 6: _v6_reviewers}
+                                                  5: _v5_kinds_and_annotations, 6: _v6_reviewers,
+                                                  7: _v7_run_columns}
 
 
 class SchemaError(Exception):

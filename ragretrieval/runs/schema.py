@@ -18,13 +18,29 @@ Since schema 5 an evaluation has a ``kind`` (``answer``, or ``retrieval``: the r
 set, stored as a retrieval run), and reviewers' verdicts on its answers are rows of ``rr_annotations``, one per
 (evaluation, question), kept apart from the result rows the workers write (a resume that asks a question again
 leaves its annotation alone).
+
+Since schema 7 each run's per-question values are also kept as columns (`rr_run_columns`, runs/columns.py), written
+with the report in the same transaction: a comparison reads ~130 short rows instead of parsing two reports. They are
+copies of the report's values, like the index columns; a run stored before has none until it is first compared.
 """
 
 from __future__ import annotations
 
-from sqlalchemy import Column, Float, ForeignKey, Index, Integer, MetaData, String, Table, Text, UniqueConstraint
+from sqlalchemy import (
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
 
-SCHEMA_VERSION = 6  # migrations.py upgrades older stores in place
+SCHEMA_VERSION = 7  # migrations.py upgrades older stores in place
 
 metadata = MetaData()
 
@@ -74,6 +90,16 @@ run_reports = Table(
     Column("run_id", String(64), ForeignKey("rr_runs.id", ondelete="CASCADE"), primary_key=True),
     Column("report_version", Integer, nullable=False),
     Column("report", Text, nullable=False),  # EvalReport.model_dump_json()
+)
+
+run_columns = Table(
+    "rr_run_columns", metadata,  # since schema 7: a run's per-question values, one row per (level, metric)
+    Column("run_id", String(64), ForeignKey("rr_runs.id", ondelete="CASCADE"), primary_key=True),
+    Column("level", String(20), primary_key=True),  # answer | doc | chunk; question: the ids and failure classes
+    Column("name", Text, primary_key=True),  # the metric, however long its name (level question: id, failure_class)
+    Column("position", Integer, nullable=False),  # the report's order of levels and metrics (a comparison's order)
+    Column("data", LargeBinary, nullable=False),  # little-endian float64 per question in report order (NaN: none);
+    # at level question, a UTF-8 JSON list
 )
 
 # ----------------------------------------------------------------------------------------- the web app (schema 3)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from difflib import SequenceMatcher
+from functools import lru_cache
 
 # One CJK ideograph, kana, hangul or full-width form per token; else a run of word characters, of spaces, or one mark.
 _TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]"
@@ -18,9 +19,11 @@ def tokens(text: str) -> list[str]:
     return _TOKEN.findall(text or "")
 
 
+@lru_cache(maxsize=256)  # the page shows each pair's diff on both sides: computed once (a page holds 50 pairs, or 100)
 def word_diff(old: str, new: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]] | None:
     """(the old answer's parts, the new answer's parts): each part ``(kind, text)`` with kind ``same``, ``del`` (in
-    the old answer only) or ``ins`` (in the new one only); None when either is too long to compare."""
+    the old answer only) or ``ins`` (in the new one only); None when either is too long to compare. The lists are
+    shared by every caller that asks for the same pair: read them, never change them."""
     a, b = tokens(old), tokens(new)
     if len(a) > MAX_TOKENS or len(b) > MAX_TOKENS:
         return None

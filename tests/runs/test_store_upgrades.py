@@ -69,6 +69,8 @@ def test_a_version_1_store_is_upgraded_in_place(tmp_path, bm25_reports):
         assert history.list(tag="baseline")[0].id == run_id
         stored = history.get(run_id)
         assert stored.report.means == bm25_reports[0].means and stored.report.retriever == {}
+        columns = history.columns(run_id)  # computed from the old report for a comparison (runs/columns.py)
+        assert columns.ids == [q.id for q in stored.report.questions] and "recall@5" in columns.levels["doc"]
         new_id = history.save(bm25_reports[1])  # and the upgraded store takes new runs
         assert [s.id for s in history.list()] == [run_id, new_id]
     with sqlite3.connect(path) as conn:

@@ -304,3 +304,48 @@ def test_a_card_permalink_opens_the_detail_page_that_holds_it(compared):
     held = api.client.get(f"/evaluations/{a['id']}?q={last['question_id']}").text
     assert f'id="q={last["question_id"]}"' in held
     assert api.client.get(f"/evaluations/{a['id']}?q=nope").status_code == 200  # unknown: the first page
+
+
+def test_runs_stored_before_the_columns_compare_as_they_did(compared):
+    """Runs stored by a ragretrieval without per-question columns (schema 6): the first comparison reads their
+    reports, gives the same figures, and keeps their columns for the next one."""
+    from sqlalchemy import create_engine, text
+
+    from ragretrieval.server.store import comparing
+
+    api, url, made, _ = compared
+    a, b, grid = made["k3"], made["k1"], made["grid"]
+    path = f"/api/v1/compare?ids={a['id']},{b['id']},{grid['id']}&limit=100"
+    with_columns = api.get(path)
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(text("DELETE FROM rr_run_columns"))
+    comparing._values.found.clear()
+    comparing._comparisons.found.clear()
+    assert api.get(path) == with_columns
+    with engine.connect() as conn:
+        kept = {row[0] for row in conn.execute(text("SELECT DISTINCT run_id FROM rr_run_columns"))}
+    engine.dispose()
+    assert kept == {a["run_id"], b["run_id"], grid["run_id"]}
+
+
+def test_the_shown_results_are_found_by_position_or_else_by_their_records(compared):
+    """The page's results are read by position when the stored run holds them in that order (as the worker stores
+    it); a run in another order is matched by every result's record instead, to the same rows."""
+    from ragretrieval.server.db import Database
+    from ragretrieval.server.store.comparing import result_ids
+
+    api, url, made, _ = compared
+    evaluation = made["k3"]
+    db = Database(url)
+    try:
+        run_ids = db.history.columns(evaluation["run_id"]).ids
+        shown = set(run_ids[:5])
+        with db.read() as conn:
+            by_position = result_ids(conn, evaluation["id"], run_ids, shown)
+            by_record = result_ids(conn, evaluation["id"], run_ids[::-1], shown)
+    finally:
+        db.close()
+    assert by_position == by_record and sorted(by_position) == sorted(shown)
+    assert all(qid.startswith("q_") for qid in by_position.values()) and not any(
+        run_id.startswith("q_") for run_id in by_position)  # dataset ids in the run, the set's ids in the rows

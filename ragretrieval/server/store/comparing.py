@@ -12,10 +12,11 @@ id, so two evaluations of a corpus's questions pair even when they were opened a
 line refuses runs over different question sets, the page compares the questions all the evaluations have and says
 how many each one has that the others lack (with a few of their ids); with no question in common it refuses.
 
-Speed. A stored run is parsed once and only its per-question values are kept (by run id, configuration key and
-means: ``judge-answers`` updating a run makes it another entry); a comparison is kept under the same keys and its
-settings, since stored runs do not change. The statistics of ~80 metrics of 1,000 questions take well under a second
-the first time (analysis/paired_batch.py), nothing after.
+Speed. A run's per-question values are read from its columns (runs/columns.py: stored with the run, apart from its
+report, so the first view parses no report) and kept (by run id, configuration key and means: ``judge-answers``
+updating a run makes it another entry); a comparison is kept under the same keys and its settings, since stored
+runs do not change. The statistics of ~130 metrics of 1,000 questions take a few tens of milliseconds the first time
+(analysis/paired_batch.py), nothing after.
 """
 
 from __future__ import annotations
@@ -30,16 +31,9 @@ from types import SimpleNamespace
 import numpy as np
 from sqlalchemy import select
 
-from ...analysis.compare import (
-    ANSWER_LEVEL,
-    ComparedRun,
-    CompareError,
-    check_settings,
-    compare,
-    report_values,
-    unique_labels,
-)
+from ...analysis.compare import ANSWER_LEVEL, ComparedRun, CompareError, check_settings, compare, unique_labels
 from ...analysis.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, TIE_TOLERANCE
+from ...runs.columns import LEVELS, RunColumns
 from ...runs.schema import evaluation_results, evaluations, runs
 from ..db import Database
 from ..jobs.records import record_ids
@@ -49,7 +43,6 @@ from .triage import Triage, chosen, differences, metric_key, shown_name, transit
 
 E, R = evaluations.c, evaluation_results.c
 MIN_COMPARED, MAX_COMPARED = 2, 3  # A,B[,C]: a page stays readable side by side
-LEVELS = (ANSWER_LEVEL, "doc", "chunk")
 SHOWN_IDS = 5
 MAX_RESAMPLES = 100_000
 
@@ -104,16 +97,10 @@ class _Kept:
 _values, _comparisons = _Kept(16), _Kept(16)
 
 
-def _run_values(report, label: str) -> dict:
-    """What `compare` needs of a run: its question ids and each level's per-question values (as `report_values`
-    reads them, NaN where a question lacks a metric)."""
-    found = {}
-    for level, means in report.means.items():
-        if level in LEVELS:
-            found[level] = {name: report_values(report, name, level, label) for name in means
-                            if not name.startswith("pass_rate_")}
-    classes = [getattr(q, "failure_class", None) for q in report.questions]  # None in runs stored before 0.3
-    return {"ids": [q.id for q in report.questions], "kind": report.kind, "levels": found, "classes": classes}
+def _run_values(columns: RunColumns) -> dict:
+    """What `compare` needs of a run: its question ids, failure classes and each level's per-question values (NaN
+    where a question lacks a metric)."""
+    return {"ids": columns.ids, "kind": columns.kind, "levels": columns.levels, "classes": columns.classes}
 
 
 def _loaded(db: Database, evaluation) -> tuple[tuple, dict]:
@@ -128,7 +115,7 @@ def _loaded(db: Database, evaluation) -> tuple[tuple, dict]:
         raise Conflict(f"evaluation {evaluation.name!r}: its stored run {evaluation.run_id} was removed from the runs "
                        "history (ragretrieval runs rm)")
     key = (evaluation.run_id, row.config_key, hashlib.sha256(row.means.encode()).hexdigest())
-    return key, _values.get(key, lambda: _run_values(db.history.get(evaluation.run_id).report, evaluation.name))
+    return key, _values.get(key, lambda: _run_values(db.history.columns(evaluation.run_id)))
 
 
 def _restricted(label: str, values: dict, common: list[str]) -> ComparedRun:
@@ -185,9 +172,10 @@ def transitions(all_values: list[dict], common: list[str]) -> list[str | None]:
     """Each paired question's failure classes, A -> B [-> C] (None when a run predates failure classes)."""
     found = []
     indexes = [{qid: i for i, qid in enumerate(v["ids"])} for v in all_values]
+    classes = [v.get("classes") or [None] * len(v["ids"]) for v in all_values]
     for qid in common:
-        classes = [v.get("classes", [None] * len(v["ids"]))[index[qid]] for v, index in zip(all_values, indexes)]
-        found.append(None if any(c is None for c in classes) else " -> ".join(classes))
+        each = [of[index[qid]] for of, index in zip(classes, indexes)]
+        found.append(None if None in each else " -> ".join(each))
     return found
 
 
@@ -203,12 +191,12 @@ def compare_evaluations(db: Database, ids: list[str], how: Settings, changed_onl
     page = [common[i] for i in picked[offset:offset + limit]]
     key = metric_key(stats["columns"], triage.metric)
     numbers = {qid: i + 1 for i, qid in enumerate(all_values[0]["ids"])}
-    items = _questions(db, rows, page, set(page) & _changed_ids(common, stats["changed"]))
+    items = _questions(db, rows, [v["ids"] for v in all_values], page, set(page) & _changed_ids(common,
+                                                                                                stats["changed"]))
     where = {qid: i for i, qid in enumerate(common)}
-    for item in items:
-        i = where[item["id"]]
-        item |= {"number": numbers[item["id"]], "differences": differences(stats, i),
-                 "transition": stats["transitions"][i]}
+    indexes = [where[item["id"]] for item in items]
+    for item, i, moved in zip(items, indexes, differences(stats, indexes)):
+        item |= {"number": numbers[item["id"]], "differences": moved, "transition": stats["transitions"][i]}
     return {
         "evaluations": [evaluation_out(row).model_dump(include={"id", "name", "kind", "status", "run_id",
                                                                   "question_set_id", "dataset"}) for row in rows],
@@ -254,7 +242,29 @@ def _changed_ids(common: list[str], changed: np.ndarray) -> set[str]:
     return {qid for qid, moved in zip(common, changed) if moved}
 
 
-def _questions(db: Database, rows, page: list[str], moved: set[str]) -> list[dict]:
+def result_ids(conn, evaluation_id: str, run_ids: list[str], shown: set[str]) -> dict[str, str]:
+    """The shown questions' ids in the stored run -> their result rows' question ids. The run holds the evaluation's
+    results in position order (jobs/stored_run.py), positions counting from 0, so the shown rows are read by
+    position and each is checked to be the question the run names (by its own id, or by its record's); if one is not
+    (a run made otherwise), every row's record is read (`record_ids`), as before."""
+    where = {qid: i for i, qid in enumerate(run_ids) if qid in shown}
+    found = {r.position: r for r in conn.execute(select(R.position, R.question_id, R.source_record).where(
+        R.evaluation_id == evaluation_id, R.position.in_(list(where.values()))))}
+    by_position = {}
+    for qid, position in where.items():
+        r = found.get(position)
+        if r is None or (r.question_id != qid and (json.loads(r.source_record) if r.source_record else {}).get(
+                "id") != qid):
+            break
+        by_position[qid] = r.question_id
+    else:
+        return by_position
+    keys = conn.execute(select(R.question_id, R.source_record).where(R.evaluation_id == evaluation_id)).all()
+    ids = record_ids([(k.question_id, json.loads(k.source_record) if k.source_record else None) for k in keys])
+    return {run_id: qid for qid, run_id in ids.items() if run_id in shown}
+
+
+def _questions(db: Database, rows, run_ids: list[list[str]], page: list[str], moved: set[str]) -> list[dict]:
     """The page's paired questions: each evaluation's result for it (None when it has none stored)."""
     items = [{"id": qid, "changed": qid in moved, "question_text": None, "ground_truth": None, "results": []}
              for qid in page]
@@ -262,11 +272,8 @@ def _questions(db: Database, rows, page: list[str], moved: set[str]) -> list[dic
         return items
     shown_ids = set(page)
     with db.read() as conn:
-        for row in rows:
-            keys = conn.execute(select(R.question_id, R.source_record).where(R.evaluation_id == row.id)).all()
-            ids = record_ids([(k.question_id, json.loads(k.source_record) if k.source_record else None)
-                              for k in keys])
-            wanted = {run_id: qid for qid, run_id in ids.items() if run_id in shown_ids}
+        for row, ids in zip(rows, run_ids):
+            wanted = result_ids(conn, row.id, ids, shown_ids)
             results = {r.question_id: r for r in conn.execute(select(*SHOWN).where(
                 R.evaluation_id == row.id, R.state == DONE, R.question_id.in_(list(wanted.values()))))}
             level = rel_level_of(row)

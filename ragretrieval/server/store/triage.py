@@ -98,12 +98,14 @@ def chosen(stats: dict, triage: Triage) -> list[int]:
     return [int(i) for i in picked]
 
 
-def differences(stats: dict, index: int) -> dict[str, list[float | None]]:
-    """Every tested metric's B - A (and C - A) for one paired question, by shown name (None where one lacks it)."""
-    found = {}
+def differences(stats: dict, indexes: list[int]) -> list[dict[str, list[float | None]]]:
+    """For each paired question of `indexes`, every tested metric's B - A (and C - A) by shown name (None where one
+    lacks it); a page's questions taken at once, column by column."""
+    found: list[dict[str, list[float | None]]] = [{} for _ in indexes]
     for key, column in stats["columns"].items():
-        values = column[:, index]
-        found[shown_name(key)] = [None if math.isnan(v - values[0]) else float(v - values[0]) for v in values[1:]]
+        name, taken = shown_name(key), column[:, indexes]
+        for row, moved in zip(found, (taken[1:] - taken[0]).T.tolist()):
+            row[name] = [None if math.isnan(d) else d for d in moved]
     return found
 
 
