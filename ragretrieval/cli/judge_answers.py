@@ -15,7 +15,7 @@ from ..answers.judges.summary import check_judges
 from ..answers.prompt import pick_language
 from ..answers.render import metric_table, question_line
 from ..answers.report import ANSWER_REPORT, AnswerReport, load_report
-from ..answers.settings import AnswerSettings
+from ..answers.settings import AnswerSettings, default
 from ..embedders.cache import default_cache_dir
 from ..evaluation.report import ReportError
 from ..llm.budget import Budget, BudgetReached
@@ -46,8 +46,8 @@ def _stored(run: str, runs_db: str | None):
 @click.command("answers")
 @click.argument("run")
 @setting_options(JUDGE_SETTINGS)
-@renamed_option("--concurrency", "--threads", "threads", type=click.IntRange(min=1), default=4, show_default=True,
-               help="Questions judged at once.")
+@renamed_option("--concurrency", "--threads", "threads", type=click.IntRange(min=1),
+               default=default("threads"), show_default=True, help="Questions judged at once.")
 @click.option("--new-run", is_flag=True,
               help="Store the judged run as a new run (linked by judged_from) and leave RUN as it is; needed to "
                    "judge again with other settings.")

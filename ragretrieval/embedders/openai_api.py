@@ -175,7 +175,7 @@ class OpenAIEmbedder(Asymmetric):
                 raise EmbedderError(f"{self._where()}: {describe(error, oa, self._secret)} (not retried)") from None
 
         try:
-            response = with_retries(attempt, retries=s.max_retries, backoff=1.0,
+            response = with_retries(attempt, **s.calls.retry_args(),
                                     retryable=lambda error: is_retryable(error, oa), retry_after=retry_after)
         except RetriesExhausted as error:
             raise EmbedderError(f"{self._where()}: gave up after {error.attempts} attempts; last error: "
