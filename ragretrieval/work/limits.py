@@ -46,13 +46,13 @@ def _a_number_not_a_boolean(value):
 
 
 Integer = Annotated[int, BeforeValidator(_not_a_boolean)]
-Number = Annotated[float, BeforeValidator(_a_number_not_a_boolean)]
+_NUMBER = BeforeValidator(_a_number_not_a_boolean)  # after the bounds: it runs first, and they keep their order
 
-Timeout = Annotated[Number, Field(gt=0, le=MAX_SECONDS, allow_inf_nan=False)]
-Wait = Annotated[Number, Field(ge=0, le=MAX_SECONDS, allow_inf_nan=False)]
+Timeout = Annotated[float, Field(gt=0, le=MAX_SECONDS, allow_inf_nan=False), _NUMBER]
+Wait = Annotated[float, Field(ge=0, le=MAX_SECONDS, allow_inf_nan=False), _NUMBER]
 Retries = Annotated[Integer, Field(ge=0, le=MAX_RETRIES)]
 Concurrency = Annotated[Integer, Field(ge=1, le=MAX_CONCURRENCY)]
-Price = Annotated[Number, Field(ge=0, le=MAX_PRICE, allow_inf_nan=False)]
+Price = Annotated[float, Field(ge=0, le=MAX_PRICE, allow_inf_nan=False), _NUMBER]
 Port = Annotated[Integer, Field(ge=1, le=65_535)]
 
 # the fields of the dataclass settings that carry these bounds, by name
