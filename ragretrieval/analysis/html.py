@@ -234,8 +234,8 @@ def diagnostics(runs: list[ComparedRun], lookups: dict[str, Lookup]) -> str:
     return "".join(out)
 
 
-def render_html(runs: list[ComparedRun], granularity: str = "doc", metrics=None, test: str = "t",
-                correction: str = "holm", alpha: float = 0.05, k: int | None = None, calibration=None,
+def render_html(runs: list[ComparedRun], granularity: str = "doc", metrics=None, test: str = PAIRED.test,
+                correction: str = PAIRED.correction, alpha: float = PAIRED.alpha, k: int | None = None, calibration=None,
                 classes=None, **compare_options) -> str:
     """The page; `calibration` (analysis/calibrated_runs.py, `CalibratedRuns`) adds the calibrated means after the
     summary; `classes` (a `ClassComparison`: answers/failures.py `compare_classes`) answer runs' failure classes."""
