@@ -19,8 +19,10 @@ import numpy as np
 from ..errors import RagretrievalError
 from ..evaluation.report import ANSWER_LEVEL, GRANULARITIES, EvalReport
 from ..scoring import MetricError, Qrels, Run, parse_metric, score
+from ..work.options import SettingsError
 from .paired_batch import paired_stats_many
-from .stats import CORRECTIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, TESTS, PairedStats, adjust
+from .settings import CORRECTIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, PAIRED, TESTS, CompareSettings  # noqa: F401
+from .stats import PairedStats, adjust
 
 SHOWN_IDS = 5  # question ids quoted in a "different question sets" message
 DEFAULT_METRICS = ("ndcg@10", "recall@5")  # of retrieval runs; answer runs compare their answer metrics

@@ -22,6 +22,7 @@ from .answer_html import answer_sections
 from .compare import ComparedRun, CompareError, aligned, compare, report_values
 from .diagnostics import confusable_pairs, report_baseline, saturation_warnings
 from .html_parts import comparison_table, esc, fmt, histogram
+from .settings import PAIRED
 
 SNIPPET_CHARS = 120
 PLOT_FAMILIES = ("recall", "ndcg", "mrr", "precision")
@@ -235,8 +236,8 @@ def diagnostics(runs: list[ComparedRun], lookups: dict[str, Lookup]) -> str:
 
 
 def render_html(runs: list[ComparedRun], granularity: str = "doc", metrics=None, test: str = PAIRED.test,
-                correction: str = PAIRED.correction, alpha: float = PAIRED.alpha, k: int | None = None, calibration=None,
-                classes=None, **compare_options) -> str:
+                correction: str = PAIRED.correction, alpha: float = PAIRED.alpha, k: int | None = None,
+                calibration=None, classes=None, **compare_options) -> str:
     """The page; `calibration` (analysis/calibrated_runs.py, `CalibratedRuns`) adds the calibrated means after the
     summary; `classes` (a `ClassComparison`: answers/failures.py `compare_classes`) answer runs' failure classes."""
     missing = [r.label for r in runs if r.report is None]

@@ -20,6 +20,8 @@ from statistics import NormalDist
 
 import numpy as np
 
+from .settings import PAIRED
+
 RESAMPLES = 2_000
 POWER = 0.8
 

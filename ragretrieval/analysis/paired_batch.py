@@ -20,6 +20,7 @@ import threading
 
 import numpy as np
 
+from .settings import PAIRED
 from .stats import (
     ALL_ZERO_NOTE,
     DEFAULT_RESAMPLES,

@@ -32,7 +32,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import RagretrievalError
-
 from .settings import CORRECTIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, PAIRED, TESTS  # noqa: F401 (their old home)
 
 TIE_TOLERANCE = 1e-12  # |d_i| at or below this is a tie: equal metric values can differ in the last bit

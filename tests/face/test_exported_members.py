@@ -8,7 +8,7 @@ import pytest
 import ragretrieval as rr
 
 FACE = ["build_dataset", "load_dataset", "evaluate", "answer", "sweep", "score", "compare", "load_run", "EvalConfig",
-        "EvalReport", "AnswerSettings", "AnswerReport", "Comparison", "ScoreResult", "Dataset", "SettingsError",
+        "EvalReport", "AnswerSettings", "CompareSettings", "AnswerReport", "Comparison", "ScoreResult", "Dataset", "SettingsError",
         "RagretrievalError"]
 
 
