@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from ..io.openai_calls import DEFAULT_ENDPOINT, describe, is_retryable, retry_after, retryable_status
+from ..io.openai_calls import DEFAULT_ENDPOINT, NO_SDK_RETRIES, describe, is_retryable, retry_after, retryable_status
 from ..io.redact import public_url
 from ..work.pool import parallel_map
 from ..work.retry import RetriesExhausted, with_retries
@@ -150,7 +150,7 @@ class OpenAIEmbedder(Asymmetric):
                                     f"local endpoint that ignores keys accepts any value, e.g. {key_env}=local)")
             self._secret = key
             self._client = openai.OpenAI(api_key=key, base_url=self.base_url, timeout=self.settings.timeout,
-                                         max_retries=0)
+                                         max_retries=NO_SDK_RETRIES)
         return self._client
 
     def _where(self) -> str:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pydantic import AliasChoices, ConfigDict, Field
 
 from ..errors import RagretrievalError
-from ..io.openai_calls import describe, is_retryable, retry_after, retryable_status
+from ..io.openai_calls import NO_SDK_RETRIES, describe, is_retryable, retry_after, retryable_status
 from ..io.redact import public_url
 from ..work.limits import Integer, Price, Retries, Timeout, Wait
 from ..work.options import SettingsModel
@@ -152,7 +152,8 @@ class ChatClient:
                            f"ignores keys accepts any value, e.g. {settings.api_key_env}=local)")
         self._openai = openai
         self._secret = key
-        self._client = openai.OpenAI(api_key=key, base_url=settings.base_url, timeout=settings.timeout, max_retries=0)
+        self._client = openai.OpenAI(api_key=key, base_url=settings.base_url, timeout=settings.timeout,
+                                     max_retries=NO_SDK_RETRIES)
         self.settings = settings
         self.cache = cache or AnswerCache()
         self.stop = stop

@@ -15,6 +15,7 @@ from ...work.progress import as_progress
 from ...work.remote import RemoteCall
 
 DEFAULT_DEPTH = 100
+ONE_AT_A_TIME = 1  # questions at once of a local model: it uses every core already
 
 
 class RerankError(RagretrievalError):
@@ -86,7 +87,7 @@ class PerQuestion:
     `RerankError` naming the question, never a ranking silently left in first-stage order."""
 
     identity: str
-    concurrency: int = 1
+    concurrency: int = ONE_AT_A_TIME
 
     def __init__(self, progress=None, stop=None):
         self.progress, self.stop = as_progress(progress), stop
