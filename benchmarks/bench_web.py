@@ -212,6 +212,9 @@ def main() -> None:
             ("compare page, computed", f"/compare?ids={a},{b}", forget_comparisons),
             ("compare page, changed only", f"/compare?ids={a},{b}&changed=true"),
             ("compare page, last rows", f"/compare?ids={a},{b}&page=20"),
+            ("compare page, regressions first, worse only", f"/compare?ids={a},{b}&order=regressions&filter=worse"),
+            ("compare page, a permalink's page", f"/compare?ids={a},{b}&q=q{args.compared - 1}"),
+            (f"compare export, {args.compared} q. x metrics, CSV", f"/api/v1/compare/export?ids={a},{b}&format=csv"),
         ]
         print(f"{'request':<30} {'median':>8} {'p95':>8} {'best':>8}   target {TARGET_MS} ms")
         with httpx.Client(base_url=f"http://127.0.0.1:{settings.port}", timeout=60) as client:

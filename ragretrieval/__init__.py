@@ -23,6 +23,7 @@ FACE = {  # name -> the module that defines it
     "load_dataset": "ragretrieval.api.reports",
     "evaluate": "ragretrieval.api.runs",
     "answer": "ragretrieval.api.runs",
+    "judge_answers": "ragretrieval.api.judging",
     "sweep": "ragretrieval.api.sweeps",
     "score": "ragretrieval.api.scoring",
     "compare": "ragretrieval.api.reports",

@@ -70,8 +70,8 @@ def summary(runs: list[ComparedRun]) -> str:
 
 
 def failure_classes(runs: list[ComparedRun], found: ClassComparison | None) -> str:
-    """Each run's failure classes (docs/answers.md, "Failure classes"): questions per class, and the transitions
-    from the first run's classes to each other run's. They are decided above analysis (answers/failures.py), so the
+    """Each run's failure classes (docs/answers/failure-classes.md): questions per class, and the transitions from
+    the first run's classes to each other run's. They are decided above analysis (answers/failures.py), so the
     caller brings them; without them the section is left out."""
     if found is None:
         return ""

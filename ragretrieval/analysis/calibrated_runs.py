@@ -1,6 +1,6 @@
 """Calibrated means of runs: a person's labels file (or a predictions file) read, a run's per-question metric paired
 with it (`calibration.calibrated_mean`), and the rows ``calibrate``, ``compare --calibrate-labels`` and ``report
---calibrate-labels`` show (docs/answers.md, "Calibrated judge scores").
+--calibrate-labels`` show (docs/answers/calibrate.md, "Calibrated judge scores").
 
 A labels file and a predictions file are JSON Lines of `QuestionValue`: ``{"question_id": "q1", "value": 1}``, one
 question per line, on the metric's own scale (yes/no judges: 0 or 1; score5: 1-5; retrieval metrics: 0-1). A value

@@ -1,7 +1,7 @@
 """Calibrated judge scores: the mean of a judge's per-question metric, corrected by a person's labels on some of the
 answers, with a valid confidence interval: prediction-powered inference (PPI; Angelopoulos, Bates, Fannjiang, Jordan
-and Zrnic, Science 2023) and its power-tuned form PPI++ (Angelopoulos, Duchi and Zrnic, 2023). docs/answers.md,
-"Calibrated judge scores", works an example.
+and Zrnic, Science 2023) and its power-tuned form PPI++ (Angelopoulos, Duchi and Zrnic, 2023).
+docs/answers/calibrate.md works an example.
 
 Notation: a person's labels Y_1..Y_n on n answers, the judge's values on the same answers f_1..f_n, and the judge's
 values on the N answers without a label g_1..g_N (labels and judge on the same scale: 0/1, 1-5, a share). σ̂(x) is

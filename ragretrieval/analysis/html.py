@@ -21,6 +21,7 @@ from ..io.atomic import write_text_atomic
 from .answer_html import answer_sections
 from .compare import ComparedRun, CompareError, aligned, compare, report_values
 from .diagnostics import confusable_pairs, report_baseline, saturation_warnings
+from .frontier import frontier_section
 from .html_parts import comparison_table, esc, fmt, histogram
 from .settings import PAIRED
 
@@ -268,6 +269,7 @@ def render_html(runs: list[ComparedRun], granularity: str = "doc", metrics=None,
         sections.append(comparison_table(compare(runs, metrics, test, correction, alpha, granularity,
                                                  **compare_options)))
     sections.append(plots(runs, granularity, metrics[0]))
+    sections.append(frontier_section(runs, metrics[0], granularity, alpha))
     if len(runs) > 1:
         sections.append(changes(runs, granularity, k, lookups))
     sections.append(diagnostics(runs, lookups))

@@ -1,5 +1,6 @@
-"""How noisy a judge is, from repeated verdicts on the same answers (docs/answers.md, "Judge noise"), and what that
-noise means for a comparison: the smallest paired difference of a judge metric that N questions can tell from it.
+"""How noisy a judge is, from repeated verdicts on the same answers (docs/answers/judge.md, "Judge noise"), and
+what that noise means for a comparison: the smallest paired difference of a judge metric that N questions can tell
+from it.
 
 - **Flip rate** p: the chance that a verdict differs from the judge's usual verdict on that answer. With each
   verdict the usual one with probability 1 − p, two repeats of one question differ with probability

@@ -2,8 +2,8 @@
 
 The default syntax is RAG-IFEval's: numbers in square brackets, ``[0]``, ``[0, 2]`` or ``[0][2]``. Malformed lists
 (``[1,]``, ``[ 1 , , 2 ]``) are read for the numbers they hold; an empty ``[]`` cites nothing. The benchmark's own
-evaluator stops with an error on such answers; reading them is our choice, documented in docs/answers.md. A bracket
-may also hold a document id of the context (``[soup/番茄蛋汤.md]``), which cites that document's position.
+evaluator stops with an error on such answers; reading them is our choice, documented in docs/answers/generate.md. A
+bracket may also hold a document id of the context (``[soup/番茄蛋汤.md]``), which cites that document's position.
 A custom `pattern` is a regular expression whose first group holds one citation or a comma-separated list.
 """
 

@@ -1,5 +1,5 @@
 """``answer --dry-run`` and ``judge-answers --dry-run``: every request the command would send, with its estimated
-tokens and cost, and nothing sent (docs/answers.md, "Cost before the bill").
+tokens and cost, and nothing sent (docs/answers/cost.md, "Cost before the bill").
 
 - The generator: an ``openai:`` generator's request for each question not in the journal, its prompt rendered exactly
   as the run would; expected output: the reference answer's length when there is one (else the client's prior),
@@ -19,9 +19,9 @@ from ..llm.tokens import estimate_tokens
 from .batch import RETRIEVAL_BLOCK, journaled
 from .generators import GenerationFailed, GenerationRequest
 from .judges.audit import padded, shuffled
-from .judges.stored import JudgedQuestion, check_conflicts, pending
 from .report import AnsweredQuestion
 from .session import AnswerSession
+from .stored_judging import JudgedQuestion, check_conflicts, pending
 
 LOCAL_GENERATORS = ("extractive", "file")  # they send nothing: a dry run runs them
 

@@ -1,5 +1,5 @@
 """One failure class per question: why an answer went wrong (or right), decided from ids, spans and the checks, with no
-model request (docs/answers.md, "Failure classes").
+model request (docs/answers/failure-classes.md, "Failure classes").
 
 The evidence of one answered question:
 

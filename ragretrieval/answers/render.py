@@ -83,7 +83,7 @@ def class_lines(report: AnswerReport) -> list[str]:
     if not total:
         return []
     width = max(len(name) for name in counts)
-    return (["", "failure classes (docs/answers.md, \"Failure classes\")",
+    return (["", "failure classes (docs/answers/failure-classes.md)",
              f"  {'class':<{width}}  {'n':>5}  {'share':>6}"]
             + [f"  {name:<{width}}  {n:>5}  {n / total:>6.1%}" for name, n in counts.items()])
 

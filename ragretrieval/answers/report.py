@@ -1,12 +1,12 @@
 """The answer report: one answer run (``ragretrieval answer``, a web evaluation) as a versioned JSON document, stored in
-the runs history as ``kind="answer"`` beside retrieval runs (docs/answers.md, "The answer report").
+the runs history as ``kind="answer"`` beside retrieval runs (docs/answers/reports.md, "The answer report").
 
 Per question it holds what a reader needs to judge the answer without running anything again: the question, its
 reference answer, the answer, the contexts in the order the generator saw them, the citations read from the answer,
 every check value, the tokens, latency and cost, the generator's error if it failed, and, when retrieval ran, the
 retrieval metrics of that same ranking. Values that `compare` pairs live in ``metrics[level]`` exactly as in an
 `EvalReport` (``answer`` for the checks, ``doc`` and ``chunk`` for retrieval), so one code path serves both kinds.
-``judges`` is where LLM judges (docs/answers.md, "Scorers") put their verdicts with their reasoning.
+``judges`` is where LLM judges (docs/answers/check.md, "Scorers") put their verdicts with their reasoning.
 """
 
 from __future__ import annotations

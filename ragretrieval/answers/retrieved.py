@@ -1,28 +1,21 @@
 """Contexts found by retrieval, one question at a time, with the retrieval metrics of that same ranking.
 
-The corpus is chunked and indexed once (`RetrievedContexts.__init__`); `find(question)` then retrieves for one
-question as `evaluate` does for all of them (retrieval/rollup.py: deep enough for k distinct documents, documents
-ranked at their best chunk) and scores that ranking at document and chunk level against the question's labels, at
-every cutoff of the retrieval configuration. The generator is shown the first ``context_k`` hits. `find_many` does
-the same for a batch at once (the batch runner's path; the numbers are the same). A retriever need not be
-thread-safe: searches are serialised by a lock, everything else runs in the caller's thread.
+The corpus is chunked and indexed once, by the retrieval session that `evaluate` runs too (retrieval/session.py);
+`find(question)` then retrieves for one question as `evaluate` does for all of them (deep enough for k distinct
+documents, documents ranked at their best chunk) and scores that ranking at document and chunk level against the
+question's labels, at every cutoff of the retrieval configuration. The generator is shown the first ``context_k``
+hits. `find_many` does the same for a batch at once (the batch runner's path; the numbers are the same). A
+retriever need not be thread-safe: the session serialises searches, everything else runs in the caller's thread.
 """
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 
-import numpy as np
-
-from ..data.chunking import ChunkPolicy, chunk_corpus, chunks_fingerprint
-from ..data.dataset import Dataset, QuestionRecord, retrieval_questions
-from ..evaluation.pipeline import SCORED_FAMILIES, check_config, document_qrels
+from ..data.dataset import Dataset, QuestionRecord
 from ..evaluation.report import EvalConfig, RetrievedChunk
-from ..retrieval.registry import BuildContext, build_retriever, spec_from_config
-from ..retrieval.rollup import HitTable, roll_up, search_for_documents
-from ..scoring import Qrels, chunk_qrels, score
-from ..scoring.metrics import Metric
+from ..retrieval.registry import BuildContext
+from ..retrieval.session import RetrievalSession
 from .report import ContextUsed
 
 
@@ -34,41 +27,19 @@ class Retrieved:
     metrics: dict[str, dict[str, float]]  # "doc" / "chunk" -> metric -> value; empty without relevant documents
 
 
-def _rows(qrels: Qrels, rows: list[int]) -> Qrels:
-    """The labels of some questions (rows of `qrels`), over the same document vocabulary."""
-    starts, ends = qrels.indptr[rows], qrels.indptr[np.asarray(rows, dtype=np.int64) + 1]
-    take = np.concatenate([np.arange(s, e) for s, e in zip(starts, ends)]) if rows else np.zeros(0, np.int64)
-    return Qrels.from_arrays(qrels.query_ids[rows], qrels.doc_ids, np.concatenate([[0], np.cumsum(ends - starts)]),
-                             qrels.doc_codes[take], qrels.labels[take], check_ids=False)
-
-
 class RetrievedContexts:
     def __init__(self, dataset: Dataset, config: EvalConfig, context_k: int, context: BuildContext | None = None,
                  retriever=None):
-        check_config(config)
+        self.session = RetrievalSession(dataset, config, context, retriever=retriever)
         self.config, self.context_k = config, context_k
-        self.policy = ChunkPolicy(config.chunk_size, config.chunk_overlap)
-        self.chunks = chunk_corpus(dataset.documents, self.policy)
+        self.chunks, self.spec = self.session.chunks, self.session.spec
         self.titles = {d.id: d.title for d in dataset.documents}
-        self.spec = spec_from_config(config)
-        self.retriever = retriever or build_retriever(self.spec, context or BuildContext())
-        self.retriever.index(self.chunks)
-        self.table = HitTable(self.chunks, [d.id for d in dataset.documents])
-        labelled, _ = retrieval_questions(dataset)
-        self.row = {q.id: i for i, q in enumerate(labelled.questions)}
-        self.doc_qrels, spans = document_qrels(labelled)
-        self.chunk_qrels = chunk_qrels(self.doc_qrels, [c.chunk_id for c in self.chunks],
-                                       [c.parent_id for c in self.chunks], [c.start for c in self.chunks],
-                                       [c.end for c in self.chunks], spans)
         self.depth = max(max(config.ks), context_k)
-        self.metrics = [Metric(family, k) for k in config.ks for family in SCORED_FAMILIES]
-        self.levels = [g for g in ("doc", "chunk") if config.granularity in (g, "both")]
-        self._lock = threading.Lock()
         self.notes: list[str] = []
 
     @property
     def chunks_fingerprint(self) -> str:
-        return chunks_fingerprint(self.chunks)
+        return self.session.chunks_fingerprint
 
     def find(self, question: QuestionRecord) -> Retrieved:
         return self.find_many([question])[0]
@@ -78,10 +49,7 @@ class RetrievedContexts:
         result as `find` on each, for a fraction of the work per question."""
         if not questions:
             return []
-        with self._lock:  # the retriever and the hit table's codes for foreign hits are shared
-            ranking = search_for_documents(self.retriever, questions, self.depth, self.table)
-            found = roll_up(ranking, np.array([q.id for q in questions], dtype=object), self.table, self.depth,
-                            self.policy.key)
+        ranking, found = self.session.retrieve(questions, self.depth)
         metrics = self._metrics(questions, found)
         results = []
         for i, question in enumerate(questions):
@@ -111,20 +79,14 @@ class RetrievedContexts:
 
     def _metrics(self, questions, found) -> dict[str, dict[str, dict[str, float]]]:
         """Question id -> level -> metric -> value, for the questions that have relevant documents."""
-        labelled = [q.id for q in questions if q.id in self.row]
+        labelled = [q.id for q in questions if q.id in self.session.row]
         if not labelled:
             return {}
-        rows = [self.row[qid] for qid in labelled]
         values: dict[str, dict[str, dict[str, float]]] = {qid: {} for qid in labelled}
-        runs = {"doc": found.doc_run, "chunk": found.chunk_run}
-        for level, qrels in (("doc", self.doc_qrels), ("chunk", self.chunk_qrels)):
-            if level not in self.levels or runs[level] is None:
-                continue
-            result = score(_rows(qrels, rows), runs[level], self.metrics, rel_level=self.config.rel_level,
-                           ties="rank")
+        for level, result in self.session.score(found, labelled).items():
             for i, qid in enumerate(labelled):
                 values[qid][level] = {name: float(v[i]) for name, v in result.per_query.items()}
         return values
 
     def info(self):
-        return self.retriever.info()
+        return self.session.info()

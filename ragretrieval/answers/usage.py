@@ -1,4 +1,4 @@
-"""Cost and latency of answers, under the agent-evaluation names (docs/answers.md, "Cost and latency").
+"""Cost and latency of answers, under the agent-evaluation names (docs/answers/cost.md, "Cost and latency").
 
 Per answered question, in ``metrics["answer"]`` (so they are averaged with a 95% CI and paired by ``compare`` like
 any metric): ``agent/input_token_count``, ``agent/output_token_count``, ``agent/total_token_count`` (the tokens the

@@ -92,15 +92,16 @@ def values(config, model, settings: dict) -> dict:
     return merged(settings_values(config, model), settings)
 
 
-def with_settings_signature(function, *models: type[BaseModel]):
-    """Give `function` (which takes ``**settings``) a signature listing every settings field with its default, so
-    ``help(rr.evaluate)`` and `inspect.signature` show the model's defaults (they are not declared twice)."""
+def with_settings_signature(function, *models: type[BaseModel], only: tuple[str, ...] | None = None):
+    """Give `function` (which takes ``**settings``) a signature listing every settings field with its default (or
+    the fields in `only`), so ``help(rr.evaluate)`` and `inspect.signature` show the model's defaults (they are not
+    declared twice)."""
     signature = inspect.signature(function)
     parameters = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
     names = {p.name for p in parameters}
     for model in models:
         for name, field in model.model_fields.items():
-            if name not in names:
+            if name not in names and (only is None or name in only):
                 names.add(name)
                 default = field.get_default(call_default_factory=True)
                 parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,

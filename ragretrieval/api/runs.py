@@ -82,15 +82,15 @@ def answer(dataset, questions=None, *, config=None, save: bool = False, runs_db=
     elif given(records, "retrieved_context"):
         retriever, fields = given_contexts(records, settings)
         asked = {**asked, **fields}
-    settings = build_settings(AnswerSettings, asked)
+    built = build_settings(AnswerSettings, asked)  # `settings` are the keyword arguments as given
     if answered:
-        options = GeneratorOptions.from_settings(settings, documents={d.id: d for d in dataset.documents},
+        options = GeneratorOptions.from_settings(built, documents={d.id: d for d in dataset.documents},
                                                  questions=dataset.questions)
-        rows = [(where, record.model_dump(exclude_none=True)) for where, record in records]
-        generator = FileGenerator.from_records(settings.generator.removeprefix("file:"), rows, options)
-    session = AnswerSession(dataset, settings, generator=generator, progress=progress, stop=stop,
+        rows = [(where, record.model_dump(exclude_none=True)) for where, record in records or []]
+        generator = FileGenerator.from_records(built.generator.removeprefix("file:"), rows, options)
+    session = AnswerSession(dataset, built, generator=generator, progress=progress, stop=stop,
                             retriever=retriever)
-    report = run_answers(session, settings.threads, journal, progress, stop)
+    report = run_answers(session, built.threads, journal, progress, stop)
     keep(report, save, runs_db, name, tags)
     return report
 

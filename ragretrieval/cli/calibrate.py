@@ -1,6 +1,6 @@
 """``ragretrieval calibrate RUN --labels FILE --metric NAME``: a judge metric's mean corrected by a person's labels on
-some of the answers (prediction-powered inference), beside the judge alone and the labels alone (docs/answers.md,
-"Calibrated judge scores")."""
+some of the answers (prediction-powered inference), beside the judge alone and the labels alone
+(docs/answers/calibrate.md)."""
 
 from __future__ import annotations
 

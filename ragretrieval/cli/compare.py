@@ -12,7 +12,6 @@ from ..analysis.compare import DEFAULT_METRICS, CompareError, compare, unique_la
 from ..analysis.noise import noise_bounds, noise_lines, within_noise
 from ..analysis.settings import CORRECTIONS, MAX_SEED, PAIRED, TESTS, CompareSettings
 from ..analysis.stats import StatsError
-from ..runs.compared import level_and_metrics, load_run
 from ..scoring.trec import TrecFormatError
 from .fields import comma_separated
 from .runs import runs_db_option
@@ -26,6 +25,8 @@ class CompareFailed(click.ClickException):
 
 def load_runs(specs, qrels: Path | None, runs_db: str | None):
     """Load every RUN argument (report file, TREC run with --qrels, or history id) with distinct labels."""
+    from ..runs.compared import load_run  # opens the history (SQLAlchemy): imported when a command runs, not --help
+
     try:
         runs = [load_run(spec, qrels, runs_db) for spec in specs]
     except (CompareError, TrecFormatError, OSError) as error:
@@ -55,7 +56,8 @@ def calibrate_options(command):
     return click.option("--calibrate-labels", "label_files", multiple=True,
                         type=click.Path(dir_okay=False, path_type=Path),
                         help="A person's labels on a run's answers ({\"question_id\": ..., \"value\": ...} per "
-                             "line): one per RUN, in the same order; adds calibrated means (docs/answers.md).")(command)
+                             "line): one per RUN, in the same order; adds calibrated means "
+                             "(docs/answers/calibrate.md).")(command)
 
 
 def calibrated(runs, label_files, metric: str | None, metrics, level: str, lam: float | None):
@@ -75,6 +77,8 @@ def calibrated(runs, label_files, metric: str | None, metrics, level: str, lam: 
 
 def resolve_level(runs, granularity: str | None, metrics) -> tuple[str, tuple[str, ...]]:
     """The level and metrics to compare (`level_and_metrics`); bad input exits 2."""
+    from ..runs.compared import level_and_metrics
+
     try:
         return level_and_metrics(runs, granularity, metrics)
     except CompareError as error:

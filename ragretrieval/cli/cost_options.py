@@ -1,5 +1,5 @@
 """``--dry-run``, and what ``--max-cost`` (a settings field: ``max_cost``) says when it stops a command; shared by
-``answer``, ``judge-answers`` and ``build-dataset --generator llm`` (docs/answers.md, "Cost before the bill")."""
+``answer``, ``judge-answers`` and ``build-dataset --generator llm`` (docs/answers/cost.md, "Cost before the bill")."""
 
 from __future__ import annotations
 

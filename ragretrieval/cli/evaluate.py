@@ -42,8 +42,8 @@ def retrieval_settings(prefix: str = "") -> list[Setting]:
 
 def embedding_settings(prefix: str = "") -> list[Setting]:
     return [Setting(f"{prefix}embed.{name}", EmbedSettings)
-            for name in ("base_url", "api_key_env", "dimensions", "batch_size", "concurrency", "input_type", "price",
-                         "query_prefix", "passage_prefix")]
+            for name in ("base_url", "api_key_env", "dimensions", "batch_size", "dtype", "concurrency", "input_type",
+                         "price", "query_prefix", "passage_prefix")]
 
 
 def fusion_settings(prefix: str = "") -> list[Setting]:
@@ -61,7 +61,8 @@ def run_options(command):
     """Where and how retrieval runs (not settings: they change no number)."""
     for option in reversed([
         click.option("--executor", "executor_spec", default="local", show_default=True,
-                     help="Where corpus embedding runs: local, dask (a cluster on 127.0.0.1) or dask://HOST:PORT."),
+                     help="Where corpus embedding runs: local, dask (a local cluster), dask-gpus[:0,1] (one worker "
+                          "per GPU) or dask://HOST:PORT."),
         click.option("--index-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
                      help="Save the dense index here and reuse it while chunks and model are unchanged "
                           "[default: in memory]."),
@@ -73,7 +74,7 @@ def run_options(command):
 
 
 SCORING = [Setting("ks", EvalConfig), Setting("top_k", EvalConfig), Setting("granularity", EvalConfig),
-           Setting("rel_level", EvalConfig)]
+           Setting("rel_level", EvalConfig), Setting("search_concurrency", EvalConfig)]
 EVAL_SETTINGS = [*SCORING, *retrieval_settings()]
 
 

@@ -22,7 +22,7 @@ SHOWN = 20  # warning lines printed per kind
 @click.command("import")
 @click.argument("benchmark", required=False, type=click.Path(exists=True, path_type=Path))
 @click.option("--format", "format_", type=click.Choice(["rag-ifeval", "legal-rag", "beir"]), required=True,
-              help="The benchmark's layout (docs/answers.md, \"Importing benchmarks\"; beir: docs/dataset-format.md).")
+              help="The benchmark's layout (docs/answers/import.md; beir: docs/dataset-format.md).")
 @click.option("--documents", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="rag-ifeval: documents.jsonl ({id, contents} per line).")
 @click.option("--samples", type=click.Path(dir_okay=False, exists=True, path_type=Path),

@@ -1,4 +1,4 @@
-"""The judge options `answer` and `judge-answers` share (docs/answers.md, "Judges"): which judges, their endpoint,
+"""The judge options `answer` and `judge-answers` share (docs/answers/judge.md, "Judges"): which judges, their endpoint,
 sampling and prompt files, each an `AnswerSettings` field (its default and help come from there)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """``ragretrieval questions nuggets DATASET``: write each question's nuggets (the facts a good answer holds) to
-``nuggets.jsonl`` beside the dataset, for the ``nuggets`` judge (docs/answers.md, "Nugget evaluation")."""
+``nuggets.jsonl`` beside the dataset, for the ``nuggets`` judge (docs/answers/nuggets.md, "Nugget evaluation")."""
 
 from __future__ import annotations
 

@@ -9,10 +9,6 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..answers.report import answered_label
-from ..evaluation.render import question_line, summary_table
-from ..runs.export import to_json, write_json, write_trec
-from ..runs.table import format_table, metric_value, number, parse_metric_column, retriever_cell
 from .aliases import renamed_option
 from .fields import comma_separated
 
@@ -20,8 +16,9 @@ if TYPE_CHECKING:  # the history (SQLAlchemy) is imported where one is opened
     from ..runs import RunHistory
 
 runs_db_option = click.option(
-    "--runs-db", "runs_db", metavar="URL", default=None, envvar="RAGRETRIEVAL_RUNS_URL", show_envvar=True,
-    help="Runs history: SQLAlchemy URL or SQLite file [default: ./.ragretrieval/runs.sqlite].")
+    "--runs-db", "runs_db", metavar="URL", default=None,
+    help="Runs history: SQLAlchemy URL or SQLite file [default: ./.ragretrieval/runs.sqlite].  [env var: "
+         "RAGRETRIEVAL_RUNS_URL]")  # the variable is read with the others (work/environment.py), when none is given
 
 
 def open_history(url: str | None, saving: bool = False) -> RunHistory:
@@ -45,6 +42,8 @@ def history_errors(url: str | None):
 
 
 def metric_columns(specs) -> list[str]:
+    from ..runs.table import parse_metric_column  # the scorer's names (NumPy): loaded when a command runs
+
     for spec in specs:
         try:
             parse_metric_column(spec)
@@ -63,6 +62,9 @@ def metric_columns(specs) -> list[str]:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line instead of a table.")
 def list_command(runs_db, tag, metrics, as_json) -> None:
     """List runs, oldest first."""
+    from ..answers.report import answered_label
+    from ..runs.table import format_table, metric_value, number, retriever_cell
+
     metrics = metric_columns(metrics)
     with history_errors(runs_db) as history:
         summaries = history.list(tag=tag)
@@ -95,6 +97,8 @@ def list_command(runs_db, tag, metrics, as_json) -> None:
                    "key.")
 def show_command(runs_db, run_id, verbose, config_format) -> None:
     """Show a run: labels, data fingerprints, configuration, package versions and the summary table."""
+    from ..evaluation.render import question_line, summary_table
+
     with history_errors(runs_db) as history:
         run = history.get(run_id)
     report, ds = run.report, run.report.dataset
@@ -170,6 +174,8 @@ def rename_command(runs_db, run_id, name) -> None:
               help="File to write [default: standard output].")
 def export_command(runs_db, run_id, fmt, level, out) -> None:
     """Export a run as a TREC run file (qid Q0 docid rank score run-id) or as JSON (run + full report)."""
+    from ..runs.export import to_json, write_json, write_trec  # the history's module: SQLAlchemy, not for --help
+
     with history_errors(runs_db) as history:
         run = history.get(run_id)
         if fmt == "json":

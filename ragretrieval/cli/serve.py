@@ -24,8 +24,7 @@ TOKEN_HELP = ("Require this token (bearer for the API, a login for pages); neede
 @click.option("--datasets", type=click.Path(exists=True, file_okay=False, path_type=Path), default=Path("."),
               show_default=True,
               help="Folder whose dataset folders are the corpora (named by their path in it).")
-@click.option("--token", is_flag=False, flag_value="", default=None, envvar="RAGRETRIEVAL_SERVE_TOKEN",
-              help=TOKEN_HELP)
+@click.option("--token", is_flag=False, flag_value="", default=None, help=TOKEN_HELP)
 @click.option("--max-body-mb", type=click.FloatRange(min=0.1), default=16.0, show_default=True,
               help="Largest request body accepted (imports are half of it).")
 @click.option("--worker/--no-worker", "with_worker", default=True, show_default=True,
@@ -41,6 +40,10 @@ def serve_command(host, port, runs_db, datasets, token, max_body_mb, with_worker
     from ..server import ServeSettings, create_app
     from ..server.settings import check_bind, check_port
 
+    if token is None:
+        from ..work.environment import environment
+
+        token = environment().serve_token
     if token == "":
         token = secrets.token_urlsafe(24)
         click.echo(f"token: {token}")

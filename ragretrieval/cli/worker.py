@@ -21,8 +21,9 @@ _OPTIONS = [
                  help="A question whose heartbeat is older is taken over (its worker is gone)."),
     click.option("--poll", type=click.FloatRange(min=0.05), default=1.0, show_default=True,
                  help="Seconds between looks for work when there is none."),
-    click.option("--engine", default=None, metavar="MODULE:FUNCTION", envvar="RAGRETRIEVAL_SERVE_ENGINE",
-                 show_envvar=True, help="The engine that answers and judges questions [default: the built-in one]."),
+    click.option("--engine", default=None, metavar="MODULE:FUNCTION",  # else the variable, read by load_engine
+                 help="The engine that answers and judges questions [default: the built-in one].  [env var: "
+                      "RAGRETRIEVAL_SERVE_ENGINE]"),
     click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
                  help="Environment variable with the API key for models (openai: generators, judges, question "
                       "generation)."),

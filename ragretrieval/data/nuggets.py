@@ -1,5 +1,5 @@
 """``nuggets.jsonl``: the atomic facts a good answer to each question holds (docs/dataset-format.md, "nuggets.jsonl";
-docs/answers.md, "Nugget evaluation").
+docs/answers/nuggets.md, "Nugget evaluation").
 
 One line per question: its id, its nuggets (each a short text and an importance, ``vital`` or ``okay``) and who wrote
 them: ``written_by`` is ``llm`` for nuggets a model wrote (`ragretrieval questions nuggets`, which also records the

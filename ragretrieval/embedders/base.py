@@ -6,7 +6,7 @@ from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from ..errors import RagretrievalError
+from ..errors import InputError, RagretrievalError
 
 SIDES = ("query", "passage")
 
@@ -19,6 +19,10 @@ class ModelNotFoundError(EmbedderError):
     """A model name that is neither a folder nor a model in the local cache: a bad ``--model`` (exit 2)."""
 
     exit_code = 2
+
+
+class UnusableSetting(EmbedderError, InputError):
+    """A setting the model cannot take (a dtype for a model without one, a batch size for @int8): exit 2."""
 
 
 @runtime_checkable

@@ -3,12 +3,17 @@
 The folder is ``$RAGRETRIEVAL_CACHE_DIR``, else ``$XDG_CACHE_HOME/ragretrieval``, else ``~/.cache/ragretrieval``.
 Each batch is committed as soon as it is embedded (WAL mode), so a run killed halfway keeps all finished batches,
 and re-chunking or re-running embeds only texts the model has never seen.
+
+The commits run in a thread of their own (`CacheWriter`) while the model embeds the next batch, so the model never
+waits for the disk (on a GPU a commit per batch left the device idle between batches). A batch is finished when its
+commit is done; the progress bar counts only those. A run killed with SIGKILL keeps every finished batch and loses
+at most the batches still waiting for their commit (`WRITE_AHEAD` + 1), which the next run embeds again.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
+import queue
 import sqlite3
 import threading
 from pathlib import Path
@@ -30,13 +35,15 @@ CREATE TABLE IF NOT EXISTS vectors (
 ) WITHOUT ROWID
 """
 _LOOKUP_BATCH = 500  # bound on SQL parameters per query
+# batches embedded but not yet handed to SQLite: one keeps the model busy while the last commits; more would only
+# hold more vectors in memory and lose more to a SIGKILL
+WRITE_AHEAD = 1
 
 
 def default_cache_dir() -> Path:
-    if folder := os.environ.get("RAGRETRIEVAL_CACHE_DIR"):
-        return Path(folder)
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "ragretrieval"
+    from ..work.environment import environment  # pydantic-settings: read when a cache opens, not on import
+
+    return environment().cache_folder()
 
 
 def text_key(text: str) -> bytes:
@@ -76,10 +83,11 @@ class EmbeddingCache:
 
     @guarded("embedding cache")
     def put(self, model: str, keys: Sequence[bytes], vectors: np.ndarray) -> None:
+        rows = np.ascontiguousarray(vectors, dtype=np.float32)  # no copy when it already is (every embedder's)
         with self._lock, self._db:  # one transaction per batch
-            self._db.executemany(
+            self._db.executemany(  # SQLite reads each row's bytes in place (a memoryview): no copy per vector
                 "INSERT OR REPLACE INTO vectors (model, text_sha256, vector) VALUES (?, ?, ?)",
-                [(model, key, np.asarray(v, dtype=np.float32).tobytes()) for key, v in zip(keys, vectors)],
+                [(model, key, memoryview(row)) for key, row in zip(keys, rows)],
             )
 
     @guarded("embedding cache")
@@ -95,6 +103,54 @@ class EmbeddingCache:
             self._db.close()
 
 
+class CacheWriter:
+    """Commits batches to the cache in its own thread, in the order they were handed over; `put` waits only when
+    `WRITE_AHEAD` batches already wait. A failed commit (a full disk) is raised by the next `put` or by `close`, and
+    nothing after it is written. `committed` tells the caller how many texts are safely on disk since it last asked.
+    """
+
+    def __init__(self, cache: "EmbeddingCache", model: str):
+        self.cache, self.model = cache, model
+        self._waiting: queue.Queue = queue.Queue(maxsize=WRITE_AHEAD)
+        self._done: queue.SimpleQueue = queue.SimpleQueue()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._write, name="ragretrieval-cache-writer", daemon=True)
+        self._thread.start()
+
+    def _write(self) -> None:
+        while (batch := self._waiting.get()) is not None:
+            if self._error is not None:
+                continue  # keep taking batches so that `put` never waits on a writer that stopped writing
+            keys, vectors = batch
+            try:
+                self.cache.put(self.model, keys, vectors)
+            except BaseException as error:  # handed to the caller's thread, which raises it
+                self._error = error
+            else:
+                self._done.put(len(keys))
+
+    def put(self, keys: Sequence[bytes], vectors: np.ndarray) -> None:
+        self._raise()
+        self._waiting.put((keys, vectors))
+
+    def committed(self) -> int:
+        texts = 0
+        while not self._done.empty():
+            texts += self._done.get()
+        return texts
+
+    def close(self, raise_error: bool = True) -> None:
+        """Wait for every batch handed over to be committed."""
+        self._waiting.put(None)
+        self._thread.join()
+        if raise_error:
+            self._raise()
+
+    def _raise(self) -> None:
+        if self._error is not None:
+            raise self._error
+
+
 def embed_cached(
     embedder: Embedder,
     texts: Sequence[str],
@@ -107,8 +163,10 @@ def embed_cached(
 ) -> tuple[np.ndarray, int]:
     """Vectors for `texts` (one row each), embedding only texts not yet cached. Returns (vectors, number embedded).
 
-    `executor` (embedders/executors) decides where batches are embedded; each finished batch is cached at once, so a
-    `stop` request (checked between batches) or a crash keeps every finished batch."""
+    `executor` (embedders/executors) decides where batches are embedded; each embedded batch is committed to the
+    cache by a `CacheWriter` while the next one embeds, and a `stop` request (checked between batches) or an error
+    waits for those commits before it goes on, so it keeps every embedded batch. The progress counts committed texts.
+    """
     progress = as_progress(progress)
     keys = [text_key(t) for t in texts]
     unique = dict.fromkeys(keys)
@@ -123,11 +181,23 @@ def embed_cached(
         texts_of_batches = [[text_of[k] for k in batch] for batch in batches]
         progress.stage(description, total=len(missing), unit="text")
         usage = getattr(embedder, "usage", None)  # an API's tokens and cost, shown on the bar
-        for index, made in (executor or LocalExecutor()).embed_batches(embedder, texts_of_batches, stop=stop):
-            batch = batches[index]
-            cache.put(embedder.identity, batch, made)
-            vectors.update(zip(batch, made))
-            progress.advance(len(batch), usage.status() if usage is not None else None)
+
+        def advance(texts: int) -> None:
+            if texts:
+                progress.advance(texts, usage.status() if usage is not None else None)
+
+        writer = CacheWriter(cache, embedder.identity)
+        try:
+            for index, made in (executor or LocalExecutor()).embed_batches(embedder, texts_of_batches, stop=stop):
+                batch = batches[index]
+                writer.put(batch, made)
+                vectors.update(zip(batch, made))  # rows of `made`, not copies
+                advance(writer.committed())
+        except BaseException:
+            writer.close(raise_error=False)  # what was embedded is kept; the first error is the one to report
+            raise
+        writer.close()
+        advance(writer.committed())
     if not texts:
         return np.zeros((0, 0), dtype=np.float32), 0
     return np.stack([vectors[k] for k in keys]).astype(np.float32, copy=False), len(missing)

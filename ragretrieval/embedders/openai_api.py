@@ -28,7 +28,7 @@ from ..work.retry import RetriesExhausted, with_retries
 from ..work.usage import TokenCount
 from .base import Asymmetric, EmbedderError
 from .probes import PROBE_TEXTS, resolve_fingerprint
-from .settings import BASE_URL_VARIABLE, EmbedSettings
+from .settings import EmbedSettings
 
 TOO_LONG = re.compile(r"context length|too long|too many tokens|less than \d+ tokens|maximum.{0,40}tokens|exceed",
                       re.I)
@@ -64,7 +64,9 @@ class OpenAIEmbedder(Asymmetric):
             raise EmbedderError(f"{name!r}: name the model after 'openai:', e.g. openai:text-embedding-3-small")
         base = EmbedSettings.parse(settings).model_dump(exclude_defaults=True) if settings is not None else {}
         self.settings = EmbedSettings.parse({**base, **options})
-        self.base_url = self.settings.base_url or os.environ.get(BASE_URL_VARIABLE) or None
+        from ..work.environment import environment  # pydantic-settings: read when an embedder is made
+
+        self.base_url = self.settings.base_url or environment().embed_base_url
         if self.base_url and urlsplit(self.base_url).scheme not in ("http", "https"):
             raise EmbedderError(f"embeddings endpoint {self.base_url!r} is not an http:// or https:// URL")
         self.endpoint = public_url(self.base_url) or DEFAULT_ENDPOINT
@@ -105,11 +107,11 @@ class OpenAIEmbedder(Asymmetric):
     @property
     def preferred_batch(self) -> int:
         """Texts per cache batch: enough for every concurrent request to have a full batch."""
-        return self.settings.batch_size * self.settings.concurrency
+        return self.settings.api_batch_size() * self.settings.concurrency
 
     def embed_side(self, texts: Sequence[str], side: str) -> np.ndarray:
         texts = [text if text.strip() else " " for text in texts]  # APIs refuse empty inputs
-        size = self.settings.batch_size
+        size = self.settings.api_batch_size()
         batches = [texts[i:i + size] for i in range(0, len(texts), size)]
         parts: list = [None] * len(batches)
         for index, vectors in parallel_map(lambda batch: self._fitted(batch, side), batches,

@@ -54,6 +54,11 @@ class Prefixed(Asymmetric):
     def preferred_batch(self) -> int:
         return getattr(self.inner, "preferred_batch", 64)
 
+    def ran(self) -> dict | None:
+        """How the inner model embedded (device, dtype, batch size), if it is a local model."""
+        ran = getattr(self.inner, "ran", None)
+        return ran() if ran is not None else None
+
     def side_identity(self, side: str) -> str:
         base = self.inner.for_side(side).identity
         prefix = self.prefixes[side]

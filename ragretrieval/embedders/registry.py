@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from ..work.named import Entry
 from ..work.plugins import EMBEDDERS
-from .base import Embedder, EmbedderError
+from .base import Embedder, EmbedderError, UnusableSetting
 from .prefixes import default_prefixes, with_prefixes
 from .sentence_transformer import DEFAULT_MODEL
-from .settings import EmbedSettings
+from .settings import AUTO, EmbedSettings
 
 ENTRY_POINT_GROUP = EMBEDDERS.group
 
@@ -80,7 +80,8 @@ def get_embedder(name: str = DEFAULT_MODEL, settings: EmbedSettings | dict | Non
     ``<name>@int8`` is the dynamic int8 variant of a sentence-transformers model (``m3e-small@int8``,
     ``st:<id>@int8``). `settings` (`EmbedSettings`: ``--embed-*``, ``--query-prefix``, ``--passage-prefix``) reach
     API families whole; the prefixes (or, when not given, the known defaults of a sentence-transformers model's
-    family, prefixes.py) apply to every embedder. Other `options` go to the family's factory."""
+    family, prefixes.py) apply to every embedder; their ``dtype`` and ``batch_size`` also reach sentence-transformers
+    models (texts per forward pass). Other `options` go to the family's factory."""
     if not name or not name.strip():
         raise EmbedderError("the model name is empty")
     settings = EmbedSettings.parse(settings)
@@ -93,6 +94,11 @@ def get_embedder(name: str = DEFAULT_MODEL, settings: EmbedSettings | dict | Non
     family = family_of(name)
     if quantize:
         options["quantize"] = quantize
+    if family.sentence_transformers:
+        options = {**settings.local_options(), **options}  # precision and texts per forward pass
+    elif settings.dtype != AUTO and family.source == "built in":
+        raise UnusableSetting(f"{name}: dtype {settings.dtype} is for sentence-transformers models; this model takes "
+                            "none (leave it auto)")
     if family.takes_settings:
         options["settings"] = settings.model_copy(update={"query_prefix": None, "passage_prefix": None})
     elif family.source != "built in" and settings.recorded():

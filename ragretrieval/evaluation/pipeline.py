@@ -2,7 +2,8 @@
 
 `evaluate()` is what ``ragretrieval eval`` and every sweep cell run; the CLI only parses options and prints. There is
 one path for every retriever: each answers with a `Ranking` (retrieval/base.py), which rollup.py turns into the
-document and chunk runs the scorer takes.
+document and chunk runs the scorer takes. The steps are the retrieval session's (retrieval/session.py), which
+`ragretrieval answer` runs too; this module adds what a report needs.
 """
 
 from __future__ import annotations
@@ -10,52 +11,22 @@ from __future__ import annotations
 import time
 
 from .. import __version__
-from ..data.chunking import ChunkPolicy, chunk_corpus, chunks_fingerprint
 from ..data.dataset import Dataset, labels_fingerprint, retrieval_questions
 from ..errors import RagretrievalError
-from ..retrieval.registry import BuildContext, build_retriever, retriever_class, spec_from_config
-from ..retrieval.rerank.registry import check_reranker
-from ..retrieval.rollup import HitTable, roll_up, search_for_documents
-from ..scoring import Qrels, chunk_qrels, score
-from ..scoring.metrics import Metric
-from ..work.options import SettingsError
+from ..retrieval.registry import BuildContext, retriever_class
+from ..retrieval.search_timing import measure_search
+from ..retrieval.session import SCORED_FAMILIES, RetrievalSession, check_config, document_qrels
 from ..work.progress import as_progress
 from .report import DatasetInfo, EvalConfig, EvalReport, QuestionResult, RetrievedChunk
 
-# the metric families every evaluation scores at each k (the scorer knows more: scoring/metrics.py)
-SCORED_FAMILIES = ("recall", "precision", "hit_rate", "mrr", "f1", "ndcg", "map")
+__all__ = ["ROLL_UP_NOTE", "SCORED_FAMILIES", "EvaluationError", "check_config", "document_qrels", "evaluate",
+           "grade_warnings", "roll_up_note"]  # the session's steps are named here as before they moved there
 ROLL_UP_NOTE = ("document level: each document is ranked at its best-ranked chunk; chunks were retrieved until "
                 "every question had k distinct documents")
 
 
 class EvaluationError(RagretrievalError, ValueError):
     """Settings the pipeline cannot run with, or a retrieval that found nothing to score."""
-
-
-def check_config(config: EvalConfig) -> None:
-    """What the settings model cannot know when it is built: the retriever and reranker are still installed (a
-    configuration read back from a report is not checked against the plug-ins)."""
-    try:
-        retriever_class(config.retriever)  # an unknown retriever names the known ones
-        if config.rerank:
-            check_reranker(config.rerank["name"])
-    except RagretrievalError as error:
-        raise SettingsError(str(error), ["rerank.name" if config.rerank else "retriever"]) from None
-
-
-def document_qrels(dataset: Dataset) -> tuple[Qrels, dict]:
-    """Document labels over the corpus vocabulary, and the relevant spans keyed by (question id, doc id)."""
-    doc_ids = [d.id for d in dataset.documents]
-    code = {d: i for i, d in enumerate(doc_ids)}
-    indptr, codes, labels, spans = [0], [], [], {}
-    for question in dataset.questions:
-        for rel in question.relevant:
-            codes.append(code[rel.doc_id])
-            labels.append(rel.grade)
-            if rel.spans:
-                spans[(question.id, rel.doc_id)] = rel.spans
-        indptr.append(len(codes))
-    return Qrels.from_arrays([q.id for q in dataset.questions], doc_ids, indptr, codes, labels), spans
 
 
 def evaluate(dataset: Dataset, config: EvalConfig, cache=None, progress=None, retriever=None, index_dir=None,
@@ -88,52 +59,27 @@ def evaluate(dataset: Dataset, config: EvalConfig, cache=None, progress=None, re
     elif cache is not None or executor is not None or index_dir is not None or rebuild:
         raise EvaluationError("cache, executor, index_dir and rebuild are the context's when one is given: set "
                               "them on the BuildContext, not beside it")
-    spec = spec_from_config(config)
-    timings: dict[str, float] = {}
     started = time.perf_counter()
-    policy = ChunkPolicy(config.chunk_size, config.chunk_overlap)
-    chunks = chunk_corpus(dataset.documents, policy)
-    timings["chunking"] = time.perf_counter() - started
-    progress.note(f"{len(dataset.documents)} documents -> {len(chunks)} chunks")
-
-    retriever = retriever or build_retriever(spec, context)
-    _check(stop)
-    retriever.index(chunks)
-    _check(stop)  # the stages between here and the report are short: a stop is honoured before them or not at all
-    doc_qrels, spans = document_qrels(dataset)
-    table = HitTable(chunks, doc_qrels.doc_ids.tolist())
-
+    session = RetrievalSession(dataset, config, context, retriever=retriever, chunk_labels=chunk_labels,
+                               progress=progress, stop=stop)
+    # the stages between here and the report are short: a stop is honoured before them or not at all
     max_k = max(config.ks)
-    before = dict(retriever.timings)
-    t = time.perf_counter()
-    ranking = search_for_documents(retriever, dataset.questions, max_k, table)
-    timings.update(retriever.timings)  # embedding (chunks and questions), indexing, fusion, rerank, ...
-    # searching is what the retriever's own stages (question embedding, fusion, rerank) did not account for
-    staged = sum(seconds - before.get(stage, 0.0) for stage, seconds in retriever.timings.items())
-    timings["searching"] = time.perf_counter() - t - staged
+    ranking = session.search(dataset.questions, max_k)  # the one place the questions are searched
+    timings = session.timings
 
     t = time.perf_counter()
-    question_ids = doc_qrels.query_ids
-    found = roll_up(ranking, question_ids, table, max_k, policy.key)
+    found = session.roll_up(ranking, session.doc_qrels.query_ids, max_k)
     if found.empty_rankings == len(dataset.questions):
         raise EvaluationError(f"the {config.retriever} retriever returned nothing for any of the "
                               f"{len(dataset.questions)} questions; check its index, URL or field mapping")
-    info = retriever.info()
+    info = session.info()
     notes = list(info.notes) + found.notes
     if found.empty_rankings:
         notes.append(f"{found.empty_rankings} of {len(dataset.questions)} questions got an empty ranking "
                      "(scored 0)")
     if found.chunk_run is None and config.granularity == "chunk":
         raise EvaluationError("; ".join(found.notes))
-    metrics = [Metric(family, k) for k in config.ks for family in SCORED_FAMILIES]
-    scored = {}
-    if config.granularity in ("doc", "both"):
-        scored["doc"] = score(doc_qrels, found.doc_run, metrics, rel_level=config.rel_level, ties="rank")
-    if config.granularity in ("chunk", "both") and found.chunk_run is not None:
-        labels = (chunk_labels.qrels(question_ids.tolist(), chunks, dataset.fingerprint) if chunk_labels else
-                  chunk_qrels(doc_qrels, [c.chunk_id for c in chunks], [c.parent_id for c in chunks],
-                              [c.start for c in chunks], [c.end for c in chunks], spans))
-        scored["chunk"] = score(labels, found.chunk_run, metrics, rel_level=config.rel_level, ties="rank")
+    scored = session.score(found)
     timings["scoring"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - started
     notes = ([roll_up_note(found)] if "doc" in scored else []) + notes
@@ -156,27 +102,24 @@ def evaluate(dataset: Dataset, config: EvalConfig, cache=None, progress=None, re
         ))
     generators = sorted({q.provenance.generator for q in dataset.questions})
     generators += [chunk_labels.source] if chunk_labels else []
-    return EvalReport(
+    report = EvalReport(
         ragretrieval_version=__version__,
         config=config,
         embedder_identity=info.embedders.get("dense"),
         dataset=DatasetInfo(path=dataset.folder, corpus_fingerprint=dataset.fingerprint,
-                            chunks_fingerprint=chunks_fingerprint(chunks), n_documents=len(dataset.documents),
-                            n_questions=len(dataset.questions), n_chunks=len(chunks), label_sources=generators,
+                            chunks_fingerprint=session.chunks_fingerprint, n_documents=len(dataset.documents),
+                            n_questions=len(dataset.questions), n_chunks=len(session.chunks), label_sources=generators,
                             labels_fingerprint=labels_fingerprint(dataset.questions, chunk_labels),
                             questions=dataset.other_questions),
         timings=timings,
         embedded_texts=info.embedded_texts,
         notes=notes,
-        retriever={"spec": spec.model_dump(mode="json"), "embedders": info.embedders, "details": info.details},
+        retriever={"spec": session.spec.model_dump(mode="json"), "embedders": info.embedders, "details": info.details},
         means={g: r.means for g, r in scored.items()},
         questions=per_question,
     )
-
-
-def _check(stop) -> None:
-    if stop is not None:
-        stop.check()
+    return measure_search(report, session.retriever, dataset.questions, ranking, session.table, session.doc_qrels,
+                          session.policy.key)
 
 
 def roll_up_note(found) -> str:

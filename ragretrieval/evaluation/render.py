@@ -37,5 +37,34 @@ def summary_table(report: EvalReport) -> str:
     lines.append(f"retriever: {what}; chunks: size {cfg.chunk_size}, overlap {cfg.chunk_overlap}")
     timing = ", ".join(f"{name} {seconds:.2f}s" for name, seconds in report.timings.items())
     lines.append(f"time: {timing}; texts embedded: {report.embedded_texts}")
+    lines.extend(search_lines(report))
     lines.extend(f"note: {note}" for note in report.notes)
     return "\n".join(lines)
+
+
+def _size(n: int | None) -> str:
+    return "not told" if n is None else f"{n / 2**20:.1f} MiB"
+
+
+def search_lines(report: EvalReport) -> list[str]:
+    """The search-timing pass and, for an ANN store, its distance from exact search (retrieval/search_timing.py)."""
+    lines, search = [], report.search
+    if search is not None:
+        ms = search.search_latency_ms
+        line = (f"search_latency_ms (1 thread, {search.sampled} questions): p50 {ms.p50:.3f}, p95 {ms.p95:.3f}, "
+                f"p99 {ms.p99:.3f}; search_qps {search.search_qps:g}")
+        if search.concurrent_latency_ms is not None:
+            c = search.concurrent_latency_ms
+            line += (f"; at {search.concurrency} threads: p50 {c.p50:.3f}, p95 {c.p95:.3f}, p99 {c.p99:.3f}, "
+                     f"search_qps {search.concurrent_qps:g}")
+        lines.append(line)
+        build = "loaded" if search.index_build_seconds is None else f"{search.index_build_seconds:.2f}s"
+        lines.append(f"index: build {build}, in memory {_size(search.index_memory_bytes)}, on disk "
+                     f"{_size(search.index_disk_bytes)}; timed: {search.scope}")
+    if report.exact is not None:
+        overlap = ", ".join(f"{name} {value:.4f}" for name, value in report.exact.overlap.items())
+        lines.append(f"against exact search: {overlap}"
+                     + (" (the store searches exactly)" if report.exact.exact_store else ""))
+        if report.exact.test is not None:
+            lines.append(report.exact.test.sentence)
+    return lines

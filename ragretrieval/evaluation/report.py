@@ -11,6 +11,8 @@ from ..data.chunking import ChunkPolicy
 from ..embedders.sentence_transformer import DEFAULT_MODEL
 from ..errors import RagretrievalError
 from ..io.jsonfiles import load_json, save_json, supported_version
+from ..retrieval.exact import ExactComparison
+from ..retrieval.search_timing import SearchTiming
 from ..stores.base import DEFAULT_STORE
 from ..work.limits import Integer, cutoffs_problem
 from ..work.options import SettingsError, SettingsModel, build_settings, plugin_options
@@ -24,7 +26,8 @@ class ReportError(RagretrievalError):
     """A file that is not a readable evaluation report."""
 
 
-DISPLAY_ONLY = ("top_k",)  # configuration fields that change no number
+# configuration fields that change no number: the per-question lines' k, and how searches are timed
+DISPLAY_ONLY = ("top_k", "search_concurrency")
 ADDED_LATER = ("embed", "rerank")  # fields added in 0.3: left out of keys while unset, so older keys stay valid
 STORED = "stored"  # validation context of a configuration read back from a report: kept as it was recorded
 
@@ -67,6 +70,9 @@ class EvalConfig(SettingsModel):
                                                           "[default: the largest k]")
     granularity: Literal["doc", "chunk", "both"] = Field("both", description="Levels to score: doc, chunk or both")
     rel_level: Integer = Field(1, ge=1, description="Grade from which a label is relevant")
+    search_concurrency: Integer = Field(4, ge=1, le=256,
+                                        description="Threads of the concurrent search-timing pass (1: one thread "
+                                                    "only); changes no number of the run")
 
     @field_validator("ks", mode="before")
     @classmethod
@@ -195,6 +201,9 @@ class QuestionResult(BaseModel):
     retrieved_chunks: list[RetrievedChunk]
     retrieved_documents: list[str]
     metrics: dict[str, dict[str, float]]  # granularity -> metric name -> value
+    # an ANN store's run only (retrieval/exact.py): exact_overlap@k, and the exact search's doc-level metrics
+    exact_overlap: dict[str, float] = Field(default_factory=dict)
+    exact_metrics: dict[str, float] = Field(default_factory=dict)
 
 
 class DatasetInfo(BaseModel):
@@ -230,6 +239,8 @@ class EvalReport(BaseModel):
     retriever: dict = Field(default_factory=dict)
     means: dict[str, dict[str, float]]  # granularity -> metric name -> mean over questions
     questions: list[QuestionResult]
+    search: SearchTiming | None = None  # the per-question timing pass (retrieval/search_timing.py); None before 0.4
+    exact: ExactComparison | None = None  # an ANN store against exact search (retrieval/exact.py)
 
     @field_validator("report_version")
     @classmethod

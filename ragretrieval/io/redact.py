@@ -13,7 +13,7 @@ with one of `SECRET_WORDS` (``apikey``, ``access_token``, ``X-Amz-Signature``, `
 or is one of `SECRET_NAMES` (``sig``, ``code``, ``auth``, ``pass``); ``max_tokens`` is not one. A value looks like a
 key when it starts like the keys of the common providers (``sk-``, ``ghp_``, ``AKIA``, a JWT's ``eyJ``...). A
 credential under another name and of another shape cannot be told from data: pass it in a header instead
-(docs/answers.md, "Passing a token safely").
+(docs/answers/generate.md, "Passing a token safely").
 """
 
 from __future__ import annotations

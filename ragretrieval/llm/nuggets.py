@@ -1,4 +1,4 @@
-"""Writing nuggets with a model (``ragretrieval questions nuggets DATASET``; docs/answers.md, "Nugget evaluation").
+"""Writing nuggets with a model (``ragretrieval questions nuggets DATASET``; docs/answers/nuggets.md).
 
 Per question, one request shows the question, its reference answer and its relevant passages (the spans of its
 relevant documents when it has spans, else the documents, each cut to `NuggetOptions.passage_chars` characters) and

@@ -83,7 +83,7 @@ class CostPlan:
             out += [f"  {r.who}: {r.item} ~{r.input_tokens}+{r.output_tokens} tokens"
                     + (" (cached)" if r.cached else f" ${r.cost:.6f}") for r in self.requests]
         out.append(f"note: tokens are estimated at {CHARS_PER_TOKEN} characters per token, whatever the language "
-                   "(real tokenizers: English nearer 3-4 a token, Chinese nearer 1.7: docs/answers.md, \"Cost before "
-                   "the bill\"); "
+                   "(real tokenizers: English nearer 3-4 a token, Chinese nearer 1.7: docs/answers/cost.md, "
+                   "\"Cost before the bill\"); "
                    "output tokens are expected lengths, and repair requests for malformed replies are not counted")
         return out + [f"note: {note}" for note in self.notes]

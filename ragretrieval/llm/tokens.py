@@ -1,5 +1,5 @@
 """Token counts estimated from text, before anything is sent (``--dry-run``, ``--max-cost``): no tokenizer is
-downloaded, so the estimate is arithmetic on characters (docs/answers.md, "Cost before the bill").
+downloaded, so the estimate is arithmetic on characters (docs/answers/cost.md, "Cost before the bill").
 
 - A text of n characters is ⌈n / 2⌉ tokens, whatever its script; a chat message adds `MESSAGE_TOKENS` (its role and
   separators, as chat formats count them). This is the rule of the test chat server (testing/chat_server.py), so a

@@ -51,6 +51,8 @@ class DenseRetriever(SimpleRetriever):
         self.batch_size = batch_size or getattr(embedder, "preferred_batch", 64)
         self.progress, self.stop = as_progress(progress), stop
         self.store = None
+        self.chunk_vectors = None  # kept for an ANN store: the exact reference searches them (retrieval/exact.py)
+        self.query_vectors = None  # the last batch searched: the search-timing pass searches them again
         self.embedded = 0  # texts the model actually embedded (not found in the cache)
         self.timings: dict[str, float] = {"embedding": 0.0, "indexing": 0.0}
 
@@ -89,6 +91,7 @@ class DenseRetriever(SimpleRetriever):
         started = time.perf_counter()
         self.store = make_store(self.store_name, **self.store_options)
         self.store.add(vectors, ids, parent_ids, texts)
+        self.chunk_vectors = None if self.store.exact else vectors
         if self.index_dir is not None:
             save_index(self.store, self.index_dir, fingerprint)
         self.timings["indexing"] = time.perf_counter() - started
@@ -96,7 +99,8 @@ class DenseRetriever(SimpleRetriever):
     def search_texts(self, texts: Sequence[str], depth: int):
         if not texts:
             return SearchResult(np.zeros((0, depth), np.int64), np.zeros((0, depth), np.float32))
-        return self.store.search(self._embed(self.query_embedder, texts, "embedding questions"), depth)
+        self.query_vectors = self._embed(self.query_embedder, texts, "embedding questions")
+        return self.store.search(self.query_vectors, depth)
 
     def search(self, questions, depth: int) -> Ranking:
         return Ranking.from_search(self.search_texts(question_texts(questions), depth))
@@ -106,6 +110,9 @@ class DenseRetriever(SimpleRetriever):
         if self.query_embedder.identity != self.passage_embedder.identity:
             embedders["dense.query"] = self.query_embedder.identity
         details, notes = {"store": self.store_name, "index_reloaded": self.reloaded}, []
+        ran = getattr(self.embedder, "ran", None)
+        if ran is not None and ran() is not None:  # a local model: the device, dtype and batch size it ran with
+            details["embedding"] = ran()
         usage = getattr(self.embedder, "usage", None)
         if usage is not None:  # an embeddings API: what it cost, and what it had to say
             details["embedding_api"] = usage.as_dict()

@@ -4,7 +4,9 @@
   documents, or the retriever has nothing more for the questions that lack them (a row shorter than asked), or the
   depth covers every chunk. A ranking with foreign hits (hits.py) comes from the retriever's own index, which may
   hold more chunks than ours: its depth is not capped by our chunk count, only by `FOREIGN_DEPTH_LIMIT`.
-- Document level: each document is ranked at its best-ranked hit (its first appearance), gaps closed.
+- Document level: each document is ranked at its best-ranked hit (its first appearance), gaps closed: the scorer's
+  roll-up (`parents_at_best_rank` in scoring/granularity.py, behind `collapse_to_parents` too), over the ranking's
+  positions and the parent of each position (ours, then the foreign hits').
 - Chunk level: the first k hits. A foreign hit (hits.py) is a chunk of another chunking, or of no chunking when the
   retriever named only documents; it is never relevant. Chunk level is scored only when some hit is one of our
   chunks, otherwise its numbers would say nothing; a note says why it was skipped.
@@ -20,7 +22,7 @@ import numpy as np
 
 from ..data.chunking import Chunk
 from ..scoring import PAD, Run
-from ..scoring.ranking import drop_duplicates
+from ..scoring.granularity import parents_at_best_rank
 from .base import Ranking, Retriever
 
 NO_CHUNK_ID = "(hit without a chunk id #{})"
@@ -66,8 +68,8 @@ class HitTable:
         hit = ranking.foreign[j]
         return hit.parent_id or self._parent_of.get(hit.chunk_id) or f"(no parent id: {hit.chunk_id})"
 
-    def codes(self, ranking: Ranking) -> tuple[np.ndarray, np.ndarray]:
-        """(document codes, chunk codes) of every position of the ranking; PAD where the row is padded."""
+    def position_codes(self, ranking: Ranking) -> tuple[np.ndarray, np.ndarray]:
+        """(document code, chunk code) of each position the ranking can name: our chunks, then its foreign hits."""
         doc_of = np.concatenate([self.parent_codes, np.fromiter(
             (self._code(self._doc_code, self.doc_ids, self.foreign_parent(j, ranking))
              for j in range(len(ranking.foreign))), np.int64, len(ranking.foreign))])
@@ -75,9 +77,18 @@ class HitTable:
             (self._code(self._chunk_code, self.chunk_ids, hit.chunk_id if hit.chunk_id is not None
                         else NO_CHUNK_ID.format(j)) for j, hit in enumerate(ranking.foreign)),
             np.int64, len(ranking.foreign))])
-        padded = ranking.positions < 0
-        safe = np.where(padded, 0, ranking.positions)
-        return np.where(padded, PAD, doc_of[safe]), np.where(padded, PAD, chunk_of[safe])
+        return doc_of, chunk_of
+
+    def codes(self, ranking: Ranking) -> tuple[np.ndarray, np.ndarray]:
+        """(document codes, chunk codes) of every position of the ranking; PAD where the row is padded."""
+        doc_of, chunk_of = self.position_codes(ranking)
+        return at_positions(ranking.positions, doc_of), at_positions(ranking.positions, chunk_of)
+
+
+def at_positions(positions: np.ndarray, code_of: np.ndarray) -> np.ndarray:
+    """``code_of`` read at each position of a ranking; PAD where the row is padded."""
+    padded = positions < 0
+    return np.where(padded, PAD, code_of[np.where(padded, 0, positions)])
 
 
 def search_for_documents(retriever: Retriever, questions: Sequence, k: int, table: HitTable) -> Ranking:
@@ -116,9 +127,11 @@ def roll_up(ranking: Ranking, question_ids, table: HitTable, k: int, chunk_polic
     """Document and chunk runs, k deep, from a ranking; notes only state what is true of this ranking. The runs are
     no wider than the ranking: a k past every hit it holds allocates nothing more (the scorer treats the missing
     ranks as empty)."""
-    docs, chunk_codes = table.codes(ranking)
+    doc_of, chunk_of = table.position_codes(ranking)
+    chunk_codes = at_positions(ranking.positions, chunk_of)
     width = min(k, ranking.positions.shape[1])
-    doc_rows = _width(drop_duplicates(docs)[:, :width], width, PAD)
+    # the ranking's positions are the chunk codes of the roll-up; -1 pads, as PAD does
+    doc_rows = _width(parents_at_best_rank(ranking.positions, doc_of)[:, :width], width, PAD)
     top = _width(ranking.positions[:, :width], width, -1)
     chunk_rows = _width(chunk_codes[:, :width], width, PAD)
 

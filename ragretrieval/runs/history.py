@@ -13,7 +13,6 @@ halfway leaves no trace. SQLite runs in WAL mode so readers (``runs list``) neve
 from __future__ import annotations
 
 import json
-import os
 import secrets
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -29,6 +28,7 @@ from ..answers.report import AnswerReport, Report, parse_report
 from ..errors import RagretrievalError
 from ..evaluation.report import EvalReport
 from ..io.redact import redact_urls
+from ..work.environment import environment
 from .identity import package_versions, report_config_key, report_questions_fingerprint
 from .migrations import SchemaError, prepare, stored_version
 from .names import Note, free_name, moved_note, tell
@@ -36,7 +36,6 @@ from .schema import SCHEMA_VERSION, run_reports, run_tags, runs
 from .sqlite import cannot_write, read_only_engine, sqlite_begin, sqlite_pragmas
 
 DEFAULT_PATH = Path(".ragretrieval") / "runs.sqlite"
-URL_VARIABLE = "RAGRETRIEVAL_RUNS_URL"
 
 
 class RunHistoryError(RagretrievalError):
@@ -98,7 +97,7 @@ class StoredRun(BaseModel):
 
 
 def default_url() -> str:
-    return os.environ.get(URL_VARIABLE) or str(DEFAULT_PATH)
+    return environment().runs_url or str(DEFAULT_PATH)
 
 
 def normalize_url(url) -> str:

@@ -58,8 +58,17 @@ def _v5_kinds_and_annotations(conn: Connection) -> None:
         conn.execute(text("ALTER TABLE rr_evaluations ADD COLUMN kind VARCHAR(20) NOT NULL DEFAULT 'answer'"))
 
 
+def _v6_reviewers(conn: Connection) -> None:
+    """Schema 6: who gave each verdict (``rr_annotations.reviewer``, "" for the verdicts given before) and each
+    reviewer's own verdicts (a new table)."""
+    found = inspect(conn)
+    if found.has_table("rr_annotations") and "reviewer" not in {
+            c["name"] for c in found.get_columns("rr_annotations")}:
+        conn.execute(text("ALTER TABLE rr_annotations ADD COLUMN reviewer VARCHAR(100) NOT NULL DEFAULT ''"))
+
+
 STEPS: dict[int, Callable[[Connection], None]] = {2: _v2_kind_and_labels, 3: _v3_web_app, 4: _v4_answered,
-                                                  5: _v5_kinds_and_annotations}
+                                                  5: _v5_kinds_and_annotations, 6: _v6_reviewers}
 
 
 class SchemaError(Exception):

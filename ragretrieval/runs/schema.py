@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from sqlalchemy import Column, Float, ForeignKey, Index, Integer, MetaData, String, Table, Text, UniqueConstraint
 
-SCHEMA_VERSION = 5  # migrations.py upgrades older stores in place
+SCHEMA_VERSION = 6  # migrations.py upgrades older stores in place
 
 metadata = MetaData()
 
@@ -183,5 +183,17 @@ annotations = Table(
     Column("note", Text, nullable=False, server_default=""),
     Column("version", Integer, nullable=False),  # 1, 2, ...: a client that sends the version it saw is told of a
     # change made since (409) instead of overwriting it
+    Column("reviewer", String(100), nullable=False, server_default=""),  # since schema 6: who gave it ("" unnamed)
+    *_stamps(),
+)
+
+
+reviewer_verdicts = Table(
+    "rr_reviewer_verdicts", metadata,  # since schema 6: each named reviewer's own last verdict on an answer, kept
+    # apart from the shared annotation above so that reviewers' agreement with one another can be measured
+    Column("evaluation_id", String(24), ForeignKey("rr_evaluations.id", ondelete="CASCADE"), primary_key=True),
+    Column("question_id", String(24), primary_key=True),
+    Column("reviewer", String(100), primary_key=True),
+    Column("verdict", String(20), nullable=False),
     *_stamps(),
 )

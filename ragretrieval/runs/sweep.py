@@ -14,125 +14,28 @@ import hashlib
 import itertools
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from typing import TYPE_CHECKING, Callable
 
 from ..data.dataset import Dataset, load_dataset
+from ..embedders.registry import VARIANTS, family_of
+from ..embedders.settings import AUTO
 from ..errors import RagretrievalError
 from ..evaluation.pipeline import check_config, evaluate
 from ..evaluation.report import EvalConfig
-from ..io.mappings import MappingFileError, read_mapping
-from ..retrieval.registry import BuildContext, retriever_class, sweepable_retrievers
+from ..retrieval.registry import BuildContext, retriever_class
 from ..scoring import parse_metric
 from ..stores import store_class
-from ..work.limits import Integer, cutoffs_problem
 from ..work.options import SettingsError, build_settings
 from ..work.progress import as_progress
 from ..work.stop import StopToken
 from .history import RunHistory, RunSummary
 from .identity import config_key, labels_fingerprint, questions_fingerprint
+from .store_grid import store_settings
+from .sweep_grid import NO_RERANK, SweepError, SweepGrid, _default, as_grid
 from .table import format_table, metric_value, number, parse_metric_column, reranked_by, retriever_cell
 
 if TYPE_CHECKING:
     from ..analysis.compare import Comparison
-
-NO_RERANK = "none"  # in `SweepGrid.reranks`: the first stage alone
-
-
-def _default(name: str):
-    """The default of an `EvalConfig` field: a grid's defaults are eval's."""
-    return EvalConfig.model_fields[name].get_default(call_default_factory=True)
-
-
-class SweepError(SettingsError):
-    """A grid that cannot run; the message names the file and field when there is one (`fields`, as every
-    `SettingsError`'s: ``chunk_sizes.0``, ``grid`` for the grid file itself)."""
-
-
-def _as_list(value):
-    return value if isinstance(value, list) else [value]
-
-
-class SweepGrid(BaseModel):
-    """A sweep: one dataset and lists of settings; every combination is a cell (bm25 ignores models and stores).
-    `reranks` adds a reranking stage after each retriever: ``[none, embed:e5-small-q4]`` gives every retriever
-    alone and reranked; `rerank` holds the settings of every reranking cell (depth, format, model, api_key_env)."""
-
-    model_config = ConfigDict(extra="forbid")
-    grid_version: Literal[1] = 1
-    dataset: str
-    questions: str | None = None
-    models: list[str] = Field(default_factory=lambda: [_default("model")])
-    retrievers: list[str] = Field(default_factory=lambda: [_default("retriever")])
-    reranks: list[str] = Field(default_factory=lambda: [NO_RERANK])
-    rerank: dict = Field(default_factory=dict)  # RerankSettings values but the name, for every reranking cell
-    stores: list[str] = Field(default_factory=lambda: [_default("store")])
-    store_options: dict = Field(default_factory=dict)
-    # integers as EvalConfig's (work/limits.py): a boolean is refused, not read as 1
-    chunk_sizes: list[Integer] = Field(default_factory=lambda: [_default("chunk_size")])
-    chunk_overlaps: list[Integer] = Field(default_factory=lambda: [_default("chunk_overlap")])
-    ks: list[Integer] = Field(default_factory=lambda: _default("ks"))
-    granularity: str = Field(default_factory=lambda: _default("granularity"))
-    rel_level: Integer = Field(default_factory=lambda: _default("rel_level"))
-    primary: str = "recall@5"
-    embed: dict = Field(default_factory=dict)  # EmbedSettings values for every model (API endpoint, prefixes, ...)
-    fusion: dict = Field(default_factory=dict)  # options of the hybrid cells: fusion, rrf_k, alpha, candidates
-    # retriever options, each given to every retriever of the grid that takes it (k1 to bm25 and hybrid cells)
-    retriever_options: dict = Field(default_factory=dict)
-
-    @field_validator("models", "retrievers", "reranks", "stores", "chunk_sizes", "chunk_overlaps", mode="before")
-    @classmethod
-    def _scalar_is_a_list_of_one(cls, value):
-        return _as_list(value)
-
-    @field_validator("ks", mode="before")
-    @classmethod
-    def _ks_from_text(cls, value):
-        if isinstance(value, str):
-            return [part.strip() for part in value.split(",") if part.strip()]
-        return _as_list(value)
-
-    @field_validator("ks")
-    @classmethod
-    def _bounded_ks(cls, ks):
-        problem = cutoffs_problem(ks) if ks else None  # an empty list is refused with the other lists
-        if problem is not None:
-            raise ValueError(problem)
-        return sorted(set(ks))
-
-    @field_validator("retrievers")
-    @classmethod
-    def _known_retrievers(cls, retrievers):
-        sweepable = sweepable_retrievers()
-        for name in retrievers:
-            if name not in sweepable:
-                raise ValueError(f"retriever {name!r} cannot be swept (it calls something outside ragretrieval); "
-                                 f"sweepable: {', '.join(sweepable)}")
-        return retrievers
-
-    @field_validator("primary")
-    @classmethod
-    def _known_metric(cls, primary):
-        parse_metric_column(primary)
-        return primary
-
-    @model_validator(mode="after")
-    def _consistent(self):
-        for name in ("models", "retrievers", "reranks", "stores", "chunk_sizes", "chunk_overlaps", "ks"):
-            if not getattr(self, name):
-                raise ValueError(f"{name} must not be empty")
-        if "name" in self.rerank:
-            raise ValueError(f"rerank holds the settings of every reranker (depth, format, model, api_key_env); "
-                             f"the names go in reranks (with {NO_RERANK!r} for no reranking)")
-        if self.rerank and set(self.reranks) == {NO_RERANK}:
-            raise ValueError(f"rerank settings apply to no cell: reranks is [{NO_RERANK!r}]")
-        cutoff = parse_metric(parse_metric_column(self.primary)[1]).k
-        if cutoff is None or cutoff not in self.ks:
-            raise ValueError(f"primary metric {self.primary!r} needs its cutoff in ks {self.ks}")
-        return self
-
 
 @dataclass(frozen=True)
 class Cell:
@@ -142,7 +45,8 @@ class Cell:
     @property
     def label(self) -> str:
         c = self.config
-        what = " ".join(part for part in (c.retriever, c.model, c.store if c.model else None) if part)
+        store = (" ".join([c.store, *(f"{k}={v}" for k, v in c.store_options.items())]) if c.model else None)
+        what = " ".join(part for part in (c.retriever, c.model, store) if part)
         return f"{what}{reranked_by(c.rerank and c.rerank['name'])} {c.chunk_size}/{c.chunk_overlap}"
 
 
@@ -169,60 +73,6 @@ class SweepResult:
         return sweep_table(self, self.primary)
 
 
-def read_grid(path, overrides: dict | None = None) -> SweepGrid:
-    """Read a YAML or TOML grid file; `overrides` (from the command line) replace its fields. A relative
-    ``dataset``/``questions`` path in the file is relative to the file's folder."""
-    data: dict = {}
-    if path is not None:
-        path = Path(path)
-        data = _file_fields(path)
-    given = {k: v for k, v in (overrides or {}).items() if v not in (None, (), [])}
-    return validated_grid({**data, **given}, path, given)
-
-
-def validated_grid(data: dict, path=None, given=()) -> SweepGrid:
-    """`data` as a `SweepGrid`; a bad value raises `SweepError` naming the field, and the file `path` it came from
-    unless the field is one of `given` (laid over the file: the command line's options)."""
-    try:
-        return SweepGrid.model_validate(data)
-    except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "grid"
-        in_file = path is not None and str(first["loc"][0] if first["loc"] else "") not in given
-        source = f"{path}: " if path is not None else ""
-        message = first["msg"].removeprefix("Value error, ")
-        if not first["loc"]:  # a check across fields (`_consistent`): its message starts with the field at fault
-            named = message.split(" ", 1)[0]
-            raise SweepError(f"{source}{message}", [named if named in SweepGrid.model_fields else where]) from None
-        raise SweepError(f"{source}field '{where}': {message}", [where], source=path if in_file else None) from None
-
-
-def as_grid(grid, overrides: dict | None = None) -> SweepGrid:
-    """A grid given as a `SweepGrid`, a dict of its fields or a grid file, with `overrides` laid over it as given
-    (an empty list is refused, not skipped: only the command line leaves out the options it was not given)."""
-    if isinstance(grid, (str, Path)):
-        return read_grid(grid) if not overrides else validated_grid({**_file_fields(Path(grid)), **overrides}, grid,
-                                                                    overrides)
-    if isinstance(grid, SweepGrid):
-        return validated_grid({**grid.model_dump(exclude_unset=True), **(overrides or {})}) if overrides else grid
-    if isinstance(grid, dict):
-        return validated_grid({**grid, **(overrides or {})})
-    raise SweepError(f"grid must be a SweepGrid, a dict of its fields or a grid file; got {type(grid).__name__}",
-                     ["grid"])
-
-
-def _file_fields(path: Path) -> dict:
-    """A grid file's fields, its relative ``dataset``/``questions`` paths made relative to the file's folder."""
-    try:
-        data = read_mapping(path, "grid file")
-    except MappingFileError as error:
-        raise SweepError(str(error), ["grid"]) from None
-    for key in ("dataset", "questions"):
-        if isinstance(data.get(key), str) and not Path(data[key]).is_absolute():
-            data[key] = str(path.parent / data[key])
-    return data
-
-
 def cell_options(grid: SweepGrid) -> dict[str, dict]:
     """Each retriever's options in the grid: the `retriever_options` it declares (every one must be declared by
     some retriever of the grid), and `fusion` for hybrid."""
@@ -246,20 +96,31 @@ def plan(grid: SweepGrid, dataset: Dataset) -> list[Cell]:
     uses = {name: retriever_class(name).config_fields for name in grid.retrievers}
     if any("store" in fields for fields in uses.values()):
         for store in grid.stores:
-            store_class(store)  # an unknown store fails now, not after the cells before it ran
+            if isinstance(store, str):
+                store_class(store)  # an unknown store fails now, not after the cells before it ran
+        try:
+            stores = store_settings(grid.stores, grid.store_options, store_class)
+        except SettingsError as error:
+            # the grid's own field names (``stores.0.options``), as a grid file and --store-grid write them
+            raise SweepError(str(error), error.fields, source="stores") from None
+    else:
+        stores = [(_default("store"), {})]
     questions_fp = questions_fingerprint((q.id, q.text, [r.doc_id for r in q.relevant]) for q in dataset.questions)
     labels_fp = labels_fingerprint(dataset.questions)
     options = cell_options(grid)
     cells: dict[str, Cell] = {}
-    for retriever, rerank, model, store, size, overlap in itertools.product(
-            grid.retrievers, grid.reranks, grid.models, grid.stores, grid.chunk_sizes, grid.chunk_overlaps):
+    for retriever, rerank, model, dtype, (store, store_options), size, overlap in itertools.product(
+            grid.retrievers, grid.reranks, grid.models, grid.embed_dtypes, stores, grid.chunk_sizes,
+            grid.chunk_overlaps):
         stored = "store" in uses[retriever]
+        embed = cell_embed(grid.embed, model, dtype) if "embed" in uses[retriever] else None
         try:
             config = build_settings(EvalConfig, dict(
                 retriever=retriever, model=model, store=store if stored else _default("store"),
-                store_options=grid.store_options if stored else {}, chunk_size=size, chunk_overlap=overlap,
+                store_options=store_options if stored else {}, chunk_size=size, chunk_overlap=overlap,
                 ks=grid.ks, granularity=grid.granularity, rel_level=grid.rel_level,
-                embed=(grid.embed or None) if "embed" in uses[retriever] else None,
+                search_concurrency=grid.search_concurrency,
+                embed=embed,
                 retriever_options=options[retriever],
                 rerank=None if rerank == NO_RERANK else {"name": rerank, **grid.rerank}))
             check_config(config)
@@ -270,6 +131,15 @@ def plan(grid: SweepGrid, dataset: Dataset) -> list[Cell]:
         key = config_key(config, dataset.fingerprint, questions_fp, labels_fp)
         cells.setdefault(key, Cell(config, key))
     return list(cells.values())
+
+
+def cell_embed(shared: dict, model: str, dtype: str) -> dict | None:
+    """A cell's embedding settings: the grid's shared ones, with the cell's dtype for a model that takes one (a
+    model that takes none gets none, so its cells of every dtype collapse into one)."""
+    base, at, variant = model.rpartition("@")
+    takes_dtype = not (at and variant in VARIANTS) and family_of(model).sentence_transformers
+    embed = {**shared, "dtype": dtype} if takes_dtype and dtype != AUTO else dict(shared)
+    return embed or None
 
 
 def default_sweep_id(cells: list[Cell]) -> str:
@@ -313,7 +183,8 @@ def sweep_table(result: SweepResult, primary: str) -> str:
     k = parse_metric(name).k
     others = [f"{level}:{m}" if level else m for m in (f"mrr@{k}", f"ndcg@{k}") if m != name]
     ranked = result.ranked(primary)
-    rows = [[str(i), s.id, retriever_cell(s), s.model or "-", s.store if s.model else "-",
+    options = {c.key: c.config.store_options for c in result.cells}
+    rows = [[str(i), s.id, retriever_cell(s), s.model or "-", store_cell(s, options.get(s.config_key)),
              f"{s.chunk_size}/{s.chunk_overlap}", *(number(metric_value(s.means, m)) for m in (primary, *others)),
              f"{s.total_seconds:.1f}s", str(s.embedded_texts), "now" if s.id in result.ran else "earlier"]
             for i, s in enumerate(ranked, start=1)]
@@ -322,6 +193,13 @@ def sweep_table(result: SweepResult, primary: str) -> str:
              f"({len(result.dataset.questions)} questions); ran {len(result.ran)}, "
              f"{len(result.skipped)} finished earlier")
     return title + "\n" + format_table(headers, rows, right={0, *range(6, len(headers) - 1)})
+
+
+def store_cell(summary: RunSummary, options: dict | None) -> str:
+    """The store column: the store and the options of its cell (``faiss kind=hnsw ef_search=16``)."""
+    if not summary.model:
+        return "-"
+    return " ".join([summary.store, *(f"{k}={v}" for k, v in (options or {}).items())])
 
 
 def sweep(grid, *, dataset=None, runs_db=None, sweep_id: str | None = None, progress=None,

@@ -1,7 +1,9 @@
 """Document and chunk granularity: roll chunk rankings up to their parents, derive chunk labels from documents.
 
 - Document level: each chunk ranking becomes the ranking of the parents of its chunks, keeping each parent at the
-  rank of its best-ranked chunk and closing the gaps (dense re-ranking).
+  rank of its best-ranked chunk and closing the gaps (dense re-ranking). `parents_at_best_rank` is the one document
+  roll-up of the package: `collapse_to_parents` (a `Run`) and retrieval's roll-up of a `Ranking`
+  (retrieval/rollup.py, what `eval` and `answer` run) both call it.
 - Chunk level: a chunk of a relevant document has grade 1 (`PARENT_GRADE`); a chunk that overlaps a relevant
   character span of the question, ``chunk.start < span.end and span.start < chunk.end``, has grade 2 (`SPAN_GRADE`).
 """
@@ -24,10 +26,15 @@ def collapse_to_parents(run: Run, parent_codes: np.ndarray, parent_ids, ties: st
 
     The result is in rank order without scores: score it with ``ties="rank"``.
     """
+    return Run.from_arrays(run.query_ids, parent_ids, parents_at_best_rank(ranked_codes(run, ties), parent_codes))
+
+
+def parents_at_best_rank(codes: np.ndarray, parent_codes) -> np.ndarray:
+    """Rows of chunk codes in rank order (`PAD`: empty slot) -> rows of their parents' codes, each parent at the rank
+    of its best-ranked chunk, gaps closed. ``parent_codes[c]`` is chunk c's parent."""
     parent_codes = np.asarray(parent_codes, dtype=np.int64)
-    codes = ranked_codes(run, ties)
     parents = np.where(codes == PAD, PAD, parent_codes[np.where(codes == PAD, 0, codes)])
-    return Run.from_arrays(run.query_ids, parent_ids, drop_duplicates(parents))
+    return drop_duplicates(parents)
 
 
 def chunk_qrels(
@@ -40,10 +47,10 @@ def chunk_qrels(
 ) -> Qrels:
     """Chunk-level labels: every chunk of a relevant document (label > 0) gets `PARENT_GRADE`, raised to `SPAN_GRADE`
     where it overlaps a relevant span; ``spans[(query_id, doc_id)]`` lists ``(start, end)`` character offsets."""
-    chunk_ids = as_id_array(chunk_ids)
+    chunk_id_array = as_id_array(chunk_ids)
     starts, ends = np.asarray(chunk_starts, dtype=np.int64), np.asarray(chunk_ends, dtype=np.int64)
     doc_code = {d: i for i, d in enumerate(doc_qrels.doc_ids.tolist())}
-    parent = np.fromiter((doc_code.get(p, -1) for p in chunk_parent_ids), dtype=np.int64, count=len(chunk_ids))
+    parent = np.fromiter((doc_code.get(p, -1) for p in chunk_parent_ids), dtype=np.int64, count=len(chunk_id_array))
     by_parent = np.argsort(parent, kind="stable")  # chunks grouped by parent document, in corpus order
     first = np.searchsorted(parent[by_parent], np.arange(len(doc_qrels.doc_ids)), side="left")
     count = np.searchsorted(parent[by_parent], np.arange(len(doc_qrels.doc_ids)), side="right") - first
@@ -72,4 +79,4 @@ def chunk_qrels(
             grades[lo:hi][overlap.any(axis=1)] = SPAN_GRADE
 
     indptr = np.concatenate([[0], np.cumsum(np.bincount(rows[entry], minlength=doc_qrels.n_queries))])
-    return Qrels.from_arrays(doc_qrels.query_ids, chunk_ids, indptr, chunks, grades)
+    return Qrels.from_arrays(doc_qrels.query_ids, chunk_id_array, indptr, chunks, grades)

@@ -54,7 +54,7 @@ def _deal(path, folder: Path, count: int, pool):
     files = [open(p, "wb") for p in paths]
     tag, first_line = None, 1
     try:
-        pending = deque()
+        pending: deque = deque()
 
         def write(future) -> None:
             nonlocal first_line, tag
@@ -90,6 +90,7 @@ def _deal_block(buffer, size: int, count: int):
     numbers(buffer, found.starts(at), found.ends(at), layout.dtype, layout.message, lambda i: int(lines[i]))
     if len(lines) == 0:
         return len(newlines), [], None
+    assert layout.tag_field is not None  # the run layout keeps its tag field
     tag = bytes(buffer[found.starts(layout.tag_field)[-1] : found.ends(layout.tag_field)[-1]])
     query = hash_rows(tokens(buffer, found.starts(0), found.ends(0)))
     target = ((query >> np.uint64(32)) % np.uint64(count)).astype(np.int64)

@@ -29,6 +29,13 @@ def _edge(k: int) -> int:
     return min(k, _WHOLE_RANKING)
 
 
+def _required(k: int | None, family: str) -> int:
+    """The cutoff of a family that cannot go without one (metrics.py marks its k "required")."""
+    if k is None:
+        raise ValueError(f"{family} needs a cutoff, e.g. {family}@10")
+    return k
+
+
 def _per_cutoff(values: np.ndarray, k: int) -> np.ndarray:
     """values / k (the values: counts), rounded once, for any cutoff: past 2**53 a float cannot hold every integer
     (and past about 1.8e308 none), so each distinct count is divided by k as Python ints, whose true division rounds
@@ -164,7 +171,7 @@ class Kernel:
     def compute(self, metric: Metric) -> np.ndarray:
         k, family = metric.k, metric.family
         if family == "precision":
-            return _per_cutoff(self.hits(k), k)
+            return _per_cutoff(self.hits(k), _required(k, family))
         if family == "recall":
             return _ratio(self.hits(k), self.n_relevant)
         if family == "hit_rate":
@@ -173,7 +180,7 @@ class Kernel:
             first = self.first_relevant_rank
             return np.where(first <= (np.inf if k is None else k), 1.0 / first, 0.0)
         if family == "f1":
-            p, r = _per_cutoff(self.hits(k), k), _ratio(self.hits(k), self.n_relevant)
+            p, r = _per_cutoff(self.hits(k), _required(k, family)), _ratio(self.hits(k), self.n_relevant)
             return _ratio(2 * p * r, p + r)
         if family in ("ndcg", "ndcg_exp"):
             exponential = family == "ndcg_exp"

@@ -261,10 +261,10 @@ def judged_ranks(
     targets = np.where(judged_run_codes >= 0, judged_run_codes, _NO_DOC)
     wanted = np.zeros(run.n_docs, dtype=bool)  # the docs whose rank is read: only their ties need breaking
     wanted[judged_run_codes[judged_run_codes >= 0]] = True
-    present = run_rows >= 0
+    has_rows = run_rows >= 0
     if duplicates == "first" and lengths is None:  # a query none of whose docs is wanted has no rank to read
-        present &= np.bincount(qrels.rows[targets >= 0], minlength=qrels.n_queries) > 0
-    present = np.flatnonzero(present)
+        has_rows &= np.bincount(qrels.rows[targets >= 0], minlength=qrels.n_queries) > 0
+    present: np.ndarray = np.flatnonzero(has_rows)
     if np.any(np.diff(run_rows[present]) < 0):  # the run lists queries in another order: take blocks in its order
         by_run_row = np.full(run.n_queries, -1, dtype=np.int64)  # run rows are distinct: placed, not sorted
         by_run_row[run_rows[present]] = present

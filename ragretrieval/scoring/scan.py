@@ -71,7 +71,7 @@ def blocks(path, buffers: int = 1, whole_queries: bool = False):
                 grown = np.empty(max(2 * len(buffer), held + BLOCK_BYTES + SLACK), np.uint8)
                 grown[:held] = buffer[:held]
                 buffer = ring[turn] = grown
-            got = _read_into(file, memoryview(buffer)[held : held + BLOCK_BYTES], path)
+            got = _read_into(file, buffer.data[held : held + BLOCK_BYTES], path)
             end = held + got
             if end == 0:
                 return
@@ -164,6 +164,8 @@ def fields(buffer, newlines, exact: int | None, at_least: int | None, layout: st
     """The first `exact` (exactly that many) or `at_least` fields of each non-blank line; `LineError` otherwise."""
     text = buffer[: int(newlines[-1]) + 1]
     count = exact or at_least
+    if count is None:
+        raise ValueError("fields: give exact or at_least")
     single = _single_spaced(text, newlines, count)
     if single is not None:
         return single

@@ -156,7 +156,7 @@ class _Ranker:
         self.ranks = np.zeros(len(self.qrels.labels), np.int64)
         self.in_run = np.zeros(self.qrels.n_queries, bool)
         self.lengths = np.zeros(self.qrels.n_queries, np.int64) if self.count else None
-        self.tag = None
+        self.tag: bytes | None = None
 
     def result(self) -> RankedFile:
         tag = None if self.tag is None else self.tag.decode("utf-8", "replace")
@@ -198,5 +198,5 @@ class _Ranker:
         targets = np.where(self.located[judgements], local, -1)
         ranking_lengths = np.zeros(len(rows), np.int64) if self.count else None
         self.ranks[judgements] = judged_ranks(judged, run, present, targets, lengths=ranking_lengths, **self.options)
-        if self.count:
+        if self.lengths is not None and ranking_lengths is not None:  # counting
             self.lengths[rows] = ranking_lengths

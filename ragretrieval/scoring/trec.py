@@ -109,7 +109,7 @@ def parse_blocks(path, layout: _Layout, columns, pool, whole_queries: bool = Fal
         first_line += n_lines
         return parsed
 
-    pending = deque()
+    pending: deque = deque()
     for block in blocks(path, buffers=2 * _THREADS + 1, whole_queries=whole_queries):
         pending.append(pool.submit(_parse_block, layout, columns, *block))
         if len(pending) == 2 * _THREADS:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from itertools import chain
+from typing import Any
 
 import numpy as np
 
@@ -114,7 +115,9 @@ def parse_measures(arguments) -> list[Measure]:
     """``-m`` arguments (``P.5,10``, ``official``, ``map``) -> the measures to print, in trec_eval's order; no
     argument means ``official``. Every name trec_eval knows that is not computed here, and every name it does not
     know, is refused in one `MeasureError`."""
-    marked, given, unknown = set(), {}, []
+    marked: set[str] = set()
+    given: dict[str, Any] = {}
+    unknown: list[str] = []
     for argument in arguments or ["official"]:
         name, dot, params = str(argument).partition(".")
         if dot and not params:
@@ -168,7 +171,7 @@ def _measure(name: str, typed: str | None) -> Measure:
         if cutoffs[-1] > C_LONG_MAX:  # C's atol would clamp it and trec_eval print another measure than asked
             raise MeasureError(f"measure {name}.{typed}: cutoff {cutoffs[-1]} is past the largest trec_eval takes "
                                 f"({C_LONG_MAX})")
-        values = tuple(cutoffs)
+        values: tuple[float, ...] = tuple(cutoffs)
     else:
         values = tuple(_atof(piece) for piece in pieces)
         if kind.params == "double":
@@ -239,6 +242,7 @@ def _evaluated(qrels_path, run_path, measures, complete, max_docs, level, interl
     evaluated = np.ones(qrels.n_queries, bool) if complete else ranked.in_run
     if not evaluated.any():
         raise TrecEvalError(f"no queries with both results ({run_path}) and relevance judgements ({qrels_path})")
+    assert ranked.lengths is not None  # lengths=True above: every ranking's length is counted
     judged = tm.Judged(qrels, ranked.ranks, ranked.lengths, level)
     order = sorted(np.flatnonzero(evaluated).tolist(), key=lambda i: str(qrels.query_ids[i]).encode("utf-8",
                                                                                                     "surrogatepass"))

@@ -11,8 +11,12 @@ are computed by the same kernels as `score()` (`kernels.compute_all`), one cutof
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .trec_eval_gains import Gains
 
 from .kernels import compute_all
 from .metrics import Metric
@@ -41,7 +45,7 @@ class Judged:
         self.pool_rows, self.pool_ranks = _by_row_and_rank(rows, ranks, (labels < 0) & (ranks > 0))  # unjudged
         self.num_rel_ret = np.bincount(self.hit_rows, minlength=self.n)
         self.nth = _position_in_row(self.hit_rows)  # rel_so_far at each relevant retrieved doc
-        self._gains = None
+        self._gains: Gains | None = None
 
     def gains(self):
         """The running gains along each ranking (`trec_eval_gains.Gains`), built once."""

@@ -33,11 +33,17 @@ def _frozen(array: np.ndarray) -> np.ndarray:
     return array
 
 
+def _add(seen: set, value) -> bool:
+    """Add `value` to `seen`; False, so a generator's condition can record what it has passed."""
+    seen.add(value)
+    return False
+
+
 def _check_unique(ids: np.ndarray, what: str) -> None:
     values = ids.tolist()
     if len(set(values)) != len(values):
         seen: set = set()
-        repeated = next(i for i in values if i in seen or seen.add(i))
+        repeated = next(i for i in values if i in seen or _add(seen, i))
         raise ValueError(f"{what} ids must be unique: {repeated!r} appears more than once")
 
 
@@ -139,6 +145,7 @@ class Run:
         """The doc id of each code, an object array of str."""
         if isinstance(self.vocabulary, LazyIds):
             object.__setattr__(self, "vocabulary", _frozen(self.vocabulary.materialise()))
+        assert isinstance(self.vocabulary, np.ndarray)
         return self.vocabulary
 
     @property
@@ -186,6 +193,7 @@ class Run:
                 if scored:
                     if not isinstance(ranking, Mapping):
                         raise ValueError("mix of scored and unscored rankings")
+                    assert scores is not None  # made above when any ranking is scored
                     scores[i, j] = float(ranking[doc_id])
         return cls.from_arrays(list(rankings), list(vocabulary), codes, scores, check_ids=False)
 

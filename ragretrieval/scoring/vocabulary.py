@@ -68,6 +68,7 @@ def _group(hashes: np.ndarray, rows: np.ndarray, ordered: bool):
         codes, distinct, first = _split_mixed(codes, distinct, first, rows, group, differ, order, new)
     if not ordered:
         return codes, distinct
+    assert first is not None  # set above when ordered
     by_first = _sort_order(first)
     renumber = np.empty(len(first), np.int64)
     renumber[by_first] = np.arange(len(first))
@@ -134,8 +135,10 @@ class IdColumn:
         """`known` (an array of str ids): the vocabulary will start with those ids, in their order and as the same
         objects, followed by the column's other ids; or `lookup`, such ids already hashed (`KnownIds`, for `parts`
         parts). `lazy`: the other ids stay bytes (`LazyIds`), checked to be UTF-8 but not decoded."""
-        self.ordered, self.parts, self.blocks = ordered, parts, []
-        self.known, self._lookup = (known, None) if lookup is None else (lookup.ids, lookup)
+        self.ordered, self.parts = ordered, parts
+        self.blocks: list[tuple] = []  # per block: (split, hashes, rows) as `add` records them
+        self.known: np.ndarray | None = known if lookup is None else lookup.ids
+        self._lookup: KnownIds | None = lookup
         self.lazy = lazy
 
     def prepare(self, matrix: np.ndarray):
@@ -175,6 +178,7 @@ class IdColumn:
             if known is None:
                 codes, distinct = _group(np.concatenate(hashes), np.concatenate(rows), self.ordered)
                 return index, codes, distinct, None
+            assert self._lookup is not None  # `known` comes with its lookup (the constructor)
             known_hashes, known_rows, known_index = self._lookup.parts[p]
             codes, distinct = _group(np.concatenate([*hashes, known_hashes]), np.concatenate([*rows, known_rows]),
                                      self.ordered)
@@ -194,6 +198,7 @@ class IdColumn:
                 placing.append(_submit(pool, _place, codes, index, part_codes + base))
                 base += len(distinct)
             else:
+                assert known is not None  # `group` finds ids of `known` only when there are some
                 new = found < 0
                 found[new] = len(known) + n_new + np.arange(len(distinct))
                 n_new += len(distinct)
@@ -222,16 +227,18 @@ def _expand_runs(codes: np.ndarray, blocks: list) -> np.ndarray:
     """A code per line from a code per run of equal consecutive ids (the blocks' run lengths): only the repeated
     lines are inserted, so a column with a few repeats (a doc listed twice in a row) costs one copy, not a length
     per line and a repeat of every code."""
-    at, extra, offset = [], [], 0
+    positions: list[np.ndarray] = []
+    extras: list[np.ndarray] = []
+    offset = 0
     for _, n, lengths in blocks:
         if lengths is not None:
             longer = np.flatnonzero(lengths > 1)
-            at.append(longer + offset)
-            extra.append(lengths[longer].astype(np.int64) - 1)
+            positions.append(longer + offset)
+            extras.append(lengths[longer].astype(np.int64) - 1)
         offset += n
-    if not at:
+    if not positions:
         return codes
-    at, extra = np.concatenate(at), np.concatenate(extra)
+    at, extra = np.concatenate(positions), np.concatenate(extras)
     return np.insert(codes, np.repeat(at + 1, extra), codes[np.repeat(at, extra)])
 
 
@@ -268,7 +275,8 @@ class KnownIds:
             hashes = _hash(rows.view(np.uint8).reshape(len(rows), -1)) if len(rows) else np.zeros(0, np.uint64)
         else:
             hashes = encoded[2]
-        self._encoded, self._row_of = (rows, usable, hashes), None
+        self._encoded = (rows, usable, hashes)
+        self._row_of: np.ndarray | None = None
         part = hashes >> np.uint64(64 - (parts - 1).bit_length()) if parts > 1 else np.zeros(len(rows), np.uint64)
         self.parts = []
         for p in range(parts):
@@ -278,10 +286,11 @@ class KnownIds:
     def subset(self, index: np.ndarray) -> KnownIds:
         """The ids at `index` (increasing positions), as their own `KnownIds`."""
         rows, usable, hashes = self._encoded
-        if self._row_of is None:  # once: a batch's subset must cost what the batch holds, not all the ids
-            self._row_of = np.full(len(self.ids), -1, np.int64)
-            self._row_of[usable] = np.arange(len(usable))
-        row = self._row_of[index]
+        row_of = self._row_of
+        if row_of is None:  # once: a batch's subset must cost what the batch holds, not all the ids
+            row_of = self._row_of = np.full(len(self.ids), -1, np.int64)
+            row_of[usable] = np.arange(len(usable))
+        row = row_of[index]
         kept = np.flatnonzero(row >= 0)
         return KnownIds(self.ids[index], self.n_parts, (rows[row[kept]], kept, hashes[row[kept]]))
 
@@ -323,7 +332,7 @@ def index_in(ids: np.ndarray, among: np.ndarray) -> np.ndarray:
     if rows[0] is None or rows[1] is None:
         position = {key: i for i, key in enumerate(among.tolist())}
         return np.fromiter((position.get(key, -1) for key in ids.tolist()), np.int64, len(ids))
-    width = max(r.shape[1] for r in rows)
+    width = max(r.shape[1] for r in rows if r is not None)
     matrix = np.zeros((len(ids) + len(among), width), np.uint8)
     matrix[: len(ids), : rows[0].shape[1]] = rows[0]
     matrix[len(ids) :, : rows[1].shape[1]] = rows[1]

@@ -17,12 +17,14 @@ from jinja2 import Environment, FileSystemLoader, pass_context
 from ..errors import RagretrievalError
 from ..llm.client import LLMError
 from ..work.options import SettingsError
+from .answer_diff import word_diff
 from .db import Database
-from .i18n import LANGUAGES, request_language, script_catalogue, translate
+from .i18n import CLASS_MEANINGS, LANGUAGES, request_language, script_catalogue, translate
 from .jobs.engine import Engine, load_engine
 from .jobs.worker import Worker
 from .rendering import is_long, markdown_html, public_text
 from .security import Guard
+from .server_messages import server_message
 from .settings import ServeSettings
 from .store import Conflict, Invalid, NotFound
 from .views import headline
@@ -71,6 +73,7 @@ def templates() -> Jinja2Templates:
     env.filters.update(when=when, short=short, markdown=markdown_html, public=public_text, headline=headline)
     env.tests.update(long=is_long)
     env.globals.update(_=gettext, language=page_language, languages=LANGUAGES, script_messages=page_messages)
+    env.globals.update(word_diff=word_diff, CLASS_MEANINGS=CLASS_MEANINGS)
     return Jinja2Templates(env=env)
 
 
@@ -124,11 +127,13 @@ def create_app(settings: ServeSettings = ServeSettings(), engine: Engine | None 
         language,
         pages,
         question_sets,
+        review,
         set_pages,
+        trends,
     )
 
     for module in (question_sets, evaluations, annotations, export, compare, corpora, auth, docs, language,
-                   set_pages, pages):
+                   review, trends, set_pages, pages):
         app.include_router(module.router)
     _errors(app)
     app.add_middleware(Guard, settings=settings)
@@ -140,8 +145,9 @@ def _errors(app: FastAPI) -> None:
         status = next(code for kind, code in STATUS if isinstance(error, kind))
         if request.url.path.startswith(API_PREFIXES):
             return JSONResponse({"detail": public_text(str(error))}, status_code=status)
+        message = server_message(request_language(request), public_text(str(error)))
         return request.app.state.templates.TemplateResponse(
-            request, "error.html", {"status": status, "message": public_text(str(error))}, status_code=status)
+            request, "error.html", {"status": status, "message": message}, status_code=status)
 
     app.add_exception_handler(RagretrievalError, known)
 

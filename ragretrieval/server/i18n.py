@@ -18,6 +18,8 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from ..answers.failures import CLASSES
+
 HERE = Path(__file__).parent
 LANGUAGES = {"en": "English", "zh": "中文"}  # code -> its own name, as the switch shows it
 DEFAULT = "en"
@@ -25,6 +27,20 @@ COOKIE = "rr_lang"
 # messages the templates look up through a variable (``_(status)``, the login page's ``_(error)``)
 DYNAMIC_MESSAGES = ("PENDING", "RUNNING", "PAUSED", "COMPLETED", "FAILED", "The form expired: try again.",
                     "Wrong token.")
+DYNAMIC_MESSAGES += CLASSES  # failure classes' names (answers/failures.py), shown by their Chinese names too
+# each failure class's meaning, as the detail page's legend says it (docs/answers.md, "Failure classes")
+CLASS_MEANINGS = {
+    "no_answer": "The answer is empty or the request failed.",
+    "correct_abstention": "The question wanted an abstention and the answer abstained.",
+    "wrong_answer_instead_of_abstaining": "The question wanted an abstention; the answer answered anyway.",
+    "retrieval_miss": "The answer failed and no relevant context was shown to it.",
+    "wrong_abstention": "The answer abstained though the question could be answered.",
+    "generation_error": "The relevant context was shown, yet the answer failed.",
+    "unverified": "Nothing checks the answer's content (no rule, no judge).",
+    "unsupported_correct": "The answer passed, but cites no relevant document.",
+    "correct": "The answer passed its checks and judges.",
+}
+DYNAMIC_MESSAGES += tuple(CLASS_MEANINGS.values())
 # t("...") in the scripts: a literal in double quotes, the whole message (what the catalogue is searched for)
 SCRIPT_MESSAGE = re.compile(r'\bt\(\s*"((?:[^"\\]|\\.)*)"')
 

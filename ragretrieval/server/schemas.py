@@ -12,7 +12,7 @@ import re
 from typing import Generic, Literal, TypeVar
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
 
 from ..data.dataset import QuestionText
 from ..io.redact import looks_secret, public_url, redact_urls, url_credentials
@@ -253,6 +253,9 @@ class DecodedOut(BaseModel):
 
 
 # ------------------------------------------------------------------------------------------------------ annotations
+MAX_REVIEWER = 100  # characters of a reviewer's name (rr_annotations.reviewer)
+
+
 class AnnotationIn(_Input):
     """A reviewer's verdict on one answer. `version` (required): the annotation's version the reviewer saw (0: none
     yet); when another reviewer has changed it since, the request is refused (409) instead of overwriting theirs. A
@@ -261,6 +264,17 @@ class AnnotationIn(_Input):
     verdict: Literal["correct", "partly_correct", "incorrect"]
     note: str = Field(default="", max_length=10_000)
     version: int = Field(ge=0, le=2**31, description="the annotation's version the reviewer saw; 0: none yet")
+    reviewer: str = Field(default="", max_length=MAX_REVIEWER, description="who gives the verdict (the review page "
+                          "sends the name it asked once); empty: unnamed, left out of the reviewers' agreement")
+
+    @field_validator("reviewer", mode="before")
+    @classmethod
+    def _reviewer_is_a_name(cls, value):
+        if not isinstance(value, str):
+            raise ValueError("reviewer must be a text (a name)")
+        if any(ord(c) < 32 or 0x7F <= ord(c) < 0xA0 or c in "\u2028\u2029" for c in value):
+            raise ValueError("reviewer must not hold control characters or line breaks")
+        return value
 
 
 class AnnotationOut(BaseModel):
@@ -268,6 +282,7 @@ class AnnotationOut(BaseModel):
     verdict: Literal["correct", "partly_correct", "incorrect"]
     note: str
     version: int
+    reviewer: str = ""
     gmt_created: str
     gmt_updated: str
 
@@ -330,6 +345,11 @@ class EvaluationOut(BaseModel):
     @classmethod
     def _shown_without_credentials(cls, value):
         return redact_urls(value) if value else value
+
+    @computed_field  # the status stays COMPLETED (it did end); this says that some questions got no answer
+    @property
+    def completed_with_failures(self) -> bool:
+        return self.status == "COMPLETED" and self.failed_questions > 0
 
 
 class EvaluationDetail(EvaluationOut):

@@ -164,7 +164,8 @@ def judge_reading(result) -> list[dict]:
 
 # ---------------------------------------------------------------------------------------- the new-evaluation form
 FORM_OPTIONS = ("context_k", "judge_samples", "judge_temperature")  # the options the form shows as fields
-GRID_OPTIONS = ("model", "ks", "chunk_size", "chunk_overlap")  # a retrieval evaluation's fields on the form
+# a retrieval evaluation's fields on the form
+GRID_OPTIONS = ("model", "ks", "chunk_size", "chunk_overlap", "search_concurrency")
 
 
 def field_limits(model, name: str) -> dict:
@@ -179,6 +180,7 @@ def field_limits(model, name: str) -> dict:
 
 def form_defaults(allowed_models=()) -> dict:
     """The defaults the form shows as values, read from the engine's settings models (never written twice)."""
+    from ..embedders.settings import DTYPES, EmbedSettings
     from ..evaluation.report import EvalConfig
     from ..retrieval.registry import retriever_class
     from .jobs.options import EvaluationOptions, default_retriever, offered_models, web_retrievers
@@ -187,7 +189,9 @@ def form_defaults(allowed_models=()) -> dict:
     return {"retriever": default_retriever(), "context_k": fields["context_k"].get_default(),
             "judge_samples": fields["judge_samples"].get_default(), "model": grid["model"].get_default(),
             "ks": ",".join(str(k) for k in grid["ks"].get_default()), "chunk_size": grid["chunk_size"].get_default(),
-            "chunk_overlap": grid["chunk_overlap"].get_default(), "models": offered_models(allowed_models),
+            "chunk_overlap": grid["chunk_overlap"].get_default(),
+            "search_concurrency": grid["search_concurrency"].get_default(), "models": offered_models(allowed_models),
+            "embed_dtype": EmbedSettings.model_fields["dtype"].get_default(), "embed_dtypes": DTYPES,
             "embedding": [r for r in web_retrievers() if "model" in retriever_class(r).config_fields],
             "limits": {name: field_limits(EvaluationOptions, name) for name in FORM_OPTIONS}}
 
@@ -209,6 +213,9 @@ def again_settings(evaluation, defaults: dict) -> dict:
         fields = {"kind": "retrieval", "grid_retriever": evaluation.retriever or defaults["retriever"],
                   **{name: options.get(name, defaults[name]) for name in GRID_OPTIONS}}
         fields["ks"] = ",".join(str(k) for k in fields["ks"]) if isinstance(fields["ks"], list) else fields["ks"]
+        embed = dict(options.get("embed") or {})
+        fields["embed_dtype"] = embed.pop("dtype", defaults["embed_dtype"])  # the form's precision field shows it
+        options = {**options, "embed": embed} if embed else {k: v for k, v in options.items() if k != "embed"}
         shown = GRID_OPTIONS
     else:
         shown = FORM_OPTIONS
@@ -229,4 +236,5 @@ def judge_choices() -> list[dict]:
         except JudgeError:
             needs = ()
         choices.append({"name": name, "what": what, "needs_reference": "ground_truth" in needs})
-    return choices
+    # the design's order: the 1-5 judge score first, then the others as the registry lists them
+    return sorted(choices, key=lambda choice: choice["name"] != "score5")

@@ -174,5 +174,12 @@ class EngineStore:
                                  f"{store.collection!r} in {where} holds {found}; rebuild the index (--rebuild)")
         return store
 
+    def index_sizes(self) -> tuple[int | None, int | None]:
+        """(None, bytes of the engine's data folder): engines do not tell their memory; a server's disk is its own."""
+        if self.server is not None or self._temporary is None and not self.options.get("path"):
+            return None, None
+        folder = self.data_path
+        return None, sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.exists() else None
+
     def __len__(self) -> int:
         return len(self.records.ids)

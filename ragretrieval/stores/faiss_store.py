@@ -105,5 +105,13 @@ class FaissStore:
                 store._index.hnsw.efSearch = options["ef_search"]
         return store
 
+    def index_sizes(self) -> tuple[int | None, int | None]:
+        """(bytes in memory, None): the index as FAISS serialises it, which is what it holds in memory."""
+        if self._index is None:
+            return 0, None
+        import faiss
+
+        return int(faiss.serialize_index(self._index).nbytes), None
+
     def __len__(self) -> int:
         return len(self.records.ids)

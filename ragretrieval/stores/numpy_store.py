@@ -61,5 +61,8 @@ class NumpyStore:
         store._vectors = np.load(Path(folder) / VECTORS_FILE)
         return store
 
+    def index_sizes(self) -> tuple[int | None, int | None]:
+        return int(self._vectors.nbytes), None
+
     def __len__(self) -> int:
         return len(self.records.ids)

@@ -31,38 +31,15 @@ from ..answers.batch import run_answers
 from ..answers.generators import GenerationRequest, Generator, GeneratorOptions, build_generator
 from ..answers.report import AnswerReport, ContextUsed
 from ..answers.session import AnswerSession, AnswerSettings
-from ..data.corpus import Document, corpus_fingerprint
-from ..data.dataset import Manifest, Provenance, QuestionRecord, load_dataset, write_dataset
+from ..data.dataset import QuestionRecord
+from .demo import demo_dataset
 
-DOCUMENTS = (
-    Document("soup/tomato.md", "Tomato egg soup", "# Tomato egg soup\n\nCut the tomatoes. Boil them for five minutes."
-             "\nStir in two beaten eggs and a pinch of salt."),
-    Document("staple/rice.md", "Egg fried rice", "# Egg fried rice\n\nUse cold rice from the day before. Fry the eggs "
-             "first, then the rice, on a high flame."),
-    Document("dessert/pudding.md", "Rice pudding", "# Rice pudding\n\nSimmer rice in milk with sugar for forty "
-             "minutes, stirring often."),
-)
-QUESTIONS = (
-    ("q-soup", "How long do the tomatoes boil for the egg soup?", ["soup/tomato.md", "dessert/pudding.md"],
-     {"include": [["five minutes", "5 minutes"]], "cite": ["soup/tomato.md"]}, "Five minutes."),
-    ("q-rice", "Which rice is best for egg fried rice?", ["dessert/pudding.md", "staple/rice.md"],
-     {"include": ["cold rice"], "cite": ["staple/rice.md"]}, "Cold rice from the day before."),
-    ("q-none", "What is the capital of France?", ["dessert/pudding.md"], {"refuse": True},
-     "The recipes do not say: the answer is a refusal."),
-)
 SECRET_VARIABLES = ("OPENAI_API_KEY",)
 
 
 def conformance_dataset(folder):
-    """The suites' small dataset (three recipes; three questions with given contexts, checks and reference answers),
-    written to `folder` and loaded."""
-    questions = [QuestionRecord(id=qid, text=text, context=context, expect=expect, ground_truth=truth,
-                                provenance=Provenance(generator="hand"))
-                 for qid, text, context, expect, truth in QUESTIONS]
-    manifest = Manifest(corpus_fingerprint=corpus_fingerprint(DOCUMENTS), n_documents=len(DOCUMENTS),
-                        n_questions=len(questions))
-    write_dataset(folder, DOCUMENTS, questions, manifest)
-    return load_dataset(folder)
+    """The suites' small dataset: `demo.demo_dataset` (kept under this name for the suites and their users)."""
+    return demo_dataset(folder)
 
 
 class GeneratorConformance:

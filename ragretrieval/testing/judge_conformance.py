@@ -43,24 +43,17 @@ from ..answers.batch import run_answers
 from ..answers.judges import Judge, JudgeOptions, build_judge
 from ..answers.report import ANSWER_LEVEL, AnsweredQuestion, AnswerReport, ContextUsed
 from ..answers.session import AnswerSession, AnswerSettings
-from ..data.nuggets import Nugget, QuestionNuggets, write_nuggets
 from .chat_server import JUDGE_REPLY, TEST_API_KEY, ChatServer, Reply
-from .generator_conformance import QUESTIONS, conformance_dataset
+from .demo import demo_nuggets
+from .generator_conformance import conformance_dataset
 
 # the built-in judges' verdict, with one verdict for each of the three nuggets of the suite's questions
 CONFORMANCE_REPLY = json.dumps({**json.loads(JUDGE_REPLY), "verdicts": ["support", "partial_support", "not_support"]})
-SAMPLES = 10  # sample(n) for n below this has nuggets
 
 
 def conformance_nuggets(path):
-    """Write the suite's nuggets file to `path` and return it: three nuggets (two vital) for sample(n), n < SAMPLES,
-    and for each question of the suite's dataset; an empty list (no nuggets: not applicable) for ``q-none``."""
-    facts = [Nugget(text="The tomatoes boil.", importance="vital"),
-             Nugget(text="They boil for five minutes.", importance="vital"),
-             Nugget(text="The tomatoes are cut first.", importance="okay")]
-    ids = [f"q-soup-{n}" for n in range(SAMPLES)] + [qid for qid, *_ in QUESTIONS]
-    write_nuggets(path, [QuestionNuggets(question_id=qid, nuggets=[] if qid == "q-none" else facts) for qid in ids])
-    return path
+    """The suite's nuggets file, written to `path`: `demo.demo_nuggets`."""
+    return demo_nuggets(path)
 
 
 def sample(n: int = 0, truth: str | None = "Five minutes.",

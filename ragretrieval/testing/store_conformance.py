@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import atexit
 import json
-import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -49,6 +48,7 @@ import pytest
 from ..stores import StoreError, VectorStore, make_store
 from ..stores.numpy_store import top_k
 from ..stores.persist import load_index, save_index
+from ..work.environment import environment
 from ..work.progress import RecordingProgress
 
 DIM = 24
@@ -113,7 +113,7 @@ def demo_session(corpus: Path):
         result = CliRunner().invoke(main, ["dataset", "build", str(corpus), "--out", str(folder / "dataset")])
         assert result.exit_code == 0, result.output
         dataset = load_dataset(folder / "dataset")
-        cache = EmbeddingCache(os.environ.get("RAGRETRIEVAL_CACHE_DIR") or folder / "cache")  # a suite's own first
+        cache = EmbeddingCache(environment().cache_dir or folder / "cache")  # a suite's own first
         reference = evaluate(dataset, EvalConfig(store="numpy"), cache=cache, progress=False)
         _SESSION[key] = (dataset, cache, reference)
     return _SESSION[key]

@@ -114,6 +114,8 @@ def test_report_renders_in_headless_chromium(html_file, tmp_path):
             assert page.locator("tr.run-row").count() == 2
             assert page.locator("tr.compare-row").count() == 3  # ndcg@3, recall@3, mrr@3
             assert page.locator("svg.chart").count() == 4 and page.locator("svg.chart polyline").count() == 8
+            # both runs carry a search timing: their quality against latency, two points (bm25: no exact line)
+            assert page.locator("svg.frontier").count() == 1 and page.locator("svg.frontier circle").count() == 2
             assert page.locator("svg.hist rect").count() == 21
             assert page.locator("tr.changed.fail").count() == 1 and page.locator("tr.changed.pass").count() == 1
             assert "q-suan" in page.locator("tr.changed.fail").inner_text()

@@ -16,7 +16,7 @@ from ragretrieval.data.chunking import ChunkPolicy, chunk_corpus
 from ragretrieval.data.dataset import Provenance, QuestionRecord
 from ragretrieval.retrieval import BM25Retriever
 from ragretrieval.testing.chat_server import send_json
-from ragretrieval.testing.generator_conformance import DOCUMENTS
+from ragretrieval.testing.demo import DOCUMENTS
 
 
 class _RagService(BaseHTTPRequestHandler):

@@ -117,7 +117,7 @@ def test_bad_settings_fail_with_one_line(demo_dataset, tmp_path):
 
 
 def test_the_documented_demo_question_set(demo_dataset, tmp_path):
-    """docs/answers.md's worked example: five hand-written questions about the demo corpus, one unanswerable."""
+    """docs/answers/generate.md's worked example: five hand-written questions about the demo corpus, one unanswerable."""
     questions = Path(__file__).resolve().parents[2] / "datasets" / "demo" / "answer_questions.jsonl"
     result = run("answer", "--dataset", demo_dataset, "--questions", questions, "--generator", "extractive",
                  "--retriever", "bm25", "--no-save", "--out", tmp_path / "a.json", "-v", "--no-progress")

@@ -1,4 +1,4 @@
-"""Generators: empty replies and credentials in URLs (issue R3, item 4). A completion without text (content null,
+"""Generators: empty replies and credentials in URLs. A completion without text (content null,
 empty or blank, only a refusal, only tool calls) fails its question with that reason and is asked again next time; a
 token in an ``http:`` URL's query and a ``user:password@`` (sent as basic authentication) are found in no file, no
 row of the runs store and no output of any command that stores or shows the run."""

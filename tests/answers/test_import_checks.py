@@ -1,4 +1,4 @@
-"""Imports check every value the scoring reads when they import, naming file, question and field (issue R3, item 5):
+"""Imports check every value the scoring reads when they import, naming file, question and field:
 the legal benchmark's values (amounts, dates, date ranges, evidence, quotes), its own folder layout (``schema.json``
 beside ``questions/``), RAG-IFEval conditions of the wrong shape, and question sets of nothing. A dataset written
 before these checks (0.2.0 imported such values) is refused by ``answer`` before any answer is asked for."""

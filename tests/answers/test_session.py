@@ -15,7 +15,7 @@ from ragretrieval.data.corpus import corpus_fingerprint
 from ragretrieval.data.dataset import Manifest, Provenance, QuestionRecord, load_dataset, write_dataset
 from ragretrieval.evaluation.report import EvalConfig
 from ragretrieval.testing.chat_server import ChatServer, Reply
-from ragretrieval.testing.generator_conformance import DOCUMENTS
+from ragretrieval.testing.demo import DOCUMENTS
 from ragretrieval.work.options import SettingsError
 
 KEY_SENTENCE = {"tomatoes": "Boil them", "fried rice": "cold rice", "pudding": "Simmer rice"}  # question word ->

@@ -1,4 +1,4 @@
-"""The command line as nouns with verbs (issue U2, item 1): at most eleven entries in ``ragretrieval --help``, and
+"""The command line as nouns with verbs: at most eleven entries in ``ragretrieval --help``, and
 every 0.2 spelling still running as a hidden alias that prints one deprecation line to stderr and then does exactly
 what the new spelling does (same output, same files, same exit status)."""
 

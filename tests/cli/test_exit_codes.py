@@ -1,4 +1,4 @@
-"""One rule for exit codes (issue U2, item 2): 2 for anything the user must change in the command (a bad option, an
+"""One rule for exit codes: 2 for anything the user must change in the command (a bad option, an
 unknown run, a missing input), 1 for a failure while working. Every command is run with an option it does not have,
 and every command that names runs with a run that is not there."""
 

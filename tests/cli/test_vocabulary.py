@@ -1,4 +1,4 @@
-"""One option vocabulary (issue U2, item 2): the new flag and its 0.2 spelling give the same result, the help shows
+"""One option vocabulary: the new flag and its 0.2 spelling give the same result, the help shows
 the new one only, and the environment defaults are shown in --help."""
 
 from __future__ import annotations

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
 import subprocess
 import sys
 import textwrap
+import threading
 
 import numpy as np
 import pytest
@@ -25,6 +27,7 @@ from ragretrieval.embedders import (
     embed_cached,
 )
 from ragretrieval.embedders.base import Symmetric
+from ragretrieval.work.progress import RecordingProgress
 
 
 class CharacterEmbedder(Symmetric):
@@ -50,6 +53,20 @@ class CharacterEmbedder(Symmetric):
     @property
     def embedded(self) -> int:
         return sum(self.batches)
+
+
+def evaluate_through(dataset_dir, cache, store: str, search_concurrency: int | None = None, **options):
+    """`evaluate` of the dataset by the dense retriever over `store` with its `options`, embedding with
+    `CharacterEmbedder` through `cache` (the stores' and the search timing's pipeline tests)."""
+    from ragretrieval.data.dataset import load_dataset
+    from ragretrieval.evaluation.pipeline import evaluate
+    from ragretrieval.evaluation.report import EvalConfig
+    from ragretrieval.retrieval import DenseRetriever
+
+    timing = {} if search_concurrency is None else {"search_concurrency": search_concurrency}
+    config = EvalConfig(model="test-characters", store=store, store_options=options, **timing)
+    retriever = DenseRetriever(CharacterEmbedder(dim=256), cache, store, options, progress=False)
+    return evaluate(load_dataset(dataset_dir), config, progress=False, retriever=retriever)
 
 
 class FailsOnThirdBatch(CharacterEmbedder):
@@ -122,29 +139,111 @@ def test_an_interrupted_run_keeps_the_finished_batches(tmp_path):
 
 
 KILLED_RUN = textwrap.dedent("""
-    import os, signal, sys
+    import sys, time
     sys.path.insert(0, sys.argv[2])
-    from test_embedding_cache import CharacterEmbedder, TEXTS
+    from test_embedding_cache import CharacterEmbedder
     from ragretrieval.embedders import EmbeddingCache, embed_cached
 
-    class KilledOnThirdBatch(CharacterEmbedder):
+    class Slow(CharacterEmbedder):
         def embed(self, texts):
-            if len(self.batches) == 2:
-                os.kill(os.getpid(), signal.SIGKILL)  # no exception handler, no cleanup: the process just dies
+            time.sleep(0.1)  # a model at work: the parent kills the process while it embeds
             return super().embed(texts)
 
-    embed_cached(KilledOnThirdBatch(), TEXTS, EmbeddingCache(sys.argv[1]), batch_size=5, progress=False)
+    class Reported:  # prints what the progress bar would show: texts committed so far
+        done = 0
+        def stage(self, *args, **kwargs): pass
+        def note(self, message): pass
+        def advance(self, n=1, status=None):
+            Reported.done += n
+            print(Reported.done, flush=True)
+
+    texts = [f"text {i}" for i in range(int(sys.argv[3]))]
+    embed_cached(Slow(), texts, EmbeddingCache(sys.argv[1]), batch_size=5, progress=Reported())
+    time.sleep(60)  # not reached in the test: killed first
 """)
 
 
-def test_a_killed_process_keeps_the_finished_batches(tmp_path):
-    here = os.path.dirname(__file__)
-    run = subprocess.run([sys.executable, "-c", KILLED_RUN, str(tmp_path), here], capture_output=True, text=True)
-    assert run.returncode == -9, run.stderr
+def test_a_process_killed_with_sigkill_keeps_every_batch_it_reported_finished(tmp_path):
+    """SIGKILL from outside, while the model embeds and the writer thread commits: every batch the progress
+    counted is in the cache, the database is whole, and the next run embeds exactly the rest."""
+    here, total = os.path.dirname(__file__), 200
+    child = subprocess.Popen([sys.executable, "-c", KILLED_RUN, str(tmp_path), here, str(total)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    reported = 0
+    try:
+        for line in child.stdout:
+            reported = int(line)
+            if reported >= 30:
+                break
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+    assert child.returncode == -signal.SIGKILL, child.stderr.read()
+    assert 30 <= reported < total
     cache = EmbeddingCache(tmp_path)
-    assert cache.count(CharacterEmbedder().identity) == 10
-    _, made = embed_cached(CharacterEmbedder(), TEXTS, cache, batch_size=5, progress=False)
-    assert made == 10
+    identity = CharacterEmbedder().identity
+    kept = cache.count(identity)
+    assert reported <= kept < total
+    assert cache._db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    texts = [f"text {i}" for i in range(total)]
+    vectors, made = embed_cached(CharacterEmbedder(), texts, cache, batch_size=5, progress=False)
+    assert made == total - kept
+    np.testing.assert_array_equal(vectors, CharacterEmbedder().embed(texts))
+
+
+class WaitsForTheNextBatch(EmbeddingCache):
+    """A cache whose first commit cannot end until the model has started the next batch: it finishes only when
+    commits and embedding overlap (one after the other, it would wait out its timeout)."""
+
+    def __init__(self, folder, next_batch_started: threading.Event):
+        super().__init__(folder)
+        self.next_batch_started, self.overlapped = next_batch_started, []
+
+    def put(self, model, keys, vectors):
+        if len(self.overlapped) < 3:  # the fourth and last batch has no next one
+            self.overlapped.append(self.next_batch_started.wait(timeout=20))
+            self.next_batch_started.clear()
+        super().put(model, keys, vectors)
+
+
+class SignalsEachBatch(CharacterEmbedder):
+    def __init__(self, started: threading.Event):
+        super().__init__()
+        self.started = started
+
+    def embed(self, texts):
+        if self.batches:
+            self.started.set()
+        return super().embed(texts)
+
+
+def test_commits_overlap_the_next_batch_and_all_land_before_the_call_returns(tmp_path):
+    started = threading.Event()
+    cache = WaitsForTheNextBatch(tmp_path, started)
+    vectors, made = embed_cached(SignalsEachBatch(started), TEXTS, cache, batch_size=5, progress=False)
+    assert made == 20 and cache.overlapped == [True, True, True]
+    assert EmbeddingCache(tmp_path).count(CharacterEmbedder().identity) == 20
+    np.testing.assert_array_equal(vectors, CharacterEmbedder().embed(TEXTS))
+
+
+class FullAfterFirstBatch(EmbeddingCache):
+    def put(self, model, keys, vectors):
+        if self.count(model):
+            raise OSError(28, "No space left on device")
+        super().put(model, keys, vectors)
+
+
+def test_a_failed_commit_stops_the_run_with_its_error_and_keeps_what_was_committed(tmp_path):
+    cache = FullAfterFirstBatch(tmp_path)
+    with pytest.raises(OSError, match="No space left"):
+        embed_cached(CharacterEmbedder(), TEXTS, cache, batch_size=5, progress=False)
+    assert EmbeddingCache(tmp_path).count(CharacterEmbedder().identity) == 5
+
+
+def test_progress_counts_committed_texts_only(tmp_path):
+    progress = RecordingProgress()
+    embed_cached(CharacterEmbedder(), TEXTS, EmbeddingCache(tmp_path), batch_size=6, progress=progress)
+    assert progress.stages == [["embedding", 20, 20]]
 
 
 def test_the_cache_key_is_the_model_identity(tmp_path):

@@ -1,4 +1,4 @@
-"""Ordinary mistakes get one ``Error:`` line naming what is wrong and a non-zero exit, never a traceback (issue R)."""
+"""Ordinary mistakes get one ``Error:`` line naming what is wrong and a non-zero exit, never a traceback."""
 
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ def test_a_duplicate_document_id_is_named_with_both_lines(dataset_copy):
 
 @pytest.mark.parametrize("name", ["红烧\t肉.md", "红烧 肉.md"])
 def test_ids_a_trec_file_cannot_hold_are_warned_about_then_refused_saying_how_to_fix(tmp_path, name):
-    """A tab, or a space (issue R3, item 7: 0.2.0 built ids with spaces silently, and the TREC export refused them
+    """A tab, or a space (0.2.0 built ids with spaces silently, and the TREC export refused them
     later). trec_eval splits fields on whitespace, so such an id is not rewritten on export (it would no longer match
     the qrels or the corpus): the build warns, and the export names the id and the two ways out."""
     corpus = tmp_path / "dishes"

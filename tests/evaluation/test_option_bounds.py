@@ -1,4 +1,4 @@
-"""Options and settings outside their bounds (issue R3, item 7): timeouts, retries, waits, prices and ports are
+"""Options and settings outside their bounds: timeouts, retries, waits, prices and ports are
 refused by the settings models themselves (work/limits.py), so Python, the web API and the command line agree; the
 command line shows the refusal as a usage error naming the flag, exit 2, one line, never a traceback (0.2.0 gave an
 AssertionError for --max-retries -1, a ValueError for --timeout -1, retried --timeout 0 for 26 s, ran --judge ','

@@ -1,4 +1,4 @@
-"""The Python face (issue U1): the README's block and docs/python.md's examples run as written; `import ragretrieval`
+"""The Python face: the README's block and docs/python.md's examples run as written; `import ragretrieval`
 loads nothing else; reports print the CLI's tables; runs are stored only when asked; `rr.score` gives the numbers
 of `ragretrieval score` from dicts, TREC files and DataFrames."""
 
@@ -48,7 +48,7 @@ def seed_004_frame(dataset) -> pd.DataFrame:
 
 
 def test_the_readme_python_block_runs_as_written(workdir):
-    (code,) = blocks(ROOT / "README.md", "<!-- the issue's block: runs as written in tests/face/test_face.py -->")
+    (code,) = blocks(ROOT / "README.md", "<!-- this block runs as written in tests/face/test_face.py -->")
     built = rr.build_dataset("datasets/demo/dishes", out="other-dataset")
     report_a = rr.evaluate(built, retriever="bm25", ks=[1, 5])
     report_b = rr.evaluate(built, retriever="bm25", ks=[1, 5], retriever_options={"k1": 0.5})
@@ -80,9 +80,9 @@ def test_import_ragretrieval_loads_nothing_else_and_all_lists_the_face():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     modules, heavy, names = done.stdout.splitlines()
     assert modules == "['ragretrieval']" and heavy == "False False False"
-    assert eval(names) == ["build_dataset", "load_dataset", "evaluate", "answer", "sweep", "score", "compare", "load_run",
-                           "EvalConfig", "EvalReport", "AnswerSettings", "CompareSettings", "AnswerReport",
-                           "Comparison", "ScoreResult", "Dataset", "SettingsError", "RagretrievalError"]
+    assert eval(names) == ["build_dataset", "load_dataset", "evaluate", "answer", "judge_answers", "sweep", "score",
+                           "compare", "load_run", "EvalConfig", "EvalReport", "AnswerSettings", "CompareSettings",
+                           "AnswerReport", "Comparison", "ScoreResult", "Dataset", "SettingsError", "RagretrievalError"]
     assert all(getattr(rr, name) is not None for name in rr.__all__)
     with pytest.raises(AttributeError, match="has no attribute 'nothing'"):
         rr.nothing  # noqa: B018

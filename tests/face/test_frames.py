@@ -1,4 +1,4 @@
-"""Evaluation sets as pandas DataFrames in seed 004's shape (issue U1): the three request shapes, labels from
+"""Evaluation sets as pandas DataFrames in seed 004's shape: the three request shapes, labels from
 ``expected_retrieved_context``, answers and contexts given in ``response`` / ``retrieved_context`` scored as they are
 with no request sent, and bad frames refused naming the row and the field."""
 

@@ -1,4 +1,4 @@
-"""Settings files and the command line's side of the settings models (issue U1): ``runs show RUN --config`` then
+"""Settings files and the command line's side of the settings models: ``runs show RUN --config`` then
 ``eval --config`` (and ``answer --config``) give the same configuration key; flags win over the file; a bad file or
 value names the file and the field, or the flag; plug-in options are listed and typed."""
 

@@ -7,7 +7,7 @@ import pytest
 
 import ragretrieval as rr
 from ragretrieval.runs import RunHistory
-from ragretrieval.runs.sweep import SweepGrid
+from ragretrieval.runs.sweep_grid import SweepGrid
 
 
 def test_a_bm25_grid_is_stored_resumed_and_compared(demo_dataset, tmp_path):

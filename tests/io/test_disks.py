@@ -1,4 +1,4 @@
-"""Disks that refuse writes (issue R3, item 7): a full disk under ``RAGRETRIEVAL_CACHE_DIR`` is one ``Error:`` line
+"""Disks that refuse writes: a full disk under ``RAGRETRIEVAL_CACHE_DIR`` is one ``Error:`` line
 naming the cache file (it was a ``sqlite3.OperationalError`` traceback), and a re-run once there is room continues
 from what was stored; a runs history on a read-only file system can still be listed, shown and exported.
 

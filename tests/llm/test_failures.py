@@ -1,4 +1,4 @@
-"""Failures that must not look like success (issue R): real chat servers on 127.0.0.1 answering chatter, a body that
+"""Failures that must not look like success: real chat servers on 127.0.0.1 answering chatter, a body that
 is not JSON, an HTML page with status 200, or good JSON; what the cache keeps; what a re-run does; the exit codes."""
 
 from __future__ import annotations

@@ -8,7 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragretrieval.scoring import Qrels, Run, chunk_qrels, collapse_to_parents
+from ragretrieval.data.chunking import Chunk
+from ragretrieval.retrieval import rollup
+from ragretrieval.retrieval.base import Ranking
+from ragretrieval.scoring import Qrels, Run, chunk_qrels, collapse_to_parents, granularity
 from ragretrieval.scoring.granularity import PARENT_GRADE, SPAN_GRADE
 
 from .reference import first_appearances, intervals_share_a_character
@@ -91,3 +94,23 @@ def test_collapsing_to_parents_keeps_each_document_at_its_best_ranked_chunk(draw
             expected = first_appearances(parents[parent_codes[c]] for c in row)
             got = [parents[c] for c in collapsed.codes[i] if c >= 0]
             assert got == expected, ties
+
+
+@settings(max_examples=200, deadline=None)
+@given(chunk_runs())
+def test_the_pipeline_rolls_rankings_up_with_the_same_collapse(drawn):
+    """One document roll-up: retrieval's `roll_up` (what `eval` and `answer` run) ranks documents with the scorer's
+    `parents_at_best_rank`, so the oracle above holds for it too."""
+    assert rollup.parents_at_best_rank is granularity.parents_at_best_rank
+    parent_codes, rows, _ = drawn
+    depth = max(map(len, rows), default=0)
+    positions = np.full((3, depth), -1)
+    for i, row in enumerate(rows):
+        positions[i, : len(row)] = row
+    parents = ["pa", "pb", "pc"]
+    chunks = [Chunk(f"c{i}", parents[p], 0, 1, (), "") for i, p in enumerate(parent_codes)]
+    found = rollup.roll_up(Ranking(positions, np.zeros(positions.shape)), ["q0", "q1", "q2"],
+                           rollup.HitTable(chunks, parents), depth, "p")
+    for i, row in enumerate(rows):
+        expected = first_appearances(parents[parent_codes[c]] for c in row)
+        assert [parents[c] for c in found.doc_run.codes[i] if c >= 0] == expected

@@ -3,7 +3,7 @@ boundaries the test knows because it wrote them.
 
 Sections are drawn so that a section often makes its group exactly `size` characters long, one more, or one less:
 the merge rule "a section joins the group before it when the joined text is at most `size` characters" is tested
-at its edge, where the exactly-`size` bug of issue 19 lives.
+at its edge, where the exactly-`size` bug an earlier version had lives.
 """
 
 from __future__ import annotations

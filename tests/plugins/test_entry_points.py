@@ -223,7 +223,7 @@ def test_a_bad_value_for_a_plugin_check_is_refused_before_answering(toy_path, de
     done = cli(toy_path, "answer", "--dataset", demo_dataset, "--questions", checked_questions(tmp_path, limit),
                "--generator", "extractive", "--retriever", "bm25", "--no-progress", "--no-save",
                "--out", tmp_path / "a.json")
-    assert done.returncode != 0, done.stderr  # the exit code of bad input is the command line's (U2 item 2)
+    assert done.returncode != 0, done.stderr  # the exit code of bad input is the command line's
     assert "length_at_most: expected a number of characters >= 0" in done.stderr and "a-luyu" in done.stderr
     assert not (tmp_path / "a.json").exists()
 

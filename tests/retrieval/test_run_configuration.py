@@ -7,7 +7,8 @@ from ragretrieval.data.dataset import load_dataset
 from ragretrieval.evaluation.report import EvalConfig
 from ragretrieval.retrieval.registry import spec_from_config
 from ragretrieval.runs.identity import config_key
-from ragretrieval.runs.sweep import plan, read_grid
+from ragretrieval.runs.sweep import plan
+from ragretrieval.runs.sweep_grid import read_grid
 
 # keys computed by ragretrieval 0.2.0 (before embed and rerank existed) for the same configurations and fingerprints
 KEYS_BEFORE = {"dense default": "886f38796fcc033c7868d527a8c0b573", "bm25 500": "af1cc8e6ba62c9c30f84f97aea49d353"}

@@ -11,15 +11,8 @@ from ragretrieval.cli import main
 from ragretrieval.data.dataset import load_dataset
 from ragretrieval.embedders import EmbeddingCache
 from ragretrieval.runs import RunHistory
-from ragretrieval.runs.sweep import (
-    SweepError,
-    SweepGrid,
-    default_sweep_id,
-    plan,
-    read_grid,
-    run_sweep,
-    sweep_table,
-)
+from ragretrieval.runs.sweep import default_sweep_id, plan, run_sweep, sweep_table
+from ragretrieval.runs.sweep_grid import SweepError, SweepGrid, read_grid
 
 
 def run_cli(*args, code: int = 0) -> str:

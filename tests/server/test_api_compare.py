@@ -1,4 +1,4 @@
-"""Evaluations side by side through the API (issue W, item 9): the statistics are those of ``ragretrieval compare``
+"""Evaluations side by side through the API: the statistics are those of ``ragretrieval compare``
 on the stored runs, level by level (both outputs compared); paired questions are shown with each evaluation's
 result and can be narrowed to those that changed; hostile id lists are refused, and evaluations over different
 question sets say what is paired and what is not."""
@@ -6,6 +6,7 @@ question sets say what is paired and what is not."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -125,6 +126,16 @@ def test_different_question_sets_say_what_is_paired_and_what_is_not(compared, da
     run_until_done(api, url, datasets, other["id"])
     refused = api.request("GET", f"/api/v1/compare?ids={made['k3']['id']},{other['id']}")
     assert refused.status_code == 400 and "no question in common" in refused.json()["detail"]
+    # compare is offered only where it can pair: "ten" (the corpus's questions) yes, "typed" disabled with the reason
+    detail = api.client.get(f"/evaluations/{made['k3']['id']}").text
+    assert f'<option value="{ten["id"]}">ten</option>' in detail
+    assert (f'<option value="{other["id"]}" disabled>typed (another question set: its questions cannot be paired)'
+            "</option>") in detail
+    typed_page = api.client.get(f"/evaluations/{other['id']}").text
+    assert 'disabled title="No other completed evaluation of this question set."' in typed_page
+    listed = api.client.get("/evaluations/list").text
+    keys = dict(re.findall(r'data-id="([^"]+)" data-status="[A-Z]+" data-question-set="([^"]+)"', listed))
+    assert keys[ten["id"]] == keys[made["k3"]["id"]] == keys[made["k1"]["id"]] != keys[other["id"]]
 
 
 def test_hostile_id_lists_are_refused(compared):
@@ -204,3 +215,92 @@ def test_a_token_server_compares_with_the_bearer_token_only(make_client):
     assert page.status_code in (302, 303, 307) and page.headers["location"].startswith("/login?next=%2Fcompare")
     found = client.get(f"/api/v1/compare?ids={ids}", headers={"Authorization": f"Bearer {token}"})
     assert found.status_code == 404 and "no evaluation 'eval_0000000000000000' (and 1 more)" in found.text
+
+
+def test_triage_orders_regressions_first_and_filters_worse_better_and_classes(compared):
+    api, url, made, _ = compared
+    a, b = made["k3"], made["k1"]
+    base = f"/api/v1/compare?ids={a['id']},{b['id']}&limit=500"
+    everything = api.get(base)
+    metric = everything["triage"]["metric"]
+    assert metric in everything["triage"]["metrics"]
+    items = everything["questions"]["items"]
+    assert [item["number"] for item in items] == sorted(item["number"] for item in items)
+    assert all(metric in item["differences"] and "transition" in item for item in items)
+    ordered = api.get(base + "&order=regressions")["questions"]["items"]
+    drops = [item["differences"][metric][0] for item in ordered if item["differences"][metric][0] is not None]
+    assert drops == sorted(drops) and len(ordered) == len(items)
+    worse = api.get(base + "&filter=worse")["questions"]["items"]
+    better = api.get(base + "&filter=better")["questions"]["items"]
+    assert all(item["differences"][metric][0] < 0 for item in worse)
+    assert all(item["differences"][metric][0] > 0 for item in better)
+    expected_worse = sum(1 for item in items if (item["differences"][metric][0] or 0) < -1e-9)
+    assert len(worse) == expected_worse
+    changed = api.get(base + "&filter=changed")
+    assert changed["questions"]["total"] == api.get(base + "&changed=true")["questions"]["total"] == \
+        everything["changed"]
+    for name, count in everything["triage"]["transitions"].items():
+        only = api.get(base + "&transition=" + name.replace(" ", "%20").replace(">", "%3E"))["questions"]["items"]
+        assert len(only) == count and all(item["transition"] == name for item in only)
+    by_recall = api.get(base + "&order=regressions&metric=doc/recall@3")
+    assert by_recall["triage"]["metric"] == "doc/recall@3"
+    assert api.client.get(base + "&filter=worst").status_code == 400
+    assert api.client.get(base + "&order=random").status_code == 400
+    assert api.client.get(base + "&metric=nope").status_code == 400
+
+
+def test_the_compare_export_has_a_row_per_question_and_metric(compared):
+    import csv
+    import io
+
+    api, url, made, _ = compared
+    a, b = made["k3"], made["k1"]
+    found = api.get(f"/api/v1/compare?ids={a['id']},{b['id']}&limit=500")
+    as_json = api.client.get(f"/api/v1/compare/export?ids={a['id']},{b['id']}&format=json")
+    assert as_json.status_code == 200 and "attachment" in as_json.headers["content-disposition"]
+    rows = as_json.json()["rows"]
+    assert len(rows) == found["paired"] * len(found["triage"]["metrics"])
+    first = found["questions"]["items"][0]
+    for row in (r for r in rows if r["question_id"] == first["id"]):
+        shown = row["metric"] if row["level"] == "answer" else f"{row['level']}/{row['metric']}"
+        difference = first["differences"][shown][0]
+        assert (row["B-A"] is None and difference is None) or row["B-A"] == pytest.approx(difference)
+        assert row["class_A"] == (first["transition"] or " -> ").split(" -> ")[0] or row["class_A"] is None
+    as_csv = api.client.get(f"/api/v1/compare/export?ids={a['id']},{b['id']}&format=csv")
+    assert as_csv.headers["content-type"].startswith("text/csv") and as_csv.content.startswith(b"\xef\xbb\xbf")
+    table = list(csv.reader(io.StringIO(as_csv.content.decode("utf-8-sig"))))
+    assert table[0] == ["question_id", "question_number", "level", "metric", "A", "B", "B-A", "class_A", "class_B"]
+    assert len(table) == len(rows) + 1
+    assert api.client.get(f"/api/v1/compare/export?ids={a['id']},{b['id']}&format=xlsx").status_code == 422
+
+
+def test_the_export_neutralises_formula_cells():
+    from ragretrieval.server.store.compare_export import neutralise
+
+    assert neutralise("=cmd|' /C calc'!A0").startswith("'")
+
+
+def test_a_permalink_opens_the_page_that_holds_the_question(compared):
+    api, url, made, _ = compared
+    a, b = made["k3"], made["k1"]
+    items = api.get(f"/api/v1/compare?ids={a['id']},{b['id']}&limit=500")["questions"]["items"]
+    last = items[-1]
+    page = api.client.get(f"/compare?ids={a['id']},{b['id']}&q={last['id']}")
+    assert page.status_code == 200 and f'id="q={last["id"]}"' in page.text
+    assert f'>#{last["number"]}</a>' in page.text and "/static/permalink.js" in page.text
+    regressions = api.client.get(f"/compare?ids={a['id']},{b['id']}&order=regressions&filter=worse").text
+    assert 'name="order"' in regressions and "regressions first" in regressions
+
+
+def test_a_card_permalink_opens_the_detail_page_that_holds_it(compared):
+    api, url, made, _ = compared
+    a = made["k3"]
+    results = api.get(f"/api/v1/evaluations/{a['id']}?limit=500")["results"]
+    last = results[-1]
+    first_page = api.client.get(f"/evaluations/{a['id']}").text
+    assert f'id="q={last["question_id"]}"' not in first_page  # 30 questions, 20 a page
+    assert f'href="/evaluations/{a["id"]}#q={results[0]["question_id"]}"' in first_page
+    assert "/static/permalink.js" in first_page
+    held = api.client.get(f"/evaluations/{a['id']}?q={last['question_id']}").text
+    assert f'id="q={last["question_id"]}"' in held
+    assert api.client.get(f"/evaluations/{a['id']}?q=nope").status_code == 200  # unknown: the first page

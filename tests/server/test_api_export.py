@@ -1,4 +1,4 @@
-"""Export (issue W, item 10): ``GET /api/v1/evaluations/{id}/export?format=csv|json|jsonl`` streams every finished
+"""Export: ``GET /api/v1/evaluations/{id}/export?format=csv|json|jsonl`` streams every finished
 result (the filters apply) with its annotation; the JSON Lines are agent-evaluation records ragretrieval reads back;
 the CSV opens in a spreadsheet without running a formula; hostile requests are refused."""
 
@@ -170,3 +170,23 @@ def test_a_completed_evaluation_exports_as_completed(api, db_url):
     rows = list(csv.reader(io.StringIO(export(api, created["id"], "format=csv").content.decode("utf-8-sig"),
                                        newline="")))
     assert {row[-1] for row in rows[1:]} == {"COMPLETED"}
+
+
+def test_token_counts_are_not_exported_as_check_columns(api, db_url):
+    from ragretrieval.server.db import Database
+    from ragretrieval.server.jobs import claims
+    from ragretrieval.server.jobs.engine import ItemResult
+
+    from .conftest import new_evaluation, new_set
+
+    evaluation = new_evaluation(api, new_set(api, 1)["id"], "http://127.0.0.1:9/x")
+    db = Database(db_url)
+    try:
+        claim = claims.claim(db, "w", 60)
+        claims.finish(db, claim, "w", ItemResult(rag_answer="an answer", input_tokens=10, checks={
+            "include": 1.0, "agent/input_token_count": 10, "agent/output_token_count": 3}))
+    finally:
+        db.close()
+    header = export(api, evaluation["id"], "format=csv").content.decode("utf-8-sig").splitlines()[0].split(",")
+    assert "include" in header and "input_tokens" in header
+    assert not any(name.startswith("agent/") for name in header)

@@ -1,5 +1,5 @@
 """A dataset whose questions hold a value no check can score (one imported by 0.2.0, whose importer did not look)
-is refused when a question set is made from it, naming the question and the field (issue R3, item 5): 0.2.0 made
+is refused when a question set is made from it, naming the question and the field: 0.2.0 made
 the set, and the evaluation then FAILED with a raw ValueError."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Numbers the API reads from a query string stay within what the databases hold (issue R3, item 7): an offset or a
+"""Numbers the API reads from a query string stay within what the databases hold: an offset or a
 page number past 2**53 - 1 is a 422 naming the parameter (0.2.0 passed 2**63 to the driver: an OverflowError and a
 500), and the largest accepted offset is an empty page, not an error."""
 

@@ -1,5 +1,4 @@
-"""Finding the bad answers (issue W, item 11), expected next to retrieved (item 12) and reviewers' annotations (item
-13) through the API, on SQLite and PostgreSQL: server-side filters and sorts that page, each source marked against
+"""Finding the bad answers, expected next to retrieved and reviewers' annotations through the API, on SQLite and PostgreSQL: server-side filters and sorts that page, each source marked against
 the question's labels with its recall and MRR, annotations stored, versioned, counted, agreed with the judges
 (kappa) and calibrated, and every hostile input refused."""
 

@@ -1,4 +1,4 @@
-"""Credentials in the URLs a web client gives (issue R3, item 4): refused when the evaluation is created, without
+"""Credentials in the URLs a web client gives: refused when the evaluation is created, without
 the refusal repeating them; and an evaluation stored by an older version with a token in its URL shows it on no page
 and in no API answer."""
 

@@ -93,3 +93,10 @@ def test_a_forged_language_cookie_falls_back_to_the_browser(api):
 def test_the_api_stays_english(api):
     answer = api.client.get("/api/v1/evaluations/eval_0000000000000000", headers={"Accept-Language": "zh-CN"})
     assert answer.status_code == 404 and answer.json() == {"detail": "no evaluation 'eval_0000000000000000'"}
+
+
+def test_the_form_lists_score5_first_and_says_needs_for_one_judge(api):
+    page = api.client.get("/evaluations/new").text
+    names = re.findall(r'name="judge" value="([^"]+)"', page)
+    assert names[0] == "score5" and len(names) > 1
+    assert "{judges} needs a reference answer: {missing}" in page

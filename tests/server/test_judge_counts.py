@@ -1,4 +1,4 @@
-"""Judges on the server say how they did (issue R3, item 3): the evaluation's summary holds each judge's judged,
+"""Judges on the server say how they did: the evaluation's summary holds each judge's judged,
 failed and skipped counts with the first failure's reason, the page shows them as plain text, and a judge that needs
 reference answers is refused when the question set has none."""
 

@@ -1,4 +1,4 @@
-"""One failure rule for the command line, the server and its workers (issue R3, item 2): a service that answers
+"""One failure rule for the command line, the server and its workers: a service that answers
 400, 400, 200 in a cycle leaves 10 of 30 questions answered; `answer` exits 1 and stores nothing, and a web
 evaluation, answered by a worker thread or a `ragretrieval worker` process, ends FAILED with the count and the first
 cause and stores no run. Below the rule the run completes and every table says how many answered."""
@@ -133,3 +133,24 @@ def test_a_worker_process_follows_the_same_rule(sqlite_url, client_on, datasets,
         worker.stop()
     assert ended["status"] == "FAILED" and ended["error"].startswith("20 of 30 questions got no usable answer")
     assert ended["failed_questions"] == 20 and service.count() == 30
+
+
+def test_a_run_that_completed_with_failures_says_so_in_the_api_the_list_and_every_mean(api, db_url, service,
+                                                                                      in_process_worker):
+    service.respond = cycling(400, 200, 200)  # 10 of 30 fail: below the rule, so the evaluation completes
+    question_set = new_set(api, 30)
+    eval_id = new_evaluation(api, question_set["id"], service.url, name="some failed")["id"]
+    ended = settled(api, eval_id)
+    assert ended["status"] == "COMPLETED" and ended["failed_questions"] == 10
+    assert ended["completed_with_failures"] is True
+    assert api.get("/api/v1/evaluations")["items"][0]["completed_with_failures"] is True
+    listed = api.client.get("/evaluations/list").text
+    row = listed[listed.index(f'data-id="{eval_id}"'):]
+    badge = row.split("</tr>")[0].split('<span class="with-failures"')[1].split(">")[0]
+    assert "hidden" not in badge and 'title="10 of 30 questions got no answer' in badge
+    detail = api.client.get(f"/evaluations/{eval_id}").text
+    assert '<span class="with-failures">with failures</span>' in detail  # (no check applies: no mean to qualify)
+    service.respond = default_respond
+    clean = settled(api, new_evaluation(api, question_set["id"], service.url, name="all answered")["id"])
+    assert clean["completed_with_failures"] is False
+    assert 'class="with-failures">' not in api.client.get(f"/evaluations/{clean['id']}").text

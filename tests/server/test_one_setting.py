@@ -1,4 +1,4 @@
-"""One setting, one configuration key, from every surface; one default, from every surface (issue U1).
+"""One setting, one configuration key, from every surface; one default, from every surface.
 
 The same retrieval settings (an integer: chunk_size, a float: bm25's k1 given as the text ``1.2`` on the command
 line, a boolean: the embedder's input_type, a list: ks) are given through the command line, Python, a sweep grid

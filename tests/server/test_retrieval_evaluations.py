@@ -1,4 +1,4 @@
-"""Retrieval evaluations from the web (issue W, item 14): ``kind: "retrieval"`` runs the pipeline's `evaluate` over a
+"""Retrieval evaluations from the web: ``kind: "retrieval"`` runs the pipeline's `evaluate` over a
 question set and stores a retrieval run with the configuration key and numbers of ``ragretrieval eval`` and
 ``rr.evaluate`` for the same settings; hostile creations are refused naming the field."""
 

@@ -1,4 +1,4 @@
-"""Nothing a web client sends reads a file on the server (issue R3, item 1): a model must be a registry name or one
+"""Nothing a web client sends reads a file on the server: a model must be a registry name or one
 the operator allowed (`serve --allow-model`), retrievers that read files or need command-line settings are refused
 when the evaluation is created, and no refusal tells an existing path from a missing one."""
 

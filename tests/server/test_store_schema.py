@@ -1,6 +1,7 @@
 """Schema 3: a runs store of schema 2 (made by the previous ragretrieval) is upgraded in place on SQLite and on
 PostgreSQL, its runs kept, and the web app works on it; one result row per (evaluation, question) is enforced by the
-database itself. Schema 5: a store of schema 3 or 4 with evaluations gets their kind (answer) and the annotations table."""
+database itself. Schema 5: a store of schema 3 or 4 with evaluations gets their kind (answer) and the annotations table.
+Schema 6: a store of schema 5 keeps its annotations, each with an empty reviewer, and gets each reviewer's own verdicts."""
 
 from __future__ import annotations
 
@@ -17,12 +18,13 @@ from ragretrieval.runs.schema import (
     meta,
     question_sets,
     questions,
+    reviewer_verdicts,
 )
 from ragretrieval.server.db import Database, new_id, utc_now
 
 pytestmark = pytest.mark.databases  # SQLite and PostgreSQL differ here: the schema
 
-WEB_TABLES = [annotations, evaluation_results, evaluations, questions, question_sets]  # children first
+WEB_TABLES = [reviewer_verdicts, annotations, evaluation_results, evaluations, questions, question_sets]  # children first
 
 
 def schema_2_store(url: str, report) -> str:
@@ -94,19 +96,26 @@ def test_the_database_refuses_a_second_result_for_a_question(db_url):
         db.close()
 
 
+def one_finished_evaluation(conn):
+    """A question set and one finished evaluation of it, written as an older schema's columns allow; returns the time
+    they carry."""
+    now = utc_now()
+    conn.execute(insert(question_sets).values(id="qs_1", name="s", description="", question_count=0,
+                                              gmt_created=now, gmt_updated=now))
+    conn.execute(text("INSERT INTO rr_evaluations (id, name, dataset, question_set_id, generator, options, status, "
+                      "progress, total_questions, completed_questions, gmt_created, gmt_updated) VALUES ('eval_1', "
+                      "'before', 'd', 'qs_1', 'extractive', '{}', 'COMPLETED', 100, 1, 1, :now, :now)"),
+                 {"now": now})
+    return now
+
+
 def test_a_schema_3_store_keeps_its_evaluations_as_answer_evaluations(db_url):
     """A store the web app of schema 3 left (evaluations without a kind, no annotations) is upgraded in place."""
     with RunHistory(db_url) as history, history.engine.begin() as conn:
         annotations.drop(conn)
         conn.execute(text("ALTER TABLE rr_evaluations DROP COLUMN kind"))
         conn.execute(update(meta).where(meta.c.key == "schema_version").values(value="3"))
-        now = utc_now()
-        conn.execute(insert(question_sets).values(id="qs_1", name="s", description="", question_count=0,
-                                                  gmt_created=now, gmt_updated=now))
-        conn.execute(text("INSERT INTO rr_evaluations (id, name, dataset, question_set_id, generator, options, status, "
-                          "progress, total_questions, completed_questions, gmt_created, gmt_updated) VALUES ('eval_1', "
-                          "'before', 'd', 'qs_1', 'extractive', '{}', 'COMPLETED', 100, 1, 1, :now, :now)"),
-                     {"now": now})
+        one_finished_evaluation(conn)
     db = Database(db_url)
     try:
         assert db.history.upgraded_from == 3
@@ -114,5 +123,24 @@ def test_a_schema_3_store_keeps_its_evaluations_as_answer_evaluations(db_url):
         from ragretrieval.server.store.evaluations import Evaluations
 
         assert Evaluations(db).get("eval_1").kind == "answer"
+    finally:
+        db.close()
+
+
+def test_a_schema_5_store_keeps_its_annotations_with_an_empty_reviewer(db_url):
+    with RunHistory(db_url) as history, history.engine.begin() as conn:
+        reviewer_verdicts.drop(conn)
+        conn.execute(text("ALTER TABLE rr_annotations DROP COLUMN reviewer"))
+        conn.execute(update(meta).where(meta.c.key == "schema_version").values(value="5"))
+        now = one_finished_evaluation(conn)
+        conn.execute(text("INSERT INTO rr_annotations (evaluation_id, question_id, verdict, note, version, gmt_created, "
+                          "gmt_updated) VALUES ('eval_1', 'q_1', 'correct', 'kept', 1, :now, :now)"), {"now": now})
+    db = Database(db_url)
+    try:
+        assert db.history.upgraded_from == 5 and SCHEMA_VERSION == 6
+        assert inspect(db.engine).has_table("rr_reviewer_verdicts")
+        with db.read() as conn:
+            row = conn.execute(select(annotations)).one()
+        assert (row.verdict, row.note, row.reviewer) == ("correct", "kept", "")
     finally:
         db.close()

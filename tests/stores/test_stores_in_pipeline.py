@@ -8,21 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from embedders.test_embedding_cache import CharacterEmbedder  # tests/embedders: a top-level test package
+from embedders.test_embedding_cache import evaluate_through as run
 
-from ragretrieval.data.dataset import load_dataset
 from ragretrieval.embedders import EmbeddingCache
-from ragretrieval.evaluation.pipeline import evaluate
-from ragretrieval.evaluation.report import EvalConfig
-from ragretrieval.retrieval import DenseRetriever
 from ragretrieval.stores import FaissStore, NumpyStore, StoreError, make_store
 from ragretrieval.work.options import SettingsError
-
-
-def run(dataset_dir, cache, store: str, **options):
-    config = EvalConfig(model="test-characters", store=store, store_options=options)
-    retriever = DenseRetriever(CharacterEmbedder(dim=256), cache, store, options, progress=False)
-    return evaluate(load_dataset(dataset_dir), config, progress=False, retriever=retriever)
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
 """The legal benchmark's three question types (fact_exact, evidence_set, conflict_gap), scored in [0, 1] by its
-formulas; every part is reported beside the score (docs/answers.md has each rule and the choices we made).
+formulas; every part is reported beside the score (docs/answers/check.md has each rule and the choices we made).
 
 - ``fact_exact`` = 0.7 x exact_match + 0.3 x citation_correctness. exact_match is the share of expected fields found
   in the answer: ``amount_total``, each ``amount_breakdown`` amount, ``date``, ``date_range`` (start and end both),

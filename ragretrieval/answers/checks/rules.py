@@ -1,4 +1,4 @@
-"""RAG-IFEval's conditions, with the benchmark's semantics as the default (docs/answers.md has the formulas):
+"""RAG-IFEval's conditions, with the benchmark's semantics as the default (docs/answers/check.md has the formulas):
 
 - ``include``: share of entries whose normalised form is a substring of the normalised answer; an entry that is a
   list is a group of alternatives, any one of which counts. Substring is the benchmark's rule ("800" is found in

@@ -51,7 +51,7 @@ class Generated:
 class GeneratorOptions:
     """What a generator is built with (`GeneratorPlugin.build`): the run's generation settings, whose defaults are
     `AnswerSettings`' (the one place they are declared), and what the session knows (language, refusal message,
-    corpus, questions, stop token). Each generator takes what applies to it (docs/answers.md lists which)."""
+    corpus, questions, stop token). Each generator takes what applies to it (docs/answers/generate.md lists which)."""
 
     base_url: str | None = default("base_url")
     api_key_env: str = default("api_key_env")

@@ -1,4 +1,4 @@
-"""LLM judges of answers and contexts (docs/answers.md, "Judges"): one registry (registry.py, entry-point group
+"""LLM judges of answers and contexts (docs/answers/judge.md, "Judges"): one registry (registry.py, entry-point group
 ``ragretrieval.judges``), one folder per built-in judge holding its class and its prompts (``templates/``), the
 shared machinery for asking a model (llm_judge.py), the reply schemas (schema.py, score5/schema.py), the run-level
 summaries (summary.py) and judge trust (trust.py). Judging a stored run is ``stored.py``.

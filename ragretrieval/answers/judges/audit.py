@@ -1,4 +1,4 @@
-"""How far a judge can be trusted on this run (``judge-answers RUN --judge NAME --repeats N``; docs/answers.md,
+"""How far a judge can be trusted on this run (``judge-answers RUN --judge NAME --repeats N``; docs/answers/judge.md,
 "Judge noise"): the same verdicts asked again, and asked of variants that should not change them.
 
 - **Repeats**: each question's verdict asked `repeats` times in all. Repeat r asks samples from r x

@@ -1,5 +1,5 @@
 """Judge trust: when a run has both a judge and the deterministic check that asks the same thing, how well they agree
-on this data (docs/answers.md, "Judge trust"). A team reads it before it believes a judge where no check exists.
+on this data (docs/answers/judge.md, "Judge trust"). A team reads it before it believes a judge where no check exists.
 
 - ``correctness`` <-> ``include`` == 1 (every expected phrase found), for legal questions ``pass_rate`` (score >= 0.7):
   Cohen's kappa;

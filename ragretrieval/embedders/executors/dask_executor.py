@@ -5,6 +5,11 @@ The embedder is scattered to every worker once, and each worker keeps the first 
 results stream back with `as_completed` and go straight into the caller's cache. Stopping the loop (an error, Ctrl-C,
 a killed client) cancels the batches not yet done. Without an address a `LocalCluster` bound to 127.0.0.1 starts (and
 stops) with the executor; with one, the executor only connects.
+
+With `devices` (``dask-gpus`` / ``dask-gpus:0,1``) the local cluster has one single-threaded worker per GPU, each
+started with ``CUDA_VISIBLE_DEVICES`` set to its own device, so a model on ``cuda`` in that worker runs on that GPU and
+no two workers share one. A cluster of several machines does the same per machine (``dask worker`` started with
+``CUDA_VISIBLE_DEVICES=N``, or dask-cuda's ``dask cuda worker``); the executor then only connects (docs/embedders.md).
 """
 
 from __future__ import annotations
@@ -34,14 +39,41 @@ def loaded_identities() -> list[str]:
     return sorted(_LOADED)
 
 
+def visible_device() -> str | None:
+    """This worker's ``CUDA_VISIBLE_DEVICES``; ``client.run(visible_device)`` shows each worker's pinning."""
+    return os.environ.get("CUDA_VISIBLE_DEVICES")
+
+
+def local_gpus() -> list[str]:
+    """The GPUs this machine shows: ``CUDA_VISIBLE_DEVICES`` when set, else every device torch counts."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return [device.strip() for device in visible.split(",") if device.strip() and device.strip() != "-1"]
+    try:
+        import torch
+    except ImportError:
+        return []
+    return [str(index) for index in range(torch.cuda.device_count())]
+
+
+def pinned_cluster(devices: Sequence[str]):
+    """A local cluster on 127.0.0.1 with one single-threaded worker process per device, each seeing only its own."""
+    from distributed import Nanny, Scheduler, SpecCluster
+
+    workers = {f"gpu-{device}": {"cls": Nanny, "options": {"nthreads": 1, "env": {"CUDA_VISIBLE_DEVICES": device}}}
+               for device in devices}
+    scheduler = {"cls": Scheduler, "options": {"host": "127.0.0.1", "dashboard_address": None}}
+    return SpecCluster(workers=workers, scheduler=scheduler)
+
+
 class DaskExecutor:
     name = "dask"
 
     def __init__(self, address: str | None = None, n_workers: int | None = None, processes: bool = True,
                  threads_per_worker: int = 1, window: int | None = None, timeout: float | None = None,
-                 calls: RemoteCall = DASK_CALLS):
+                 devices: Sequence[str] | None = None, calls: RemoteCall = DASK_CALLS):
         """`calls`: the connection's timeout, a batch's retries, the local workers at most (`timeout` replaces
-        the first)."""
+        the first); `devices`: one local GPU worker per device."""
         try:
             import distributed  # noqa: F401
         except ImportError:
@@ -50,6 +82,9 @@ class DaskExecutor:
         self.address, self.processes, self.timeout = address, processes, self.calls.timeout
         self.n_workers = n_workers or max(1, min(self.calls.concurrency, os.cpu_count() or 1))
         self.threads_per_worker, self.window = threads_per_worker, window
+        self.devices = [str(device) for device in devices] if devices is not None else None
+        if self.devices is not None and (not self.devices or address):
+            raise ExecutorError("GPU workers start a local cluster: give at least one device and no address")
         self._cluster = self._client = None
 
     @property
@@ -60,6 +95,9 @@ class DaskExecutor:
             try:
                 if self.address:
                     self._client = Client(self.address, timeout=self.timeout)
+                elif self.devices is not None:
+                    self._cluster = pinned_cluster(self.devices)
+                    self._client = Client(self._cluster)
                 else:
                     self._cluster = LocalCluster(host="127.0.0.1", dashboard_address=None, processes=self.processes,
                                                  n_workers=self.n_workers, threads_per_worker=self.threads_per_worker)

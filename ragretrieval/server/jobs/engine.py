@@ -23,9 +23,9 @@ them from this module; the built-in engine's own modules import contract.py, as 
 from __future__ import annotations
 
 import importlib
-import os
 
 from ...errors import InputError
+from ...work.environment import environment
 from .answer_engine import AnswerEngine
 from .contract import Engine, EngineError, EvaluationSettings, ItemResult, QuestionItem, QuestionResult, QuestionRunner
 
@@ -42,7 +42,7 @@ class EngineSpecError(EngineError, InputError):
 def load_engine(spec: str | None = None, api_key_env: str = "OPENAI_API_KEY") -> Engine:
     """The engine named by `spec` (``module:function``), else by ``$RAGRETRIEVAL_SERVE_ENGINE``, else the built-in
     one, which reads model API keys from the environment variable `api_key_env`."""
-    spec = spec or os.environ.get(ENGINE_VARIABLE) or None
+    spec = spec or environment().serve_engine
     if spec is None:
         return AnswerEngine(api_key_env)
     module, _, attribute = spec.partition(":")

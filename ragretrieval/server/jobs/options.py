@@ -46,7 +46,7 @@ ANSWER_OPTIONS = ("contexts", "context_k", "shuffle_context", "seed", "language"
                   "judge_samples", "judge_temperature", "judge_language", "judge_price_in", "judge_price_out",
                   "judge_timeout", "judge_max_retries", "judge_nugget_batch", "generator_options")
 RETRIEVAL_OPTIONS = ("model", "store", "store_options", "retriever_options", "embed", "chunk_size", "chunk_overlap",
-                     "ks", "rel_level")
+                     "ks", "rel_level", "search_concurrency")
 HTTP_OPTIONS = {"request", "wrap", "answer", "source_id", "source_text", "timeout", "retries"}
 
 

@@ -81,12 +81,14 @@ def result_query(score: str | None = Query(None, description="judge scores: 5, 1
                                                                  "sources, or none"),
                  annotation: str | None = Query(None, description="correct, partly_correct, incorrect, none (not "
                                                                   "reviewed) or any"),
+                 failure_class: str | None = Query(None, description="a failure class, e.g. retrieval_miss"),
                  sort: str | None = Query(None, description="position (default), score, -score, check_score, "
                                                             "-check_score, recall or -recall")) -> ResultQuery:
     """The results' filters and order from the query string (store/result_filter.py); a bad one is a 422 naming
     its parameter. An empty parameter is no filter (a page's form sends its empty fields)."""
     given = {name: value for name, value in dict(score=score, type=type, check=check, failed=failed,
-                                                  retrieval=retrieval, annotation=annotation, sort=sort).items()
+                                                  retrieval=retrieval, annotation=annotation, sort=sort,
+                                                  failure_class=failure_class).items()
              if value not in (None, "")}
     try:
         query = ResultQuery(**given)

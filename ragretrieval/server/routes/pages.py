@@ -67,9 +67,10 @@ def evaluation_list(request: Request, page: int = Query(1, ge=1, le=MAX_PAGE), s
     q = (q or "").strip() or None
     store = deps.evaluations(request)
     items, where = paged(lambda offset: store.list(offset, LIST_PAGE, status, q), page, LIST_PAGE)
-    names = deps.question_sets(request).names(sorted({e.question_set_id for e in items}))
+    set_ids = sorted({e.question_set_id for e in items})
+    names = deps.question_sets(request).names(set_ids)
     return render(request, "evaluations_list.html", evaluations=items, status=status, statuses=STATUSES, q=q or "",
-                  set_names=names, **where)
+                  set_names=names, pairing=deps.question_sets(request).pairing_keys(set_ids), **where)
 
 
 @router.get("/evaluations/new")
@@ -112,19 +113,24 @@ def _detail_context(request: Request, evaluation, query: ResultQuery) -> dict:
 
 @router.get("/evaluations/{eval_id}")
 def evaluation_detail(request: Request, eval_id: str, page: int = Query(1, ge=1, le=MAX_PAGE),
-                      query: ResultQuery = Depends(result_query)):
+                      query: ResultQuery = Depends(result_query), q: str = Query("", max_length=200)):
     store = deps.evaluations(request)
+    if q and query == ResultQuery():  # a card's permalink (#q=ID, sent by permalink.js as ?q=ID): its page
+        page = store.page_of(eval_id, q, RESULTS_PAGE) or page
 
     def fetch(offset):
         found = store.get(eval_id, offset, RESULTS_PAGE, query=query)
         return found, found.results_total
 
     evaluation, where = paged(fetch, page, RESULTS_PAGE)
+    pairable = deps.question_sets(request).pairable_sets(evaluation.question_set_id)
+    others = store.comparable(eval_id, evaluation.question_set_id, pairable=pairable)
     cards = [(result, card_checks(result.checks), judge_reading(result)) for result in evaluation.results]
     context = _detail_context(request, evaluation, query)
     filters = {k: str(v).lower() if isinstance(v, bool) else v for k, v in context["filters"].items()}
-    return render(request, "evaluation_detail.html", cards=cards, types=store.question_types(eval_id),
-                  others=store.comparable(eval_id, evaluation.question_set_id), query=filter_query(filters),
+    classes = store.failure_classes_of(eval_id, [result.question_id for result in evaluation.results])
+    return render(request, "evaluation_detail.html", cards=cards, types=store.question_types(eval_id), classes=classes,
+                  others=others, query=filter_query(filters),
                   **context, **where)
 
 

@@ -65,8 +65,9 @@ export function el(tag, attributes = {}, ...children) {
   return node;
 }
 
-export function flash(message, kind = "info") {
+export function flash(message, kind = "info", topic = "") {
   const box = document.getElementById("flash");
+  box.dataset.topic = topic; // unflash(topic) takes it back once it no longer holds ("Could not refresh")
   box.textContent = message;
   box.className = `flash ${kind}`;
   box.hidden = false;
@@ -74,6 +75,12 @@ export function flash(message, kind = "info") {
     clearTimeout(flash.timer);
     flash.timer = setTimeout(() => { box.hidden = true; }, 6000);
   }
+}
+
+// Hide the message `topic` shows, if it is still the one shown (a refresh that works again clears its failure).
+export function unflash(topic) {
+  const box = document.getElementById("flash");
+  if (box && !box.hidden && box.dataset.topic === topic) box.hidden = true;
 }
 
 export function when(stamp) {

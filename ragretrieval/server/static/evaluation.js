@@ -4,7 +4,7 @@
 // same moment. It stops once the evaluation is completed or failed, after showing that last state (with its stored
 // run). Also: a link when new results are in, pause / resume / delete, and correcting a failed or paused run's
 // endpoint, then resuming it.
-import { api, flash, onDelete, t } from "./common.js";
+import { api, flash, onDelete, t, unflash } from "./common.js";
 
 const POLL_MS = 2000;
 let live = document.getElementById("live");
@@ -37,8 +37,9 @@ function schedule() {
 async function poll() {
   try {
     await refresh();
+    unflash("refresh");
   } catch (error) {
-    flash(t("Could not refresh: {reason}", { reason: error.message }), "error");
+    flash(t("Could not refresh: {reason}", { reason: error.message }), "error", "refresh");
   }
   schedule();
 }

@@ -40,7 +40,7 @@ function showKind() {
   f.http_url.required = answers && f.system.value === "http";
   f.ks.required = !answers;
   const embeds = f.grid_retriever.selectedOptions[0]?.dataset.embeds === "yes";
-  form.querySelector("label[data-embeds]").hidden = !embeds;
+  for (const label of form.querySelectorAll("label[data-embeds]")) label.hidden = !embeds;
 }
 
 // ----------------------------------------------------------------------------------------- the set and its corpus
@@ -81,7 +81,9 @@ function checkReferences() {
     return;
   }
   const none = missing >= total;
-  warning.textContent = (none ? warning.dataset.all : warning.dataset.some).replace("{judges}", needing.join(", "))
+  const one = needing.length === 1 ? "One" : ""; // "score5 needs", "score5, correctness need"
+  warning.textContent = (none ? warning.dataset[`all${one}`] : warning.dataset[`some${one}`])
+    .replace("{judges}", needing.join(", "))
     .replace("{missing}", String(missing)).replace("{total}", String(total));
   warning.className = none ? "error-text" : "warning";
   warning.hidden = false;
@@ -125,7 +127,13 @@ function gridRequest() {
   // the cutoffs as the engine's settings take them: a list of numbers ("1, 3" -> [1, 3]); the field's pattern
   // lets only digits and commas through
   if (changed("ks")) options.ks = value("ks").split(",").map((k) => Number(k.trim()));
-  for (const name of ["chunk_size", "chunk_overlap"]) if (changed(name)) options[name] = Number(f[name].value);
+  // the precision of a local embedding model: one field of the engine's embedding settings
+  if (f.grid_retriever.selectedOptions[0]?.dataset.embeds === "yes" && changed("embed_dtype")) {
+    options.embed = { ...(options.embed || {}), dtype: value("embed_dtype") };
+  }
+  for (const name of ["chunk_size", "chunk_overlap", "search_concurrency"]) {
+    if (changed(name)) options[name] = Number(f[name].value);
+  }
   return { name: value("name"), kind: "retrieval", dataset: f.dataset.value, question_set_id: f.question_set_id.value,
            retriever, options };
 }

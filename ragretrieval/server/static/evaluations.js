@@ -1,7 +1,7 @@
 // The evaluation list: refreshed from the API every two seconds while an evaluation on the page is pending, running
 // or paused (a paused one may be resumed from elsewhere), pause / resume / delete on each row, and rows selected
 // for deleting several at once.
-import { api, flash, installBulkDelete, onDelete, scoreClass, scoreText, statusName, t, when } from "./common.js";
+import { api, flash, unflash, installBulkDelete, onDelete, scoreClass, scoreText, statusName, t, when } from "./common.js";
 
 const POLL_MS = 2000;
 const ACTIVE = new Set(["PENDING", "RUNNING", "PAUSED"]);
@@ -12,6 +12,10 @@ function showState(row, e) {
   const badge = row.querySelector(".status");
   badge.textContent = statusName(e.status);
   badge.className = `status ${e.status.toLowerCase()}`;
+  const failures = row.querySelector(".with-failures");
+  failures.hidden = !e.completed_with_failures;
+  failures.title = t("{n} of {total} questions got no answer; the means are over the others",
+    { n: e.failed_questions, total: e.total_questions });
   const bar = row.querySelector("progress");
   bar.max = e.total_questions;
   bar.value = e.completed_questions;
@@ -44,8 +48,9 @@ if (table) {
           const row = rowOf(e.id);
           if (row) showState(row, e);
         }
+        unflash("refresh");
       } catch (error) {
-        flash(t("Could not refresh: {reason}", { reason: error.message }), "error");
+        flash(t("Could not refresh: {reason}", { reason: error.message }), "error", "refresh");
       }
     }
     setTimeout(poll, POLL_MS);
@@ -66,8 +71,27 @@ if (table) {
       .map((box) => box.dataset.select);
     for (const id of [...checked]) if (!now.includes(id)) checked.splice(checked.indexOf(id), 1);
     for (const id of now) if (!checked.includes(id)) checked.push(id);
-    compare.disabled = checked.length < 2 || checked.length > 3;
+    const why = compareRefusal(checked);
+    compare.disabled = why !== "";
+    compare.title = why || t("2 or 3 completed evaluations, the first checked one as the baseline");
   });
+  // Why the checked evaluations cannot be compared ("" when they can): said in the button's title, never an error page
+  const compareRefusal = (ids) => {
+    if (ids.length < 2 || ids.length > 3) return t("2 or 3 completed evaluations, the first checked one as the baseline");
+    const rows = ids.map((id) => table.querySelector(`tr[data-id="${CSS.escape(id)}"]`)).filter(Boolean);
+    const name = (row) => row.querySelector("input[data-select]").dataset.name;
+    const unfinished = rows.find((row) => row.dataset.status !== "COMPLETED");
+    if (unfinished) {
+      return t("“{name}” is {status}: only completed evaluations can be compared.",
+        { name: name(unfinished), status: statusName(unfinished.dataset.status) });
+    }
+    const other = rows.find((row) => row.dataset.questionSet !== rows[0].dataset.questionSet);
+    if (other) {
+      return t("“{name}” evaluated another question set than “{first}”: its questions cannot be paired.",
+        { name: name(other), first: name(rows[0]) });
+    }
+    return "";
+  };
   compare.addEventListener("click", () => {
     window.location.assign(`/compare?ids=${checked.map(encodeURIComponent).join(",")}`);
   });

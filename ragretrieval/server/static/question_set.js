@@ -171,4 +171,9 @@ installGenerate((questions) => {
 
 render();
 dirty = false;
-if (new URLSearchParams(window.location.search).has("created")) flash(t("Question set created."));
+if (new URLSearchParams(window.location.search).has("created")) {
+  flash(t("Question set created."));
+  const url = new URL(window.location.href); // said once: a reload or a bookmark of the page does not say it again
+  url.searchParams.delete("created");
+  history.replaceState(history.state, "", url.toString());
+}

@@ -30,7 +30,8 @@ document.addEventListener("submit", async (event) => {
     + `${encodeURIComponent(form.dataset.question)}/annotation`;
   try {
     const saved = await api("PUT", path, { verdict: chosen.value, note: form.elements.note.value,
-                                          version: Number(form.dataset.version) });
+                                          version: Number(form.dataset.version),
+                                          reviewer: localStorage.getItem("rr-reviewer") || "" }); // the review mode's name
     form.dataset.version = String(saved.version);
     form.querySelector(".saved").textContent = t("saved");
     for (const verdict of form.querySelectorAll(".verdict")) {

@@ -1,4 +1,4 @@
-"""Reviewers' annotations (issue W, item 13): a verdict on one answer, correct, partly correct or incorrect, with a
+"""Reviewers' annotations: a verdict on one answer, correct, partly correct or incorrect, with a
 note, kept in ``rr_annotations`` beside the evaluation's results; and what the summary says of them.
 
 Concurrent edits. The write locks the question's result row (PostgreSQL: ``FOR UPDATE``; SQLite has one writer), so
@@ -29,18 +29,18 @@ from sqlalchemy.engine import Connection
 
 from ...analysis.agreement import cohen_kappa
 from ...analysis.calibration import CalibrationError, calibrated_mean
-from ...runs.schema import SCORE_JUDGE, annotations, evaluation_results, evaluations
+from ...runs.schema import SCORE_JUDGE, annotations, evaluation_results, evaluations, reviewer_verdicts
 from ..db import Database, utc_now
 from ..schemas import AnnotationIn, AnnotationOut
 from . import Conflict, NotFound
 
-A, R, E = annotations.c, evaluation_results.c, evaluations.c
+A, R, E, V = annotations.c, evaluation_results.c, evaluations.c, reviewer_verdicts.c
 LABELS = {"correct": 1.0, "partly_correct": 0.5, "incorrect": 0.0}
 
 
 def annotation_out(row) -> AnnotationOut:
     return AnnotationOut(question_id=row.question_id, verdict=row.verdict, note=row.note, version=row.version,
-                         gmt_created=row.gmt_created, gmt_updated=row.gmt_updated)
+                         reviewer=row.reviewer or "", gmt_created=row.gmt_created, gmt_updated=row.gmt_updated)
 
 
 def annotated(conn: Connection, eval_id: str, question_ids: list[str] | None = None) -> dict[str, AnnotationOut]:
@@ -69,7 +69,9 @@ class Annotations:
                 now_is = current.verdict if current else "none"
                 raise Conflict(f"question {question_id!r} was annotated by someone else meanwhile (version {seen}, "
                                f"you saw {body.version}): its annotation is now {now_is}; reload to see it")
-            values = {"verdict": body.verdict, "note": body.note, "gmt_updated": now}
+            values = {"verdict": body.verdict, "note": body.note, "reviewer": body.reviewer, "gmt_updated": now}
+            if body.reviewer:
+                self._own_verdict(conn, eval_id, question_id, body.reviewer, body.verdict, now)
             if current:
                 conn.execute(update(annotations).where(A.evaluation_id == eval_id, A.question_id == question_id)
                              .values(version=current.version + 1, **values))
@@ -78,6 +80,17 @@ class Annotations:
                                                         gmt_created=now, **values))
             return annotation_out(conn.execute(select(annotations).where(
                 A.evaluation_id == eval_id, A.question_id == question_id)).one())
+
+    @staticmethod
+    def _own_verdict(conn: Connection, eval_id: str, question_id: str, reviewer: str, verdict: str, now: str) -> None:
+        """The reviewer's own last verdict on the answer (what the reviewers' agreement is measured on)."""
+        where = (V.evaluation_id == eval_id, V.question_id == question_id, V.reviewer == reviewer)
+        if conn.execute(select(V.verdict).where(*where)).first():
+            conn.execute(update(reviewer_verdicts).where(*where).values(verdict=verdict, gmt_updated=now))
+        else:
+            conn.execute(insert(reviewer_verdicts).values(evaluation_id=eval_id, question_id=question_id,
+                                                          reviewer=reviewer, verdict=verdict, gmt_created=now,
+                                                          gmt_updated=now))
 
     def delete(self, eval_id: str, question_id: str) -> None:
         """Take a verdict back (the answer is not reviewed any more)."""
@@ -117,6 +130,23 @@ def judge_scale(name: str, value) -> float | None:
     return min(1.0, max(0.0, float(value)))
 
 
+def constant_verdict(name: str, scaled: list[float]) -> float | None:
+    """The judge's one value (on its own scale: score5 1-5) when it gave every answer the same verdict, else None.
+    Its kappa is then undefined: it would read 0.00, as if the judge agreed by chance only, when nothing can be
+    told."""
+    if not scaled or len(set(scaled)) > 1:
+        return None
+    return 1 + 4 * scaled[0] if name == SCORE_JUDGE else scaled[0]
+
+
+def kappa_reason(name: str, scaled: list[float]) -> str | None:
+    """Why a judge's kappa is undefined (no common answer, a judge that never varied), or None."""
+    if not scaled:
+        return "no reviewed answer has this judge's verdict"
+    constant = constant_verdict(name, scaled)
+    return None if constant is None else f"kappa undefined: the judge gave every answer {constant:g}"
+
+
 def as_verdict(value: float) -> str:
     return "correct" if value >= 0.75 else "incorrect" if value <= 0.25 else "partly_correct"
 
@@ -138,6 +168,7 @@ def judge_values(conn: Connection, eval_id: str, judges: list[str]) -> dict[str,
 
 def annotation_summary(conn: Connection, eval_id: str, judges: list[str]) -> dict:
     """Counts by verdict and, per judge, its agreement with the reviewers and its calibrated mean."""
+
     labels = {qid: a.verdict for qid, a in annotated(conn, eval_id).items()}
     counts = {verdict: sum(1 for v in labels.values() if v == verdict) for verdict in LABELS}
     summary = {"annotated": len(labels), **counts, "judges": {}}
@@ -150,6 +181,9 @@ def annotation_summary(conn: Connection, eval_id: str, judges: list[str]) -> dic
         kappa = cohen_kappa([labels[q] for q in both], [as_verdict(values[q]) for q in both]).as_dict()
         entry = {"kappa": kappa["value"], "agreement": kappa.get("observed"), "n": kappa["n"], "calibrated": None,
                  "reason": None}
+        constant = constant_verdict(name, [values[q] for q in both])
+        if constant is not None:  # a judge that never varied: kappa is undefined, not 0
+            entry.update(kappa=None, constant=constant, kappa_reason=kappa_reason(name, [values[q] for q in both]))
         try:
             entry["calibrated"] = calibrated_mean(values, {q: LABELS[v] for q, v in labels.items()},
                                                   metric=name).to_json()

@@ -1,4 +1,4 @@
-"""Evaluations side by side (issue W, item 9): ``compare``'s statistics on their stored runs, then their results
+"""Evaluations side by side: ``compare``'s statistics on their stored runs, then their results
 question by question.
 
 The statistics are `analysis.compare.compare` on the evaluations' stored runs (the runs ``ragretrieval compare``
@@ -24,6 +24,7 @@ import hashlib
 import json
 import threading
 from collections import OrderedDict
+from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
@@ -45,9 +46,10 @@ from ..db import Database
 from ..jobs.records import record_ids
 from . import Conflict, Invalid, NotFound
 from .evaluations import DONE, SHOWN, evaluation_out, rel_level_of, result_out
+from .triage import Triage, chosen, differences, metric_key, shown_name, transition_counts
 
 E, R = evaluations.c, evaluation_results.c
-MIN_COMPARED, MAX_COMPARED = 2, 3  # the issue's A,B[,C]: a page stays readable side by side
+MIN_COMPARED, MAX_COMPARED = 2, 3  # A,B[,C]: a page stays readable side by side
 LEVELS = (ANSWER_LEVEL, "doc", "chunk")
 SHOWN_IDS = 5
 MAX_RESAMPLES = 100_000
@@ -111,7 +113,8 @@ def _run_values(report, label: str) -> dict:
         if level in LEVELS:
             found[level] = {name: report_values(report, name, level, label) for name in means
                             if not name.startswith("pass_rate_")}
-    return {"ids": [q.id for q in report.questions], "kind": report.kind, "levels": found}
+    classes = [getattr(q, "failure_class", None) for q in report.questions]  # None in runs stored before 0.3
+    return {"ids": [q.id for q in report.questions], "kind": report.kind, "levels": found, "classes": classes}
 
 
 def _loaded(db: Database, evaluation) -> tuple[tuple, dict]:
@@ -156,7 +159,7 @@ def _pairable(runs_: list[ComparedRun], metric: str, level: str) -> bool:
 def _statistics(labels: list[str], all_values: list[dict], common: list[str], how: Settings) -> dict:
     compared = [_restricted(label, values, common) for label, values in zip(labels, all_values)]
     unique_labels(compared)
-    levels, changed, notes = {}, np.zeros(len(common), dtype=bool), []
+    levels, changed, notes, columns = {}, np.zeros(len(common), dtype=bool), [], {}
     for level in LEVELS:
         metrics = [m for m in _level_metrics(all_values, level) if _pairable(compared, m, level)]
         if not metrics:
@@ -168,19 +171,60 @@ def _statistics(labels: list[str], all_values: list[dict], common: list[str], ho
             notes.append(f"{level}: {error}")
             continue
         for metric in metrics:
+            columns[(level, metric)] = np.stack([run.per_question(metric, level) for run in compared])
             base = compared[0].per_question(metric, level)
             for other in compared[1:]:
                 values = other.per_question(metric, level)
                 present = np.isfinite(base) & np.isfinite(values)
                 changed |= (np.isfinite(base) != np.isfinite(values)) | (
                     present & (np.abs(np.where(present, values - base, 0.0)) > TIE_TOLERANCE))
-    return {"labels": [run.label for run in compared], "levels": levels, "changed": changed, "notes": notes}
+    return {"labels": [run.label for run in compared], "levels": levels, "changed": changed, "notes": notes,
+            "columns": columns, "transitions": transitions(all_values, common)}
+
+
+def transitions(all_values: list[dict], common: list[str]) -> list[str | None]:
+    """Each paired question's failure classes, A -> B [-> C] (None when a run predates failure classes)."""
+    found = []
+    indexes = [{qid: i for i, qid in enumerate(v["ids"])} for v in all_values]
+    for qid in common:
+        classes = [v.get("classes", [None] * len(v["ids"]))[index[qid]] for v, index in zip(all_values, indexes)]
+        found.append(None if any(c is None for c in classes) else " -> ".join(classes))
+    return found
 
 
 def compare_evaluations(db: Database, ids: list[str], how: Settings, changed_only: bool = False, offset: int = 0,
-                        limit: int = 50) -> dict:
+                        limit: int = 50, triage: Triage | None = None) -> dict:
     """The comparison of the evaluations `ids` (the first is the baseline): statistics per level, pairing, and a
-    page of the paired questions (those that changed, when asked)."""
+    page of the paired questions (filtered and ordered as `triage` asks; ``changed_only`` is ``filter=changed``)."""
+    triage = triage or Triage()
+    if changed_only and triage.filter == "all":
+        triage = replace(triage, filter="changed")
+    rows, all_values, common, unpaired, stats = computed(db, ids, how)
+    picked = chosen(stats, triage)
+    page = [common[i] for i in picked[offset:offset + limit]]
+    key = metric_key(stats["columns"], triage.metric)
+    numbers = {qid: i + 1 for i, qid in enumerate(all_values[0]["ids"])}
+    items = _questions(db, rows, page, set(page) & _changed_ids(common, stats["changed"]))
+    where = {qid: i for i, qid in enumerate(common)}
+    for item in items:
+        i = where[item["id"]]
+        item |= {"number": numbers[item["id"]], "differences": differences(stats, i),
+                 "transition": stats["transitions"][i]}
+    return {
+        "evaluations": [evaluation_out(row).model_dump(include={"id", "name", "kind", "status", "run_id",
+                                                                  "question_set_id", "dataset"}) for row in rows],
+        "labels": stats["labels"], "paired": len(common), "unpaired": unpaired, "notes": stats["notes"],
+        "changed": int(stats["changed"].sum()), "levels": stats["levels"],
+        "triage": {"filter": triage.filter, "order": triage.order, "metric": shown_name(key) if key else None,
+                   "metrics": [shown_name(k) for k in stats["columns"]], "transition": triage.transition or None,
+                   "transitions": transition_counts(stats)},
+        "questions": {"items": items, "total": len(picked), "offset": offset, "limit": limit},
+        "settings": how.model_dump(),
+    }
+
+
+def computed(db: Database, ids: list[str], how: Settings):
+    """(rows, each run's values, the paired ids, what is unpaired, the kept statistics) of a comparison."""
     with db.read() as conn:
         found = {row.id: row for row in conn.execute(select(evaluations).where(E.id.in_(ids)))}
     missing = [i for i in ids if i not in found]
@@ -204,17 +248,7 @@ def compare_evaluations(db: Database, ids: list[str], how: Settings, changed_onl
     key = (tuple(k for k, _ in loaded), json.dumps(how.model_dump(), sort_keys=True))
     labels = [row.name for row in rows]
     stats = _comparisons.get(key, lambda: _statistics(labels, all_values, common, how))
-    chosen = [qid for qid, moved in zip(common, stats["changed"]) if moved or not changed_only]
-    page = chosen[offset:offset + limit]
-    return {
-        "evaluations": [evaluation_out(row).model_dump(include={"id", "name", "kind", "status", "run_id",
-                                                                  "question_set_id", "dataset"}) for row in rows],
-        "labels": stats["labels"], "paired": len(common), "unpaired": unpaired, "notes": stats["notes"],
-        "changed": int(stats["changed"].sum()), "levels": stats["levels"],
-        "questions": {"items": _questions(db, rows, page, set(page) & _changed_ids(common, stats["changed"])),
-                      "total": len(chosen), "offset": offset, "limit": limit},
-        "settings": how.model_dump(),
-    }
+    return rows, all_values, common, unpaired, stats
 
 
 def _changed_ids(common: list[str], changed: np.ndarray) -> set[str]:

@@ -15,6 +15,7 @@ from ..schemas import AnnotationOut, EvaluationDetail, EvaluationIn, EvaluationO
 from ..views import judge_list
 from . import Conflict, Invalid, NotFound
 from .annotations import annotated, annotation_summary
+from .failure_class import failure_class_of
 from .question_sets import QuestionSets
 from .relevance import expected_vs_retrieved, relevant_documents
 from .result_filter import ResultQuery
@@ -157,15 +158,39 @@ class Evaluations:
                                                                           R.position.in_(page)))}
         return [found[p] for p in page], len(positions)
 
-    def comparable(self, eval_id: str, question_set_id: str, limit: int = 50) -> list[tuple[str, str, bool]]:
-        """(id, name, same question set) of the completed evaluations with a stored run, but this one: those of the
-        same question set first, then the newest (what "Compare with" offers)."""
-        same = E.question_set_id == question_set_id
+    def comparable(self, eval_id: str, question_set_id: str, limit: int = 50,
+                   pairable: list[str] | None = None) -> list[tuple[str, str, bool, bool]]:
+        """(id, name, same question set, pairs with this one) of the completed evaluations with a stored run, but
+        this one: those whose questions pair with this one's (of the `pairable` sets, else the same set) first,
+        then the newest (what "Compare with" offers; one that cannot pair is shown disabled)."""
+        pairs = E.question_set_id.in_(pairable or [question_set_id])
         with self.db.read() as conn:
-            rows = conn.execute(select(E.id, E.name, same.label("same")).where(
+            rows = conn.execute(select(E.id, E.name, E.question_set_id, pairs.label("pairs")).where(
                 E.id != eval_id, E.status == "COMPLETED", E.run_id.is_not(None)
-            ).order_by(same.desc(), E.gmt_created.desc()).limit(limit)).all()
-        return [(row.id, row.name, bool(row.same)) for row in rows]
+            ).order_by(pairs.desc(), E.gmt_created.desc()).limit(limit)).all()
+        return [(row.id, row.name, row.question_set_id == question_set_id, bool(row.pairs)) for row in rows]
+
+    def failure_classes_of(self, eval_id: str, question_ids: list[str]) -> dict[str, str]:
+        """Question id -> its failure class, for the cards shown (read inside the database: failure_class.py)."""
+        if not question_ids:
+            return {}
+        kind = failure_class_of(R.answer_record)
+        with self.db.read() as conn:
+            rows = conn.execute(select(R.question_id, kind.label("kind")).where(
+                R.evaluation_id == eval_id, R.question_id.in_(question_ids), R.answer_record.is_not(None))).all()
+        return {row.question_id: row.kind for row in rows if row.kind}
+
+    def page_of(self, eval_id: str, question_id: str, page_size: int) -> int | None:
+        """The page (from 1) of the finished results in question order that holds `question_id` (a card's
+        permalink), None when it has no finished result."""
+        with self.db.read() as conn:
+            position = conn.execute(select(R.position).where(R.evaluation_id == eval_id, R.question_id == question_id,
+                                                             R.state == DONE)).scalar()
+            if position is None:
+                return None
+            before = conn.execute(select(func.count()).where(R.evaluation_id == eval_id, R.state == DONE,
+                                                             R.position < position)).scalar()
+        return before // page_size + 1
 
     def question_types(self, eval_id: str) -> list[str]:
         with self.db.read() as conn:

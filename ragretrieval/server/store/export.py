@@ -1,4 +1,4 @@
-"""An evaluation's results as a file (issue W, item 10): ``GET /api/v1/evaluations/{id}/export?format=csv|json|jsonl``
+"""An evaluation's results as a file: ``GET /api/v1/evaluations/{id}/export?format=csv|json|jsonl``
 streams them, read a few hundred at a time in one reading transaction (one snapshot of the evaluation), so a large
 evaluation never sits whole in memory. The filters of the detail page apply (result_filter.py): export what you
 see.
@@ -34,7 +34,7 @@ from ...data.importers.aperag import BOM, neutralise
 from ...runs.schema import evaluation_results, evaluations
 from ..db import Database
 from ..schemas import ResultOut
-from ..views import judge_list
+from ..views import USAGE_PREFIX, judge_list
 from .annotations import LABELS, annotated, annotation_summary
 from .evaluations import DONE, SHOWN, evaluation_out, rel_level_of, result_out
 from .result_filter import ResultQuery
@@ -155,7 +155,8 @@ def _row(result: ResultOut, checks: list[str], metrics: list[str]) -> list[str]:
 
 
 def _csv(summary: dict, status: str, results) -> Iterator[bytes]:
-    checks = [name for name in summary["checks"] if name != "score"]
+    # token counts (agent/...) have their own columns (input_tokens, output_tokens), never a check's
+    checks = [name for name in summary["checks"] if name != "score" and not name.startswith(USAGE_PREFIX)]
     metrics = list(summary["metrics"])
     buffer = io.StringIO()
     buffer.write(BOM)

@@ -53,6 +53,27 @@ class QuestionSets:
             rows = conn.execute(select(QS.id, QS.name, QS.dataset).where(QS.id.in_(set_ids))).all()
         return {row.id: (row.name, row.dataset) for row in rows}
 
+    def pairing_keys(self, set_ids: list[str] | None = None) -> dict[str, str]:
+        """Set id -> what its questions pair by in a comparison (store/comparing.py): ``corpus:NAME`` for a set
+        whose every question came from a corpus's records (they keep the corpus's ids, however the set was made),
+        else the set itself. Evaluations whose sets have different keys share no question, so compare is not
+        offered for them. All sets when `set_ids` is None."""
+        with self.db.read() as conn:
+            recorded = select(Q.question_set_id, func.count().label("n")).where(
+                Q.source_record.is_not(None)).group_by(Q.question_set_id).subquery()
+            query = select(QS.id, QS.dataset, QS.question_count, recorded.c.n).outerjoin(
+                recorded, recorded.c.question_set_id == QS.id)
+            rows = conn.execute(query if set_ids is None else query.where(QS.id.in_(set_ids))).all()
+        return {row.id: f"corpus:{row.dataset}" if row.dataset and row.question_count and row.n == row.question_count
+                else row.id for row in rows}
+
+    def pairable_sets(self, set_id: str) -> list[str]:
+        """The sets whose evaluations pair with those of `set_id` (itself first)."""
+        key = self.pairing_keys([set_id]).get(set_id, set_id)
+        if key == set_id:
+            return [set_id]
+        return [set_id, *(other for other, k in self.pairing_keys().items() if k == key and other != set_id)]
+
     def without_reference(self, set_ids: list[str]) -> dict[str, int]:
         """Set id -> how many of its questions have no reference answer (judges such as score5 need one)."""
         with self.db.read() as conn:

@@ -1,5 +1,5 @@
 """Expected next to retrieved: which of a result's sources are the question's relevant documents, which relevant
-documents were not among them, and the question's recall and MRR over them (issue W, item 12).
+documents were not among them, and the question's recall and MRR over them.
 
 The relevant documents are the question's labels (its ``source_record``'s ``relevant``, each with a grade; a label
 counts from the evaluation's ``rel_level``, 1 by default, as in ``eval``). The sources are what the answer was given

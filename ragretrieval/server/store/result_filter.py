@@ -1,5 +1,5 @@
 """Which finished results an evaluation's page (and ``GET /api/v1/evaluations/{id}``, and its export) shows, in
-which order: the filters and sorts that find the bad answers fast (issue W, item 11). They are query parameters,
+which order: the filters and sorts that find the bad answers fast. They are query parameters,
 so a filtered view is a URL that can be shared, and they are applied on the server, so paging counts what matches.
 
 - ``score``: judge scores, ``5``, ``1,2`` or ``none`` (no score);
@@ -27,9 +27,11 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy import and_, or_
 
+from ...answers.failures import CLASSES
 from ...runs.schema import evaluation_results
 from ..views import card_checks
 from . import Invalid
+from .failure_class import failure_class_of
 from .relevance import expected_vs_retrieved, relevant_documents
 
 R = evaluation_results.c
@@ -47,6 +49,8 @@ class ResultQuery(BaseModel):
                               description="NAME:pass|fail|part, several separated by commas, or any:fail")
     failed: bool | None = Field(None, description="true: only questions with no answer; false: only answered ones")
     retrieval: Literal["hit", "miss"] | None = Field(None, description="a relevant document among the sources, or not")
+    failure_class: str | None = Field(None, max_length=60, description="a failure class (answers/failures.py), e.g. "
+                                      "retrieval_miss")
     annotation: Literal["correct", "partly_correct", "incorrect", "none", "any"] | None = Field(
         None, description="the reviewer's verdict, none (not reviewed) or any (reviewed)")
     sort: Literal["position", "score", "-score", "check_score", "-check_score", "recall", "-recall"] = "position"
@@ -78,6 +82,10 @@ class ResultQuery(BaseModel):
             found.append(R.question_type.in_([t.strip() for t in self.type.split(",") if t.strip()]))
         if self.failed is not None:
             found.append(R.error.is_not(None) if self.failed else R.error.is_(None))
+        if self.failure_class:
+            if self.failure_class not in CLASSES:
+                raise Invalid(f"failure_class must be one of {', '.join(CLASSES)}; got {self.failure_class[:40]!r}")
+            found.append(failure_class_of(R.answer_record) == self.failure_class)
         return found
 
     def order(self) -> list:

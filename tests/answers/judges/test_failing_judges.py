@@ -1,4 +1,4 @@
-"""Judges that fail say so (issue R3, item 3): `answer --judge` and `judge-answers` exit 1 when more than half of a
+"""Judges that fail say so: `answer --judge` and `judge-answers` exit 1 when more than half of a
 judge's verdicts failed, store and write nothing, and a run of the same command asks those verdicts again; a judge
 that needs reference answers is refused before anything is asked when no question has one; and the same `answer`
 command run twice with one `--name` leaves one run under that name."""

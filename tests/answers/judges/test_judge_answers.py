@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from ragretrieval.answers.judges import JudgeOptions, build_judges
-from ragretrieval.answers.judges.stored import judge_report
 from ragretrieval.answers.report import AnswerReport
+from ragretrieval.answers.stored_judging import judge_report
 from ragretrieval.cli import main
 from ragretrieval.runs import RunHistory
 from ragretrieval.work.progress import RecordingProgress
@@ -102,7 +102,7 @@ def test_a_report_file_is_judged_into_another_file(demo_dataset, llm_env, judge_
     assert judged.means["answer"]["response/llm_judged/safety/rating"] == 1.0
     eval_out = tmp_path / "eval.json"
     invoke("eval", "--dataset", demo_dataset, "--retriever", "bm25", "--no-save", "--out", eval_out)
-    refused = invoke("judge", "answers", eval_out, "--judge", "safety", "--out", tmp_path / "x.json", code=1)
+    refused = invoke("judge", "answers", eval_out, "--judge", "safety", "--out", tmp_path / "x.json", code=2)  # the input must change
     assert "is a retrieval run" in refused.output
 
 
@@ -146,7 +146,7 @@ def test_compare_and_report_pair_judge_metrics_and_show_both_runs_reasoning(floo
 
 
 def test_the_conflict_names_only_the_settings_that_differ(floor, judge_server):
-    """Issue R3, item 7: with only the endpoint changed, the refusal names the endpoint, not the model or the prompt
+    """With only the endpoint changed, the refusal names the endpoint, not the model or the prompt
     (0.2.0 printed the stored model and prompt hash, which had not changed)."""
     judge(judge_server, floor)
     other_spelling = judge_server.url.replace("127.0.0.1", "localhost")  # the same server, another endpoint

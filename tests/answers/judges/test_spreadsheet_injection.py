@@ -1,4 +1,4 @@
-"""A CSV question set we write never holds a live spreadsheet formula (issue R3, item 6): every cell starting with
+"""A CSV question set we write never holds a live spreadsheet formula: every cell starting with
 ``=``, ``+``, ``-``, ``@``, a tab or a carriage return is written with a leading ``'`` (OWASP), import takes it off,
 a cell that itself starts with quotes before such a character survives the round trip exactly, and an ordinary file
 still comes back byte for byte."""

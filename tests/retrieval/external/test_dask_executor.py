@@ -99,7 +99,37 @@ def test_executor_specs():
     assert isinstance(make_executor("local"), LocalExecutor)
     assert make_executor("dask://10.0.0.5:8786").address == "tcp://10.0.0.5:8786"
     assert make_executor("dask").address is None
-    with pytest.raises(ExecutorError, match="unknown executor 'ray'; use local, dask or dask://HOST:PORT"):
+    with pytest.raises(ExecutorError, match=r"unknown executor 'ray'; use local, dask, dask-gpus\[:0,1\] or dask://HOST:PORT"):
         make_executor("ray")
     with pytest.raises(ExecutorError, match=r"cannot reach the Dask scheduler at tcp://127\.0\.0\.1:9"):
         DaskExecutor("tcp://127.0.0.1:9", timeout=1).client  # noqa: B018 (connecting is the property's work)
+
+
+@pytest.mark.model  # a random-weight sentence-transformers model in each worker
+def test_one_worker_per_gpu_each_pinned_to_its_own_and_the_vectors_of_one_device(texts, tmp_path):
+    """`dask-gpus:0,1` on a machine without GPUs: each worker sees only its own CUDA_VISIBLE_DEVICES, and the model
+    (on the CPU here, `cuda` there) gives the vectors one process gives."""
+    from ragretrieval.embedders import get_embedder
+    from ragretrieval.embedders.executors.dask_executor import visible_device
+    from ragretrieval.testing.random_models import make_random_model
+
+    embedder = get_embedder(str(make_random_model(tmp_path / "tiny", "tiny")), device="cpu")
+    alone, _ = embed_cached(embedder, texts[:40], EmbeddingCache(tmp_path / "one"), 4, False)
+    with make_executor("dask-gpus:0,1") as executor:
+        assert sorted(executor.client.run(visible_device).values()) == ["0", "1"]
+        spread, made = embed_cached(embedder, texts[:40], EmbeddingCache(tmp_path / "two"), 4, False,
+                                    executor=executor)
+        held = executor.client.run(loaded_identities)
+    assert made == 40 and np.allclose(spread, alone, atol=1e-5)
+    assert sorted(len(identities) for identities in held.values()) == [1, 1]  # both GPUs' workers embedded
+
+
+@pytest.mark.parametrize("spec", ["dask-gpus:", "dask-gpus:0,0", "dask-gpus:a,b", "dask-gpus:-1", "dask-gpus:0;rm"])
+def test_gpu_workers_need_distinct_device_numbers(spec):
+    with pytest.raises(ExecutorError, match="name distinct GPU numbers"):
+        make_executor(spec)
+
+
+def test_gpu_workers_start_their_own_cluster():
+    with pytest.raises(ExecutorError, match="no address"):
+        DaskExecutor("tcp://127.0.0.1:1", devices=["0"])

@@ -180,7 +180,7 @@ def test_judges_that_need_reference_answers_are_warned_about_or_refused(page, ap
     page.check('input[name="judge"][value="groundedness"]')  # needs contexts, not a reference
     expect(warning).to_be_hidden()
     page.check('input[name="judge"][value="score5"]')
-    expect(warning).to_have_text("score5 need a reference answer: 1 of the 2 questions of this set have none, and "
+    expect(warning).to_have_text("score5 needs a reference answer: 1 of the 2 questions of this set have none, and "
                                  "will not be judged.")
     page.select_option('select[name="question_set_id"]', none["id"])
     expect(warning).to_contain_text("no question of this set has one")

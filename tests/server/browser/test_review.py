@@ -1,4 +1,4 @@
-"""Deciding with the pages alone, in Chromium (issue W, items 9-14): compare two evaluations from the list and from
+"""Deciding with the pages alone, in Chromium: compare two evaluations from the list and from
 an evaluation's page, the changed questions only; export what the page shows as CSV, JSON and JSONL; sort and
 filter the cards to find the bad answers; each card's sources marked against the question's relevant documents;
 a reviewer's verdict saved on a card, edited, refused when a colleague changed it meanwhile, counted and agreed with
@@ -320,4 +320,32 @@ def test_a_retrieval_evaluation_from_the_form_is_compared_like_the_others(page, 
     page.wait_for_url(re.compile(r"/compare\?"))
     expect(page.locator('table.compare[data-level="answer"]')).to_have_count(0)  # retrieval metrics only
     expect(page.locator('table.compare[data-level="doc"] tr[data-metric="recall@3"]')).to_have_count(1)
+    assert page.errors == []
+
+
+def test_the_embedding_precision_is_chosen_on_the_form_and_kept_by_run_again(page, made):
+    from playwright.sync_api import expect
+
+    api, made = made
+    page.goto(f"/evaluations/new?question_set={made['set']}")
+    page.fill('input[name="name"]', "bf16 grid")
+    page.check('input[name="kind"][value="retrieval"]')
+    page.select_option('select[name="grid_retriever"]', "bm25")
+    expect(page.locator('select[name="embed_dtype"]')).to_be_hidden()  # bm25 embeds nothing
+    page.select_option('select[name="grid_retriever"]', "dense")
+    expect(page.locator('select[name="embed_dtype"]')).to_be_visible()
+    expect(page.locator('select[name="embed_dtype"]')).to_have_value("auto")
+    page.select_option('select[name="embed_dtype"]', "bfloat16")
+    with page.expect_request(lambda r: r.url.endswith("/api/v1/evaluations") and r.method == "POST") as sent:
+        page.click('button[type="submit"]')
+    assert json.loads(sent.value.post_data)["options"]["embed"] == {"dtype": "bfloat16"}
+    page.wait_for_url(re.compile(r"/evaluations/eval_[0-9a-f]{16}$"))
+    created = page.url.rsplit("/", 1)[1]
+    assert api.get(f"/api/v1/evaluations/{created}?limit=0")["options"]["embed"] == {"dtype": "bfloat16"}
+    page.goto(f"/evaluations/new?again={created}")
+    expect(page.locator('select[name="embed_dtype"]')).to_have_value("bfloat16")
+    page.select_option('select[name="embed_dtype"]', "auto")  # back to the default: nothing is sent
+    with page.expect_request(lambda r: r.url.endswith("/api/v1/evaluations") and r.method == "POST") as sent:
+        page.click('button[type="submit"]')
+    assert "embed" not in json.loads(sent.value.post_data)["options"]
     assert page.errors == []

@@ -1,5 +1,5 @@
 """``nuggets``: which of the question's nuggets (its atomic facts, data/nuggets.py) the answer holds, the TREC 2024 RAG
-track's nugget evaluation (docs/answers.md, "Nugget evaluation").
+track's nugget evaluation (docs/answers/nuggets.md, "Nugget evaluation").
 
 The nuggets come from ``nuggets.jsonl`` (`JudgeOptions.nuggets`), written beforehand by ``ragretrieval questions
 nuggets`` or by hand. They are asked about `JudgeOptions.nugget_batch` at a time (default 10): one request per batch

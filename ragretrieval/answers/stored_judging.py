@@ -1,5 +1,6 @@
-"""Judging a stored answer run (``ragretrieval judge-answers``): its stored answers and contexts are judged as they
-are, nothing is generated again, and the report comes back with the judges' verdicts, metrics and summaries added.
+"""The verdicts of a stored answer run (judging.py runs the whole workflow, dry_run.py plans it): its stored answers and
+contexts are judged as they are, nothing is generated again, and the report comes back with the judges' verdicts,
+metrics and summaries added.
 
 What changes and what does not: answers, contexts, citations, check values and retrieval metrics are kept as
 stored; each question gains ``judges[name]`` and the judge's metric (and the agent-evaluation token counts when the
@@ -27,18 +28,18 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from ...data.dataset import questions_fingerprint
-from ...llm.journal import Journal
-from ...work.options import SettingsError
-from ...work.pool import parallel_map
-from ...work.progress import as_progress
-from ..failures import UNKNOWN_SUPPORT_NOTE, ClassRules, classify_all, support_notes
-from ..report import AnsweredQuestion, AnswerReport, answer_config_key
-from ..settings import GENERATOR_CALLS
-from ..summary import summarize
-from ..usage import add_agent_metrics
-from .base import Judge, JudgeResult, record
-from .summary import failed_verdict, failure_notes
+from ..data.dataset import questions_fingerprint
+from ..llm.journal import Journal
+from ..work.options import SettingsError
+from ..work.pool import parallel_map
+from ..work.progress import as_progress
+from .failures import UNKNOWN_SUPPORT_NOTE, ClassRules, classify_all, support_notes
+from .judges.base import Judge, JudgeResult, record
+from .judges.summary import failed_verdict, failure_notes
+from .report import AnsweredQuestion, AnswerReport, answer_config_key
+from .settings import GENERATOR_CALLS
+from .summary import summarize
+from .usage import add_agent_metrics
 
 JOURNAL_VERSION = 1
 NOTE_PREFIX = "judges added by judge-answers"
@@ -157,3 +158,4 @@ def rebuilt(report: AnswerReport, questions: list[AnsweredQuestion], judges: lis
     timings["total"] = sum(timings.values())
     return report.model_copy(update={"config": config, "questions": questions, "notes": notes, "timings": timings,
                                      "failure_classes": classes, **summary})
+
