@@ -1,7 +1,9 @@
 """A default is written in one place: the timeouts, retries, first waits and requests at once of remote calls in
-their caller's `RemoteCall` (work/remote.py), the paired test's in `CompareSettings` (analysis/settings.py). This
-scan of every module of ragretrieval/ fails where such a default is typed as a literal anywhere else: a parameter's
-default, a settings field, a keyword argument, a command-line option's default."""
+their caller's `RemoteCall` (work/remote.py), the paired test's in `CompareSettings` (analysis/settings.py), the
+search timing's threads in `EvalConfig`, an embedder's precision and batch size in `EmbedSettings`, the compare
+triage's filter and order in `Triage` and the review order in store/review.py. This scan of every module of
+ragretrieval/ fails where such a default is typed as a literal anywhere else: a parameter's default, a settings
+field, a keyword argument (remote calls and the paired test), a command-line option's default."""
 
 from __future__ import annotations
 
@@ -14,19 +16,23 @@ PACKAGE = Path(__file__).resolve().parents[2] / "ragretrieval"
 REMOTE = {"timeout", "max_retries", "retries", "backoff", "sleep_time", "concurrency", "threads", "n_workers",
           "judge_timeout", "judge_max_retries"}
 PAIRED = {"test", "correction", "alpha", "n_resamples"}
-WATCHED = REMOTE | PAIRED
-FLAGS = {"--timeout", "--llm-timeout", "--judge-timeout", "--max-retries", "--llm-max-retries",
+# watched as defaults only: as a call's keyword they are a choice (``replace(triage, filter="all")``), not a default
+DEFAULTS_ONLY = {"search_concurrency", "dtype", "batch_size", "order", "filter"}
+WATCHED = REMOTE | PAIRED | DEFAULTS_ONLY
+FLAGS = {"--search-concurrency", "--embed-dtype", "--embed-batch-size", "--timeout", "--llm-timeout", "--judge-timeout", "--max-retries", "--llm-max-retries",
          "--judge-max-retries", "--sleep-time", "--concurrency", "--threads", "--test", "--correction", "--alpha",
          "--n-resamples"}
 DECLARATIONS = {"RemoteCall", "but"}  # RemoteCall(timeout=120.0, ...) and LLM_CALLS.but(retries=5) declare them
-MODELS = {("analysis/settings.py", "CompareSettings")}  # the paired test's model declares its own fields
+MODELS = {("analysis/settings.py", "CompareSettings"), ("evaluation/report.py", "EvalConfig"),
+          ("embedders/settings.py", "EmbedSettings"), ("server/store/triage.py", "Triage")}  # they declare their own
 TEST_KITS = "testing/"  # the conformance kits' values are a test's choices (two threads, no retry), no default
 
 
 def _literal(node) -> bool:
-    """A number or a text typed in place (None and booleans say 'unset' or 'off', never a default value)."""
+    """A number or a text typed in place (None, booleans and the empty text say 'unset' or 'off', never a default
+    value)."""
     return (isinstance(node, ast.Constant) and not isinstance(node.value, bool) and node.value is not None
-            and isinstance(node.value, (int, float, str)))
+            and node.value != "" and isinstance(node.value, (int, float, str)))
 
 
 def _name(func) -> str:
@@ -75,7 +81,7 @@ def found_literals(source: str, path: str) -> list[str]:
         elif isinstance(node, ast.Call):
             if _name(node.func) not in DECLARATIONS:
                 for keyword in node.keywords:
-                    if keyword.arg in WATCHED and _literal(keyword.value):
+                    if keyword.arg in WATCHED - DEFAULTS_ONLY and _literal(keyword.value):
                         report(keyword.value, keyword.arg, keyword.value)
             flags = {a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)}
             if flags & FLAGS:
@@ -107,6 +113,12 @@ def test_no_default_of_a_remote_call_or_the_paired_test_is_typed_outside_its_mod
     ("option = click.option('--correction', default='holm')", "--correction"),
     ("renamed_option('--concurrency', '--threads', 'threads', default=4)", "--concurrency"),
     ("def compare(alpha: float = 0.05): pass", "alpha"),
+    ("def load(name, dtype: str = 'auto'): pass", "dtype"),
+    ("def embed_cached(texts, batch_size: int = 64): pass", "batch_size"),
+    ("class EvalOptions:\n    search_concurrency: int = Field(4, ge=1)", "search_concurrency"),
+    ("option = click.option('--search-concurrency', default=4)", "--search-concurrency"),
+    ("def review_next(order: str = 'uncertain'): pass", "order"),
+    ("def page(filter: str = Query('all', max_length=20)): pass", "filter"),
 ])
 def test_the_scan_finds_each_way_of_typing_a_default(source, name):
     [problem] = found_literals(source, "m.py")
@@ -119,6 +131,8 @@ def test_the_scan_finds_each_way_of_typing_a_default(source, name):
     "class S:\n    timeout: Timeout = LLM_CALLS.field('timeout')",
     "def f(timeout: float | None = None, threads: int = LLM_CALLS.concurrency): pass",
     "client(timeout=settings.timeout)",
+    "replace(triage, filter='changed')",
+    "def page(filter: str = Query('', max_length=20), order: str = DEFAULT_ORDER): pass",
 ])
 def test_the_scan_lets_declarations_and_their_uses_pass(source):
     assert found_literals(source, "m.py") == []

@@ -29,7 +29,7 @@ TEST = Query(PAIRED.test, max_length=20, description="t, wilcoxon, permutation o
 CORRECTION = Query(PAIRED.correction, max_length=20, description="holm, bonferroni or none")
 FILTER = Query("", max_length=20, description="all, changed (a tested metric differs), worse or better (the chosen "
                "metric is lower, or higher, than in A)")
-ORDER = Query("questions", max_length=20, description="questions (their order) or regressions (largest drop of the "
+ORDER = Query(Triage.order, max_length=20, description="questions (their order) or regressions (largest drop of the "
               "chosen metric first)")
 METRIC = Query("", max_length=200, description="the metric that orders and filters (name, or level/name for a "
                "retrieval level); default: the judge's average score, else the first metric")
@@ -72,9 +72,8 @@ def compare_export_api(request: Request, ids: str = IDS, format: Literal["csv", 
 
 @router.get("/compare", include_in_schema=False)
 def compare_page(request: Request, ids: str = Query("", max_length=2000), other: str = Query("", max_length=100),
-                 changed: bool = False, filter: str = Query("", max_length=20),
-                 order: str = Query("questions", max_length=20), metric: str = Query("", max_length=200),
-                 transition: str = Query("", max_length=200), q: str = Query("", max_length=200),
+                 changed: bool = False, filter: str = FILTER, order: str = ORDER, metric: str = METRIC,
+                 transition: str = TRANSITION, q: str = Query("", max_length=200),
                  page: int = Query(1, ge=1, le=MAX_PAGE), test: str = TEST,
                  correction: str = CORRECTION):
     how = settings(test, correction)
