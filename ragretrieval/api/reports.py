@@ -61,6 +61,9 @@ def compare(*runs, metrics=(), test: str = PAIRED.test, correction: str = PAIRED
 
     if len(runs) < 2:
         raise CompareError("compare needs at least two runs")
+    if settings is not None and not isinstance(settings, (CompareSettings, dict)):
+        raise CompareError(f"settings must be a CompareSettings or a mapping of its fields, got "
+                           f"{type(settings).__name__}")
     given = settings.model_dump(exclude_unset=True) if isinstance(settings, CompareSettings) else settings
     try:
         how = build_settings(CompareSettings, merged({"test": test, "correction": correction, "alpha": alpha,

@@ -15,25 +15,37 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, ConfigDict, Field, model_validator
 from pydantic.fields import FieldInfo
 
 from .limits import MAX_CONCURRENCY, Concurrency, Retries, Timeout, Wait
+from .options import SettingsError, SettingsModel
 
 PARTS = ("timeout", "retries", "backoff", "concurrency")
+ALIASES = {"max_retries": "retries", "sleep_time": "backoff"}  # the names the settings models' fields already use
 _HELP = {"timeout": "Seconds per request", "retries": "Retries on 429, 5xx and timeouts",
          "backoff": "Seconds before the first retry (doubling, with jitter)", "concurrency": "Requests at once"}
 
 
-class RemoteCall(BaseModel):
+class RemoteCall(SettingsModel):
     """Timeout, retries, first wait and requests at once of one kind of remote call. ``sleep_time`` is read as
-    ``backoff`` (the answer settings' name for it) and ``max_retries`` as ``retries``."""
+    ``backoff`` (the answer settings' name for it) and ``max_retries`` as ``retries``; a part given under both its
+    names is refused (pydantic would keep one silently). A bad value is a `SettingsError` naming the field."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
     timeout: Timeout = Field(description=_HELP["timeout"])
     retries: Retries = Field(validation_alias=AliasChoices("retries", "max_retries"), description=_HELP["retries"])
     backoff: Wait = Field(validation_alias=AliasChoices("backoff", "sleep_time"), description=_HELP["backoff"])
     concurrency: Concurrency = Field(description=_HELP["concurrency"])
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_name_per_part(cls, data):
+        if isinstance(data, dict):
+            for alias, part in ALIASES.items():
+                if alias in data and part in data:
+                    raise SettingsError(f"{part} is given twice, as {part} and as {alias}: give one", [part])
+        return data
 
     def field(self, part: str, description: str | None = None, **more: Any) -> FieldInfo:
         """A settings model's field for one part (``timeout``, ...): this call's default, the part's bounds (the
@@ -47,8 +59,12 @@ class RemoteCall(BaseModel):
         return {"retries": self.retries, "backoff": self.backoff}
 
     def but(self, **parts) -> "RemoteCall":
-        """This call with some parts replaced (a caller's own default, a setting given), validated."""
-        return RemoteCall.model_validate({**self.model_dump(), **parts})
+        """This call with some parts replaced (a caller's own default, a setting given; ``max_retries`` and
+        ``sleep_time`` name theirs too), validated: a bad value is a `SettingsError` naming the field."""
+        values = self.model_dump()
+        for name in parts:
+            values.pop(ALIASES.get(name, name), None)  # given as sleep_time: replaces backoff, and is named so
+        return RemoteCall(**values, **parts)
 
 
-__all__ = ["MAX_CONCURRENCY", "PARTS", "RemoteCall"]
+__all__ = ["ALIASES", "MAX_CONCURRENCY", "PARTS", "RemoteCall"]
