@@ -24,7 +24,7 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 # a table keeps its markers' indentation (inside a list item)
 _BLOCK = re.compile(r"^(?P<indent>[ \t]*)(?P<open><!-- options:(?P<name>[\w-]+) -->\n)(?P<body>.*?)"
                     r"^(?P=indent)(?P<close><!-- /options:(?P=name) -->)", re.S | re.M)
-_OPENING = re.compile(r"<!-- options:([\w-]+) -->")
+_OPENING = re.compile(r"^[ \t]*<!-- options:([\w-]+) -->$", re.M)  # a marker is a line of its own, not prose
 
 
 @dataclass(frozen=True)

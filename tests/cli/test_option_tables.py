@@ -76,6 +76,12 @@ def test_a_changed_default_makes_the_table_stale(toy, monkeypatch):
     assert stale(docs) == ["docs/sub/page.md: table toy"]
 
 
+def test_a_marker_quoted_in_prose_is_no_table(toy):
+    docs, page = toy
+    page.write_text("Tables sit between `<!-- options:NAME -->` and `<!-- /options:NAME -->`.\n", encoding="utf-8")
+    assert pages(docs) == [] and main(["--docs", str(docs)]) == 0
+
+
 def test_a_table_inside_a_list_item_keeps_its_indentation(toy):
     docs, page = toy
     page.write_text("- item:\n\n  <!-- options:toy -->\n  <!-- /options:toy -->\n", encoding="utf-8")
