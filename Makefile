@@ -9,7 +9,7 @@ ADAPTERS := milvus qdrant chroma lancedb
 # the web pages), and a CJK font so Chinese text shows in the pages' screenshots.
 SYSTEM_PACKAGES := postgresql chromium fonts-wqy-microhei
 
-.PHONY: demo test typecheck test-fast test-timings mutation planted system-deps clean screenshots
+.PHONY: demo test typecheck test-fast test-timings mutation planted system-deps clean screenshots docs-tables
 
 $(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
@@ -67,6 +67,10 @@ test-fast: $(VENV)/.test
 # Every test is timed, the marked ones too, so the file also tells where `make test`'s time goes.
 test-timings: $(VENV)/.test system-deps
 	RAGRETRIEVAL_RECORD_TIMINGS=tests/timings.json $(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal
+
+# The option tables of docs/ (between <!-- options:NAME --> markers), drawn again from the settings models.
+docs-tables: $(VENV)/.core
+	$(PY) -m ragretrieval.cli.option_tables --write
 
 # The web pages' screenshots in docs/web.md, taken by the browser tests.
 screenshots: $(VENV)/.test system-deps

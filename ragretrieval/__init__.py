@@ -31,6 +31,7 @@ FACE = {  # name -> the module that defines it
     "EvalConfig": "ragretrieval.evaluation.report",
     "EvalReport": "ragretrieval.evaluation.report",
     "AnswerSettings": "ragretrieval.answers.settings",
+    "CompareSettings": "ragretrieval.analysis.settings",
     "AnswerReport": "ragretrieval.answers.report",
     "Comparison": "ragretrieval.analysis.compare",
     "ScoreResult": "ragretrieval.scoring",

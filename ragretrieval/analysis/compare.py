@@ -19,8 +19,10 @@ import numpy as np
 from ..errors import RagretrievalError
 from ..evaluation.report import ANSWER_LEVEL, GRANULARITIES, EvalReport
 from ..scoring import MetricError, Qrels, Run, parse_metric, score
+from ..work.options import SettingsError
 from .paired_batch import paired_stats_many
-from .stats import CORRECTIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, TESTS, PairedStats, adjust
+from .settings import CORRECTIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, PAIRED, TESTS, CompareSettings  # noqa: F401
+from .stats import PairedStats, adjust
 
 SHOWN_IDS = 5  # question ids quoted in a "different question sets" message
 DEFAULT_METRICS = ("ndcg@10", "recall@5")  # of retrieval runs; answer runs compare their answer metrics
@@ -249,15 +251,14 @@ def metric_name(metric: str, granularity: str, answer_runs: bool) -> str:
 def check_settings(test: str, correction: str, alpha: float) -> None:
     """`compare`'s test, correction and alpha (a `CompareError` naming the bad one): also the web's, before it reads
     any run."""
-    if test not in TESTS:
-        raise CompareError(f"test must be one of {', '.join(TESTS)}; got {test!r}")
-    if correction not in CORRECTIONS:
-        raise CompareError(f"correction must be one of {', '.join(CORRECTIONS)}; got {correction!r}")
-    if not 0 < alpha < 1:
-        raise CompareError(f"alpha must lie between 0 and 1, got {alpha}")
+    try:
+        CompareSettings(test=test, correction=correction, alpha=alpha)
+    except SettingsError as error:
+        raise CompareError(str(error)) from None
 
 
-def compare(runs: list[ComparedRun], metrics, test: str = "t", correction: str = "holm", alpha: float = 0.05,
+def compare(runs: list[ComparedRun], metrics, test: str = PAIRED.test, correction: str = PAIRED.correction,
+            alpha: float = PAIRED.alpha,
             granularity: str = "doc", n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> Comparison:
     """Pair every run after the first with the first, question by question, and test each metric."""
     if len(runs) < 2:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .html_parts import esc, fmt
+from .settings import PAIRED
 from .stats import paired_stats
 
 
@@ -155,7 +156,7 @@ def cheapest_table(points: list[Point], alpha: float, metric: str) -> str:
             f"<th>p95 ms</th><th>{esc(metric)}</th><th>vs exact</th><th>p</th></tr>{''.join(rows)}</table>")
 
 
-def frontier_section(runs, metric: str, granularity: str, alpha: float = 0.05) -> str:
+def frontier_section(runs, metric: str, granularity: str, alpha: float = PAIRED.alpha) -> str:
     """The section, or "" when fewer than two runs have a search timing (runs made before it, answer runs)."""
     points, exact_quality = frontier_points(runs, metric, granularity)
     if len(points) < 2:

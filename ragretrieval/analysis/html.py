@@ -23,6 +23,7 @@ from .compare import ComparedRun, CompareError, aligned, compare, report_values
 from .diagnostics import confusable_pairs, report_baseline, saturation_warnings
 from .frontier import frontier_section
 from .html_parts import comparison_table, esc, fmt, histogram
+from .settings import PAIRED
 
 SNIPPET_CHARS = 120
 PLOT_FAMILIES = ("recall", "ndcg", "mrr", "precision")
@@ -235,9 +236,9 @@ def diagnostics(runs: list[ComparedRun], lookups: dict[str, Lookup]) -> str:
     return "".join(out)
 
 
-def render_html(runs: list[ComparedRun], granularity: str = "doc", metrics=None, test: str = "t",
-                correction: str = "holm", alpha: float = 0.05, k: int | None = None, calibration=None,
-                classes=None, **compare_options) -> str:
+def render_html(runs: list[ComparedRun], granularity: str = "doc", metrics=None, test: str = PAIRED.test,
+                correction: str = PAIRED.correction, alpha: float = PAIRED.alpha, k: int | None = None,
+                calibration=None, classes=None, **compare_options) -> str:
     """The page; `calibration` (analysis/calibrated_runs.py, `CalibratedRuns`) adds the calibrated means after the
     summary; `classes` (a `ClassComparison`: answers/failures.py `compare_classes`) answer runs' failure classes."""
     missing = [r.label for r in runs if r.report is None]

@@ -21,6 +21,8 @@ from statistics import NormalDist
 
 import numpy as np
 
+from .settings import PAIRED
+
 RESAMPLES = 2_000
 POWER = 0.8
 
@@ -86,7 +88,7 @@ def shift(original, changed, seed: int = 0) -> dict:
             "changed": float((a != b).mean()), "n": int(len(a))}
 
 
-def minimal_detectable_difference(variance_a: float, variance_b: float, n: int, alpha: float = 0.05,
+def minimal_detectable_difference(variance_a: float, variance_b: float, n: int, alpha: float = PAIRED.alpha,
                                   power: float = POWER) -> float:
     """The smallest paired mean difference `n` questions detect at level `alpha` with `power`, from noise alone."""
     z = NormalDist().inv_cdf(1 - alpha / 2) + NormalDist().inv_cdf(power)

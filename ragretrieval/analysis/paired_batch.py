@@ -20,6 +20,7 @@ import threading
 
 import numpy as np
 
+from .settings import PAIRED
 from .stats import (
     ALL_ZERO_NOTE,
     DEFAULT_RESAMPLES,
@@ -95,7 +96,7 @@ def _resampled_p(columns: np.ndarray, test: str, n_resamples: int, seed: int) ->
     return [(1 + int(h)) / (1 + n_resamples) for h in hits]
 
 
-def paired_stats_many(pairs, test: str = "t", n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+def paired_stats_many(pairs, test: str = PAIRED.test, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
                       confidence: float = 0.95) -> list[PairedStats]:
     """``[paired_stats(a, b, test, n_resamples, seed, confidence) for a, b in pairs]``, computed together."""
     if test not in TESTS:

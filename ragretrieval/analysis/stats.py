@@ -32,11 +32,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import RagretrievalError
+from .settings import CORRECTIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, PAIRED, TESTS  # noqa: F401 (their old home)
 
-TESTS = ("t", "wilcoxon", "permutation", "bootstrap")
-CORRECTIONS = ("holm", "bonferroni", "none")
-DEFAULT_RESAMPLES = 10_000
-DEFAULT_SEED = 0
 TIE_TOLERANCE = 1e-12  # |d_i| at or below this is a tie: equal metric values can differ in the last bit
 BLOCK_ELEMENTS = 1 << 20  # resampled values held at once (8 MiB of float64)
 ALL_ZERO_NOTE = "all differences are zero: p = 1 (the runs agree on every question)"
@@ -213,7 +210,7 @@ def test_p(d, test: str, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAU
     raise StatsError(f"test must be one of {', '.join(TESTS)}; got {test!r}")
 
 
-def paired_stats(a, b, test: str = "t", n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+def paired_stats(a, b, test: str = PAIRED.test, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
                  confidence: float = 0.95) -> PairedStats:
     """Means, difference b - a with its bootstrap CI, the p-value of `test`, d_z and wins/ties/losses."""
     if test not in TESTS:

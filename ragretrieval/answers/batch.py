@@ -35,6 +35,7 @@ from .failures import ClassRules, classify_all, support_notes
 from .judges.summary import failed_verdict, failure_notes
 from .report import ANSWER_LEVEL, AnsweredQuestion, AnswerReport, answer_config_key
 from .session import AnswerSession
+from .settings import GENERATOR_CALLS
 from .summary import summarize
 
 JOURNAL_VERSION = 1
@@ -110,7 +111,8 @@ def journaled(session: AnswerSession, journal_path, key: str | None = None) -> d
             if e.run_key == key and e.answered.id in wanted}
 
 
-def run_answers(session: AnswerSession, threads: int = 4, journal_path=None, progress=None, stop=None,
+def run_answers(session: AnswerSession, threads: int = GENERATOR_CALLS.concurrency, journal_path=None, progress=None,
+                stop=None,
                 on_answer: Callable[[AnsweredQuestion], None] | None = None) -> AnswerReport:
     """Answer every question of the session (those in the journal are taken from it) and build the report."""
     progress = as_progress(progress)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..work.options import SettingsError
 from .report import AnswerReport
-from .settings import AnswerSettings
+from .settings import GENERATOR_CALLS, AnswerSettings
 from .stored_judging import judge_report, judging_key
 
 
@@ -24,9 +24,10 @@ class JudgedRun:
     journal: Path | None = None
 
 
-def judge_stored_run(report: AnswerReport, settings: AnswerSettings, *, threads: int = 4, replace: bool = False,
-                     repeats: int | None = None, labels: dict | None = None, labels_source: str = "", seed: int = 0,
-                     dry_run: bool = False, progress=None, stop=None) -> JudgedRun:
+def judge_stored_run(report: AnswerReport, settings: AnswerSettings, *, threads: int = GENERATOR_CALLS.concurrency,
+                     replace: bool = False, repeats: int | None = None, labels: dict | None = None,
+                     labels_source: str = "", seed: int = 0, dry_run: bool = False, progress=None,
+                     stop=None) -> JudgedRun:
     """The whole of ``judge answers`` on one report: the judges built from `settings` (their model defaults to the
     run's generator's), a journal keyed by the run and the judges, the verdicts, the audit with `repeats`, and the
     check that every judge gave verdicts. A `BudgetReached` is raised as it comes (what was judged is in the

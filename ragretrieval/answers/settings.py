@@ -22,14 +22,17 @@ from typing import Literal
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from ..evaluation.report import EvalConfig
-from ..llm.client import DEFAULT_KEY_ENV
-from ..work.limits import Integer, Price, Retries, Timeout, Wait
+from ..llm.client import DEFAULT_KEY_ENV, LLM_CALLS
+from ..work.limits import Concurrency, Integer, Price, Retries, Timeout, Wait
 from ..work.options import SettingsError, SettingsModel, plugin_options
 from ..work.plugins import GENERATORS, JUDGES
 
 RETRIEVAL = "retrieval"
 MAX_NUGGETS_PER_REQUEST = 100
 SPEED_ONLY = ("threads",)  # change how fast a run goes, never a number
+# a generator retries once more than the judges: a question without an answer costs its judges' verdicts too
+GENERATOR_CALLS = LLM_CALLS.but(retries=5)
+JUDGE_CALLS = LLM_CALLS
 
 
 class AnswerSettings(SettingsModel):
@@ -77,9 +80,9 @@ class AnswerSettings(SettingsModel):
     temperature: float = Field(0.0, ge=0, le=2, allow_inf_nan=False,
                                description="Sampling temperature of the generator")
     max_tokens: Integer | None = Field(None, ge=1, description="Most tokens per answer")
-    max_retries: Retries = Field(5, description="Retries on 429, 5xx, timeouts")
-    sleep_time: Wait = Field(1.0, description="Seconds before the first retry (doubling, with jitter)")
-    timeout: Timeout = Field(120.0, description="Seconds per request")
+    max_retries: Retries = GENERATOR_CALLS.field("retries", "Retries on 429, 5xx, timeouts")
+    sleep_time: Wait = GENERATOR_CALLS.field("backoff", "Seconds before the first retry (doubling, with jitter)")
+    timeout: Timeout = GENERATOR_CALLS.field("timeout", "Seconds per request")
     text_completion: bool = Field(False, description="Use /completions instead of /chat/completions")
     price_in: Price = Field(0.0, description="Price per million input tokens, for the cost shown")
     price_out: Price = Field(0.0, description="Price per million output tokens")
@@ -109,9 +112,9 @@ class AnswerSettings(SettingsModel):
                                     description="Nuggets the nuggets judge asks about per request")
     judge_price_in: Price = Field(0.0, description="Judges' price per million input tokens")
     judge_price_out: Price = Field(0.0, description="Judges' price per million output tokens")
-    judge_timeout: Timeout = Field(120.0, description="Judges' seconds per request")
-    judge_max_retries: Retries = Field(4, description="Judges' retries on 429, 5xx, timeouts")
-    threads: Integer = Field(4, ge=1, le=256, description="Questions answered at once (speed only)")
+    judge_timeout: Timeout = JUDGE_CALLS.field("timeout", "Judges' seconds per request")
+    judge_max_retries: Retries = JUDGE_CALLS.field("retries", "Judges' retries on 429, 5xx, timeouts")
+    threads: Concurrency = GENERATOR_CALLS.field("concurrency", "Questions answered at once (speed only)")
     max_cost: float | None = Field(None, ge=0, allow_inf_nan=False,
                                    description="Stop before the spend at the given prices (generator and judges) "
                                                "would pass this many dollars; 0: only answers already in the cache")

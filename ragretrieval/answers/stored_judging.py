@@ -37,6 +37,7 @@ from .failures import UNKNOWN_SUPPORT_NOTE, ClassRules, classify_all, support_no
 from .judges.base import Judge, JudgeResult, record
 from .judges.summary import failed_verdict, failure_notes
 from .report import AnsweredQuestion, AnswerReport, answer_config_key
+from .settings import GENERATOR_CALLS
 from .summary import summarize
 from .usage import add_agent_metrics
 
@@ -109,8 +110,8 @@ def pending(report: AnswerReport, judges: list[Judge], journal: Journal | None
     return questions, wanted, done
 
 
-def judge_report(report: AnswerReport, judges: list[Judge], threads: int = 4, journal_path=None, progress=None,
-                 stop=None, replace: bool = False) -> AnswerReport:
+def judge_report(report: AnswerReport, judges: list[Judge], threads: int = GENERATOR_CALLS.concurrency,
+                 journal_path=None, progress=None, stop=None, replace: bool = False) -> AnswerReport:
     """The run `report` with `judges`' verdicts added (the report itself is not changed)."""
     if not judges:
         raise SettingsError("name at least one judge (judges)", ["judges"])

@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..analysis.compare import ComparedRun, CompareError, Comparison, from_report
-from ..analysis.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
+from ..analysis.settings import PAIRED, CompareSettings
 from ..data.dataset import Dataset
 from ..runs.compared import level_and_metrics
+from ..work.options import SettingsError, build_settings, merged
 from .inputs import as_dataset
 
 
@@ -44,22 +45,34 @@ def _compared(run, index: int, qrels, runs_db) -> ComparedRun:
                        f"{type(run).__name__}")
 
 
-def compare(*runs, metrics=(), test: str = "t", correction: str = "holm", alpha: float = 0.05,
-            granularity: str | None = None, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-            qrels=None, runs_db=None, names=None) -> Comparison:
+def compare(*runs, metrics=(), test: str = PAIRED.test, correction: str = PAIRED.correction,
+            alpha: float = PAIRED.alpha, granularity: str | None = None, n_resamples: int = PAIRED.n_resamples,
+            seed: int = PAIRED.seed, qrels=None, runs_db=None, names=None,
+            settings: CompareSettings | dict | None = None) -> Comparison:
     """Compare the second run (and any further ones) with the first, question by question: what
     ``ragretrieval compare`` does. A run is a report (what `evaluate` and `answer` return), a report file, a run id
     or name of the runs history, or a TREC run file (with `qrels`). `names` labels them (default: their files'
     names, run names, or ``run 1``, ``run 2``...). The result prints as the command's table; ``.to_json()`` and
-    ``.regressions()`` as the command's ``--json`` and ``--fail-on-regression``."""
+    ``.regressions()`` as the command's ``--json`` and ``--fail-on-regression``. The statistics' settings
+    (`CompareSettings`: test, correction, alpha, n_resamples, seed) are keywords, or ``settings=`` (whose values
+    replace the keywords')."""
     from ..analysis.compare import compare as paired
     from ..analysis.compare import unique_labels
 
     if len(runs) < 2:
         raise CompareError("compare needs at least two runs")
+    if settings is not None and not isinstance(settings, (CompareSettings, dict)):
+        raise CompareError(f"settings must be a CompareSettings or a mapping of its fields, got "
+                           f"{type(settings).__name__}")
+    given = settings.model_dump(exclude_unset=True) if isinstance(settings, CompareSettings) else settings
+    try:
+        how = build_settings(CompareSettings, merged({"test": test, "correction": correction, "alpha": alpha,
+                                                      "n_resamples": n_resamples, "seed": seed}, dict(given or {})))
+    except SettingsError as error:
+        raise CompareError(str(error)) from None
     loaded = [_compared(run, i, qrels, runs_db) for i, run in enumerate(runs)]
     for run, label in zip(loaded, names or ()):
         run.label = str(label)
     unique_labels(loaded)
     level, chosen = level_and_metrics(loaded, granularity, [metrics] if isinstance(metrics, str) else metrics)
-    return paired(loaded, chosen, test, correction, alpha, level, n_resamples, seed)
+    return paired(loaded, chosen, how.test, how.correction, how.alpha, level, how.n_resamples, how.seed)

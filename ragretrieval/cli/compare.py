@@ -10,7 +10,8 @@ import click
 
 from ..analysis.compare import DEFAULT_METRICS, CompareError, compare, unique_labels
 from ..analysis.noise import noise_bounds, noise_lines, within_noise
-from ..analysis.stats import CORRECTIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, TESTS, StatsError
+from ..analysis.settings import CORRECTIONS, MAX_SEED, PAIRED, TESTS, CompareSettings
+from ..analysis.stats import StatsError
 from ..scoring.trec import TrecFormatError
 from .fields import comma_separated
 from .runs import runs_db_option
@@ -93,19 +94,31 @@ def failure_classes(runs):
     return compare_classes([(r.label, r.report) for r in runs])
 
 
+def compare_settings_options(command):
+    """--test, --correction, --alpha, --n-resamples and --seed: `CompareSettings`' fields, with its defaults and
+    help (``compare`` and ``report``)."""
+    fields = CompareSettings.model_fields
+
+    def option(flag: str, name: str, kind):
+        return click.option(flag, name, type=kind, default=getattr(PAIRED, name), show_default=True,
+                            help=fields[name].description + ".")
+
+    for declared in reversed((
+            option("--test", "test", click.Choice(TESTS)),
+            option("--correction", "correction", click.Choice(CORRECTIONS)),
+            option("--alpha", "alpha", click.FloatRange(0, 1, min_open=True, max_open=True)),
+            option("--n-resamples", "n_resamples", click.IntRange(min=1)),
+            option("--seed", "seed", click.IntRange(0, MAX_SEED)))):
+        command = declared(command)
+    return command
+
+
 @click.command("compare")
 @click.argument("runs", nargs=-1, required=True)
 @click.option("-m", "--metric", "metrics", multiple=True, callback=comma_separated,
               help=f"Metric to compare, repeatable or comma-separated [default: {', '.join(DEFAULT_METRICS)}; "
                    "answer runs: their answer metrics, checks_score first].")
-@click.option("--test", type=click.Choice(TESTS), default="t", show_default=True, help="Paired test.")
-@click.option("--correction", type=click.Choice(CORRECTIONS), default="holm", show_default=True,
-              help="Multiple-testing correction over every (run, metric) p-value.")
-@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
-              show_default=True, help="Significance level for the corrected p-values.")
-@click.option("--n-resamples", type=click.IntRange(min=1), default=DEFAULT_RESAMPLES, show_default=True,
-              help="Resamples of the bootstrap CI and the permutation/bootstrap tests.")
-@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of every resample.")
+@compare_settings_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout instead of the table.")
 @click.option("--fail-on-regression", is_flag=True, help="Exit 1 when any metric is significantly worse than RUN_A.")
 @calibrate_options

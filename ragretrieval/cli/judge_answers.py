@@ -11,7 +11,7 @@ import click
 from ..answers.judges import JudgeError
 from ..answers.judges.audit import check_repeats
 from ..answers.render import metric_table, question_line
-from ..answers.settings import AnswerSettings
+from ..answers.settings import AnswerSettings, default
 from ..api.judging import judge_answers
 from ..evaluation.report import ReportError
 from ..llm.budget import BudgetReached
@@ -30,8 +30,8 @@ JUDGE_SETTINGS = [*judge_settings("the run's generator's"),
 @click.command("answers")
 @click.argument("run")
 @setting_options(JUDGE_SETTINGS)
-@renamed_option("--concurrency", "--threads", "threads", type=click.IntRange(min=1), default=4, show_default=True,
-               help="Questions judged at once.")
+@renamed_option("--concurrency", "--threads", "threads", type=click.IntRange(min=1),
+               default=default("threads"), show_default=True, help="Questions judged at once.")
 @click.option("--new-run", is_flag=True,
               help="Store the judged run as a new run (linked by judged_from) and leave RUN as it is; needed to "
                    "judge again with other settings.")

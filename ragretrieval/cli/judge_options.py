@@ -9,6 +9,7 @@ import click
 
 from ..answers.judges import available_judges
 from ..answers.settings import AnswerSettings
+from ..work.plugins import JUDGES
 from .fields import Setting
 
 ENDPOINT = ("judge_model", "judge_base_url", "judge_api_key_env")  # unset: the generator's (or the judged run's)
@@ -20,8 +21,8 @@ def judge_settings(fallbacks: str = "the generator's") -> list[Setting]:
     --judge-base-url, --judge-api-key-env, --judge-language, --judge-price-in, --judge-price-out, --judge-timeout,
     --judge-max-retries); `fallbacks` says whose endpoint an unset one is."""
     described = {
-        "judges": ("LLM judges (repeatable, or NAME,NAME): score5, correctness, groundedness, relevance_to_query, "
-                   "safety, chunk_relevance, context_sufficiency, nuggets (`ragretrieval plugins` lists them).",
+        "judges": ("LLM judges (repeatable, or NAME,NAME): " + ", ".join(entry.name for entry in JUDGES.built_in)
+                   + " (`ragretrieval plugins` lists them).",
                    {"multiple": True, "metavar": "NAME[,NAME...]"}),
         "judge_prompts": ("A prompt file replacing a judge's default; NAME= says which judge (needed with several).",
                           {"multiple": True, "metavar": "[NAME=]FILE"}),

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import click
 
-from ..llm.client import DEFAULT_MODEL, LLMSettings
+from ..llm.client import DEFAULT_MODEL, LLM_CALLS, LLMSettings
+from ..work.limits import MAX_CONCURRENCY
 from .aliases import renamed_option
 from .bounds import PRICE, RETRIES, SECONDS
 
@@ -27,8 +28,8 @@ _HELP = {
 
 
 def llm_options(prefix: str, prompt_placeholders: str, names: tuple[str, ...] | None = None,
-                languages: tuple[str, ...] = ("zh", "en"), max_retries: int = 4, option_prefix: str = "",
-                defaults: dict | None = None, old_prefix: str = ""):
+                languages: tuple[str, ...] = ("zh", "en"), max_retries: int = LLM_CALLS.retries,
+                option_prefix: str = "", defaults: dict | None = None, old_prefix: str = ""):
     """Decorator adding --llm-model, --llm-base-url, --llm-api-key-env, --concurrency, --llm-prompt, --llm-language,
     --llm-price-in, --llm-price-out, --llm-timeout and --llm-max-retries (0.2's --model, --base-url ... still read),
     or only the options in `names`, by parameter name; `prefix` (e.g.
@@ -65,14 +66,15 @@ def llm_options(prefix: str, prompt_placeholders: str, names: tuple[str, ...] | 
         "model": option("model", "model", default=None),
         "base_url": option("base_url", "base-url", default=None),
         "api_key_env": option("api_key_env", "api-key-env", default="OPENAI_API_KEY", show_default=True),
-        "concurrency": option("concurrency", "concurrency", type=click.IntRange(1, 256), default=4, show_default=True),
+        "concurrency": option("concurrency", "concurrency", type=click.IntRange(1, MAX_CONCURRENCY),
+                              default=LLM_CALLS.concurrency, show_default=True),
         "prompt_file": option("prompt_file", "prompt", type=click.Path(dir_okay=False, path_type=Path),
                               default=None),
         "language": option("language", "language", type=click.Choice(["auto", *languages]), default="auto",
                            show_default=True),
         "price_in": option("price_in", "price-in", type=PRICE, default=0.0),
         "price_out": option("price_out", "price-out", type=PRICE, default=0.0),
-        "timeout": option("timeout", "timeout", type=SECONDS, default=120.0, show_default=True),
+        "timeout": option("timeout", "timeout", type=SECONDS, default=LLM_CALLS.timeout, show_default=True),
         "max_retries": option("max_retries", "max-retries", type=RETRIES, default=max_retries, show_default=True),
     }
     chosen = [options[name] for name in (names or options)]

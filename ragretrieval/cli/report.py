@@ -8,9 +8,17 @@ import click
 
 from ..analysis.compare import CompareError
 from ..analysis.html import write_html_report
-from ..analysis.stats import CORRECTIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, TESTS, StatsError
+from ..analysis.stats import StatsError
 from .aliases import renamed_option
-from .compare import CompareFailed, calibrate_options, calibrated, load_runs, resolve_level, runs_options
+from .compare import (
+    CompareFailed,
+    calibrate_options,
+    calibrated,
+    compare_settings_options,
+    load_runs,
+    resolve_level,
+    runs_options,
+)
 from .fields import comma_separated
 from .runs import open_history
 
@@ -35,12 +43,7 @@ def sweep_runs(sweep_id: str, runs_db) -> list[str]:
                    "[default: ndcg, recall, mrr at the first run's top-k].")
 @click.option("--k", "k", type=click.IntRange(min=1), default=None,
               help="Cutoff of the newly fail/pass lists [default: the first run's top-k].")
-@click.option("--test", type=click.Choice(TESTS), default="t", show_default=True)
-@click.option("--correction", type=click.Choice(CORRECTIONS), default="holm", show_default=True)
-@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
-              show_default=True)
-@click.option("--n-resamples", type=click.IntRange(min=1), default=DEFAULT_RESAMPLES, show_default=True)
-@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True)
+@compare_settings_options
 @calibrate_options
 @runs_options
 def report_command(runs, sweep_id, out, metrics, k, test, correction, alpha, n_resamples, seed, label_files,

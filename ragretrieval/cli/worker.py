@@ -8,11 +8,12 @@ from pathlib import Path
 
 import click
 
+from ..work.pool import WORKER_THREADS
 from .aliases import renamed_option
 from .runs import runs_db_option
 
 _OPTIONS = [
-    renamed_option("--concurrency", "--threads", "threads", type=click.IntRange(min=1), default=2,
+    renamed_option("--concurrency", "--threads", "threads", type=click.IntRange(min=1), default=WORKER_THREADS,
                    show_default=True, help="Questions answered at once."),
     click.option("--heartbeat", type=click.FloatRange(min=0.05), default=5.0, show_default=True,
                  help="Seconds between heartbeats of the questions in hand."),

@@ -25,6 +25,7 @@ from ..io.storage import guarded
 from ..work.progress import Progress, as_progress
 from ..work.stop import StopToken
 from .base import Embedder
+from .settings import API_BATCH_SIZE
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS vectors (
@@ -155,7 +156,7 @@ def embed_cached(
     embedder: Embedder,
     texts: Sequence[str],
     cache: EmbeddingCache,
-    batch_size: int = 64,
+    batch_size: int = API_BATCH_SIZE,
     progress: Progress | None = None,
     description: str = "embedding",
     executor=None,

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from ..io.openai_calls import DEFAULT_ENDPOINT, describe, is_retryable, retry_after, retryable_status
+from ..io.openai_calls import DEFAULT_ENDPOINT, NO_SDK_RETRIES, describe, is_retryable, retry_after, retryable_status
 from ..io.redact import public_url
 from ..work.pool import parallel_map
 from ..work.retry import RetriesExhausted, with_retries
@@ -152,7 +152,7 @@ class OpenAIEmbedder(Asymmetric):
                                     f"local endpoint that ignores keys accepts any value, e.g. {key_env}=local)")
             self._secret = key
             self._client = openai.OpenAI(api_key=key, base_url=self.base_url, timeout=self.settings.timeout,
-                                         max_retries=0)
+                                         max_retries=NO_SDK_RETRIES)
         return self._client
 
     def _where(self) -> str:
@@ -177,7 +177,7 @@ class OpenAIEmbedder(Asymmetric):
                 raise EmbedderError(f"{self._where()}: {describe(error, oa, self._secret)} (not retried)") from None
 
         try:
-            response = with_retries(attempt, retries=s.max_retries, backoff=1.0,
+            response = with_retries(attempt, **s.calls.retry_args(),
                                     retryable=lambda error: is_retryable(error, oa), retry_after=retry_after)
         except RetriesExhausted as error:
             raise EmbedderError(f"{self._where()}: gave up after {error.attempts} attempts; last error: "

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..io.storage import sqlite_errors
+from ..io.storage import LOCK_WAIT, sqlite_errors
 
 PROBE_TEXTS = ("ragretrieval probe: how do I cook rice?", "如何做红烧肉？先焯水，再炒糖色。", "The quick brown fox.")
 SAME = 0.999  # min cosine of every probe to count as the same model (float noise is ~1e-6, another model < 0.99)
@@ -48,7 +48,7 @@ def resolve_fingerprint(folder: Path, declared: str, vectors: np.ndarray) -> tup
 
 
 def _resolve(path: Path, declared: str, vectors: np.ndarray) -> tuple[str, str | None]:
-    db = sqlite3.connect(path, timeout=30)
+    db = sqlite3.connect(path, timeout=LOCK_WAIT)
     try:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute(_SCHEMA)

@@ -14,6 +14,7 @@ import numpy as np
 
 from .base import EmbedderError, ModelNotFoundError, Symmetric, UnusableSetting
 from .offline import hub_offline
+from .settings import AUTO
 
 DEFAULT_MODEL = "m3e-small"
 _ALIASES = ("m3e-small", "default")
@@ -162,7 +163,7 @@ class SentenceTransformerEmbedder(Symmetric):
     """
 
     def __init__(self, name_or_path: str, normalize: bool = True, batch_size: int | None = None,
-                 device: str | None = None, quantize: str | None = None, dtype: str = "auto"):
+                 device: str | None = None, quantize: str | None = None, dtype: str = AUTO):
         if quantize not in QUANTIZATIONS:
             known = ", ".join(q for q in QUANTIZATIONS if q)
             raise EmbedderError(f"unknown quantisation {quantize!r} (known: {known})")

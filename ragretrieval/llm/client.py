@@ -22,10 +22,14 @@ import os
 import time
 from dataclasses import dataclass
 
+from pydantic import AliasChoices, ConfigDict, Field
+
 from ..errors import RagretrievalError
-from ..io.openai_calls import describe, is_retryable, retry_after, retryable_status
+from ..io.openai_calls import NO_SDK_RETRIES, describe, is_retryable, retry_after, retryable_status
 from ..io.redact import public_url
-from ..work.limits import check_bounds
+from ..work.limits import Integer, Price, Retries, Timeout, Wait
+from ..work.options import SettingsModel
+from ..work.remote import RemoteCall
 from ..work.retry import RetriesExhausted, with_retries
 from ..work.stop import StopToken
 from ..work.usage import TokenCount
@@ -75,24 +79,31 @@ class _NotACompletion(Exception):
     """A 2xx answer that is not a completion: retried, like a 5xx."""
 
 
-@dataclass(frozen=True)
-class LLMSettings:
-    """Everything about the endpoint except the key. Prices are per million tokens (input, output)."""
+# an LLM's calls: a long answer from a busy endpoint takes a minute or two
+LLM_CALLS = RemoteCall(timeout=120.0, retries=4, backoff=1.0, concurrency=4)
 
-    model: str = DEFAULT_MODEL
-    base_url: str | None = None
-    api_key_env: str = DEFAULT_KEY_ENV
-    timeout: float = 120.0
-    max_retries: int = 4
-    backoff: float = 1.0  # first wait; doubles on each retry, with jitter
-    temperature: float = 0.0
-    max_tokens: int | None = None
-    text_completion: bool = False  # /completions with one prompt instead of /chat/completions
-    price_in: float = 0.0
-    price_out: float = 0.0
 
-    def __post_init__(self) -> None:
-        check_bounds(self)  # timeout, max_retries, backoff, prices (work/limits.py)
+class LLMSettings(SettingsModel):
+    """Everything about the endpoint except the key. Prices are per million tokens (input, output). Its remote
+    call (timeout, max_retries, backoff) defaults to `LLM_CALLS`; ``sleep_time`` is read as ``backoff``. A bad value
+    is a `SettingsError` naming the field."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model: str = Field(DEFAULT_MODEL, min_length=1, description="Model name")
+    base_url: str | None = Field(None, description="OpenAI-compatible endpoint [default: OpenAI's]")
+    api_key_env: str = Field(DEFAULT_KEY_ENV, min_length=1, description="Variable holding the API key")
+    timeout: Timeout = LLM_CALLS.field("timeout")
+    max_retries: Retries = LLM_CALLS.field("retries")
+    backoff: Wait = LLM_CALLS.field("backoff", validation_alias=AliasChoices("backoff", "sleep_time"))
+    temperature: float = Field(0.0, ge=0, le=2, allow_inf_nan=False, description="Sampling temperature")
+    max_tokens: Integer | None = Field(None, ge=1, description="Most tokens per answer")
+    text_completion: bool = Field(False, description="/completions with one prompt instead of /chat/completions")
+    price_in: Price = Field(0.0, description="Price per million input tokens")
+    price_out: Price = Field(0.0, description="Price per million output tokens")
+
+    @property
+    def remote(self) -> RemoteCall:
+        return LLM_CALLS.but(timeout=self.timeout, retries=self.max_retries, backoff=self.backoff)
 
     def public(self) -> dict:
         """What may be written down: the endpoint without credentials, the model and what changes answers."""
@@ -141,7 +152,8 @@ class ChatClient:
                            f"ignores keys accepts any value, e.g. {settings.api_key_env}=local)")
         self._openai = openai
         self._secret = key
-        self._client = openai.OpenAI(api_key=key, base_url=settings.base_url, timeout=settings.timeout, max_retries=0)
+        self._client = openai.OpenAI(api_key=key, base_url=settings.base_url, timeout=settings.timeout,
+                                     max_retries=NO_SDK_RETRIES)
         self.settings = settings
         self.cache = cache or AnswerCache()
         self.stop = stop
@@ -233,7 +245,7 @@ class ChatClient:
                 raise EmptyReply(f"{self._where()}: {error}") from None
 
         try:
-            return with_retries(attempt, retries=self.settings.max_retries, backoff=self.settings.backoff,
+            return with_retries(attempt, **self.settings.remote.retry_args(),
                                 retryable=lambda error: is_retryable(error, oa, (_NotACompletion,)),
                                 retry_after=retry_after, stop=self.stop)
         except RetriesExhausted as error:

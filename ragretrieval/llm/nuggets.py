@@ -30,7 +30,7 @@ from ..errors import RagretrievalError
 from ..io.jsonfiles import describe
 from ..work.pool import parallel_map
 from ..work.progress import as_progress
-from .client import ChatClient, LLMError, LLMSettings
+from .client import LLM_CALLS, ChatClient, LLMError, LLMSettings
 from .journal import Journal
 from .prompts import Prompt, guess_language, load_prompt
 from .replies import MalformedAnswer, ask, check_failures, extract_json
@@ -51,7 +51,7 @@ class NuggetOptionError(RagretrievalError, ValueError):
 class NuggetOptions:
     max_nuggets: int = DEFAULT_MAX_NUGGETS
     passage_chars: int = DEFAULT_PASSAGE_CHARS  # of each relevant passage shown
-    concurrency: int = 4
+    concurrency: int = LLM_CALLS.concurrency
     language: str = "auto"  # of the default prompt: zh, en, or auto (from the questions)
     prompt_file: Path | None = None
     force: bool = False  # write every question's nuggets again, hand-written ones included

@@ -14,24 +14,28 @@ import tempfile
 from pathlib import Path
 
 from ..data.dataset import load_dataset
-from ..llm.client import EndpointFailed, LLMError, LLMSettings
+from ..llm.client import LLM_CALLS, EndpointFailed, LLMError, LLMSettings
 from ..llm.questions.build import QuestionOptions, llm_questions
 from ..llm.questions.generate import GenerationInterrupted
 from .corpora import ServedCorpus, question_fields
 from .schemas import GenerateIn, GenerateOut, QuestionIn
 
+# someone waits at the dialog: two retries, then the page says what the endpoint did
+DIALOG_CALLS = LLM_CALLS.but(retries=2)
+
 
 def generate_questions(corpus: ServedCorpus, request: GenerateIn, api_key_env: str) -> GenerateOut:
     dataset = load_dataset(corpus.path)
-    settings = LLMSettings(model=request.model, base_url=request.base_url, api_key_env=api_key_env, timeout=120.0,
-                           max_retries=2)
+    settings = LLMSettings(model=request.model, base_url=request.base_url, api_key_env=api_key_env,
+                           timeout=DIALOG_CALLS.timeout, max_retries=DIALOG_CALLS.retries)
     with tempfile.TemporaryDirectory(prefix="rr-generate-") as work:  # the builder's journal, dropped after
         prompt_file = None
         if request.prompt:
             prompt_file = Path(work) / "prompt.md"
             prompt_file.write_text(request.prompt, encoding="utf-8")
         options = QuestionOptions(per_doc=request.per_doc, types=tuple(request.question_types),
-                                  concurrency=4, max_docs=math.ceil(request.count / request.per_doc),
+                                  concurrency=DIALOG_CALLS.concurrency,
+                                  max_docs=math.ceil(request.count / request.per_doc),
                                   prompt_file=str(prompt_file) if prompt_file else None, language=request.language)
         try:
             result, info = llm_questions(list(dataset.documents), work, settings, options)

@@ -195,7 +195,8 @@ def form_defaults(allowed_models=()) -> dict:
             "search_concurrency": grid["search_concurrency"].get_default(), "models": offered_models(allowed_models),
             "embed_dtype": EmbedSettings.model_fields["dtype"].get_default(), "embed_dtypes": DTYPES,
             "embedding": [r for r in web_retrievers() if "model" in retriever_class(r).config_fields],
-            "limits": {name: field_limits(EvaluationOptions, name) for name in FORM_OPTIONS}}
+            "limits": {**{name: field_limits(EvaluationOptions, name) for name in FORM_OPTIONS},
+                       "search_concurrency": field_limits(EvalConfig, "search_concurrency")}}
 
 
 def again_settings(evaluation, defaults: dict) -> dict:

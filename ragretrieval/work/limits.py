@@ -29,6 +29,7 @@ MAX_SECONDS = 86_400.0  # a day
 MAX_RETRIES = 100
 MAX_PRICE = 1_000_000.0  # dollars per million tokens
 MAX_CUTOFF = 10_000  # the deepest k scored
+MAX_CONCURRENCY = 256  # requests or questions at once: threads, each holding a connection
 
 
 def _not_a_boolean(value):
@@ -38,18 +39,26 @@ def _not_a_boolean(value):
     return value
 
 
-Integer = Annotated[int, BeforeValidator(_not_a_boolean)]
+def _a_number_not_a_boolean(value):
+    if isinstance(value, bool):  # True is not a timeout of 1 second
+        raise PydanticCustomError("float_type", "must be a number, got {value}", {"value": str(value).lower()})
+    return value
 
-Timeout = Annotated[float, Field(gt=0, le=MAX_SECONDS, allow_inf_nan=False)]
-Wait = Annotated[float, Field(ge=0, le=MAX_SECONDS, allow_inf_nan=False)]
+
+Integer = Annotated[int, BeforeValidator(_not_a_boolean)]
+_NUMBER = BeforeValidator(_a_number_not_a_boolean)  # after the bounds: it runs first, and they keep their order
+
+Timeout = Annotated[float, Field(gt=0, le=MAX_SECONDS, allow_inf_nan=False), _NUMBER]
+Wait = Annotated[float, Field(ge=0, le=MAX_SECONDS, allow_inf_nan=False), _NUMBER]
 Retries = Annotated[Integer, Field(ge=0, le=MAX_RETRIES)]
-Price = Annotated[float, Field(ge=0, le=MAX_PRICE, allow_inf_nan=False)]
+Concurrency = Annotated[Integer, Field(ge=1, le=MAX_CONCURRENCY)]
+Price = Annotated[float, Field(ge=0, le=MAX_PRICE, allow_inf_nan=False), _NUMBER]
 Port = Annotated[Integer, Field(ge=1, le=65_535)]
 
 # the fields of the dataclass settings that carry these bounds, by name
 BOUNDED_FIELDS: dict[str, Any] = {"timeout": Timeout, "max_retries": Retries, "retries": Retries,
                                   "backoff": Wait, "sleep_time": Wait, "price_in": Price, "price_out": Price,
-                                  "port": Port}
+                                  "port": Port, "concurrency": Concurrency}
 _ADAPTERS: dict[Any, TypeAdapter] = {}
 
 

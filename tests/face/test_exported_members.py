@@ -7,8 +7,9 @@ import pytest
 
 import ragretrieval as rr
 
-FACE = ["build_dataset", "load_dataset", "evaluate", "answer", "judge_answers", "sweep", "score", "compare", "load_run", "EvalConfig",
-        "EvalReport", "AnswerSettings", "AnswerReport", "Comparison", "ScoreResult", "Dataset", "SettingsError",
+FACE = ["build_dataset", "load_dataset", "evaluate", "answer", "judge_answers", "sweep", "score", "compare",
+        "load_run", "EvalConfig", "EvalReport", "AnswerSettings", "CompareSettings", "AnswerReport", "Comparison",
+        "ScoreResult", "Dataset", "SettingsError",
         "RagretrievalError"]
 
 

@@ -80,9 +80,9 @@ def test_import_ragretrieval_loads_nothing_else_and_all_lists_the_face():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     modules, heavy, names = done.stdout.splitlines()
     assert modules == "['ragretrieval']" and heavy == "False False False"
-    assert eval(names) == ["build_dataset", "load_dataset", "evaluate", "answer", "judge_answers", "sweep", "score", "compare", "load_run",
-                           "EvalConfig", "EvalReport", "AnswerSettings", "AnswerReport", "Comparison", "ScoreResult",
-                           "Dataset", "SettingsError", "RagretrievalError"]
+    assert eval(names) == ["build_dataset", "load_dataset", "evaluate", "answer", "judge_answers", "sweep", "score",
+                           "compare", "load_run", "EvalConfig", "EvalReport", "AnswerSettings", "CompareSettings",
+                           "AnswerReport", "Comparison", "ScoreResult", "Dataset", "SettingsError", "RagretrievalError"]
     assert all(getattr(rr, name) is not None for name in rr.__all__)
     with pytest.raises(AttributeError, match="has no attribute 'nothing'"):
         rr.nothing  # noqa: B018

@@ -169,6 +169,20 @@ def test_hostile_id_lists_are_refused(compared):
         assert response.status_code in (400, 422) and words in response.text, response.text
 
 
+@pytest.mark.parametrize("field, value", [
+    ("test", ""), ("test", "T"), ("correction", ""), ("alpha", "true"), ("alpha", ""), ("alpha", "0"),
+    ("alpha", "-0.05"), ("alpha", "1e30"), ("alpha", "nan"), ("n_resamples", "true"), ("n_resamples", ""),
+    ("n_resamples", "-1"), ("n_resamples", "2.5"), ("n_resamples", str(10**30)), ("seed", "true"), ("seed", ""),
+    ("seed", "-1"), ("seed", str(2**32)), ("seed", str(10**30)),
+])
+def test_hostile_statistics_settings_are_refused_naming_the_field(compared, field, value):
+    api, _, made, _ = compared
+    response = api.request("GET", "/api/v1/compare", params={"ids": f"{made['k3']['id']},{made['k1']['id']}",
+                                                             field: value})
+    assert response.status_code in (400, 422), response.text
+    assert f'"{field}"' in response.text or response.json()["detail"].startswith(field), response.text
+
+
 def test_a_removed_run_is_named(compared, datasets):
     api, url, made, opened = compared
     created = api.post("/api/v1/evaluations", {"name": "to remove", "dataset": CORPUS,

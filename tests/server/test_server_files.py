@@ -106,3 +106,8 @@ def test_the_form_s_number_bounds_are_the_settings_model_s(api):
         bounds = {m.__class__.__name__: m for m in EvaluationOptions.model_fields[name].metadata}
         assert f'min="{bounds["Ge"].ge}"' in tag and f'max="{bounds["Le"].le}"' in tag, tag
     assert 'name="context_k" type="number" min="1" max="1000"' in page
+    from ragretrieval.evaluation.report import EvalConfig
+
+    tag = re.search(r'<input name="search_concurrency"[^>]*>', page).group(0)
+    bounds = {m.__class__.__name__: m for m in EvalConfig.model_fields["search_concurrency"].metadata}
+    assert f'min="{bounds["Ge"].ge}"' in tag and f'max="{bounds["Le"].le}"' in tag, tag

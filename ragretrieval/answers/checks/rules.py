@@ -165,10 +165,3 @@ RULE_VALUES: dict[str, Callable[[object], object]] = {
     "refuse": lambda value: _flag(value, "refuse"),
     "safe": lambda value: _flag(value, "safe"),
 }
-RULES: dict[str, Check] = {
-    "include": check_include,
-    "exclude": check_exclude,
-    "cite": check_cite,
-    "refuse": check_refuse,
-    "safe": check_safe,
-}

@@ -44,6 +44,7 @@ from ...retrieval.external.paths import HitPath, follow, hit_list
 from ...work.limits import Retries, Timeout
 from ...work.options import PluginOptions, SettingsError, plugin_options
 from ..report import ContextUsed
+from ..settings import GENERATOR_CALLS
 from .base import (
     Generated,
     GenerationFailed,
@@ -59,6 +60,10 @@ DEFAULT_SOURCES = ("retrieved_context[].doc_uri", "retrieved_context[].content")
 HEADER = "header."  # header.NAME=VALUE options: a request header each
 
 
+# a RAG service answers within a minute and is asked again soon; questions at once: the answer run's `threads`
+SERVICE_CALLS = GENERATOR_CALLS.but(timeout=60.0, retries=3, backoff=0.5)
+
+
 class HttpGeneratorOptions(PluginOptions):
     """`http:`'s options, and ``header.NAME`` for each request header."""
 
@@ -70,8 +75,8 @@ class HttpGeneratorOptions(PluginOptions):
     source_id: str | None = Field(None, description="path of each source's document id, e.g. "
                                                     "retrieved_context[].doc_uri")
     source_text: str | None = Field(None, description="path of each source's text")
-    timeout: Timeout = Field(60.0, description="seconds per request")
-    retries: Retries = Field(3, description="retries on errors, timeouts, 429 and 5xx")
+    timeout: Timeout = SERVICE_CALLS.field("timeout", "seconds per request")
+    retries: Retries = SERVICE_CALLS.field("retries", "retries on errors, timeouts, 429 and 5xx")
     mapping: str | None = Field(None, description="YAML or JSON file holding these options")
 
     @model_validator(mode="before")
@@ -125,9 +130,8 @@ class HttpGenerator:
         self.wrap = options.get("wrap")
         self.answer_path = str(options["answer"]).split(".") if options.get("answer") else None
         self.headers = {k.removeprefix(HEADER): str(v) for k, v in options.items() if k.startswith(HEADER)}
-        defaults = HttpGeneratorOptions()
-        self.timeout = float(options.get("timeout", defaults.timeout))
-        self.retries = int(options.get("retries", defaults.retries))
+        self.calls = SERVICE_CALLS.but(**{part: options[part] for part in ("timeout", "retries") if part in options})
+        self.timeout, self.retries = self.calls.timeout, self.calls.retries
         explicit = "source_id" in options or "source_text" in options
         paths = (options.get("source_id"), options.get("source_text")) if explicit else DEFAULT_SOURCES
         try:
@@ -164,7 +168,7 @@ class HttpGenerator:
         started = time.perf_counter()
         try:
             reply = request_json(urllib.request.Request(self.url, data=data, headers=headers, method="POST"),
-                                 where=where, timeout=self.timeout, retries=self.retries, backoff=0.5, stop=self.stop)
+                                 where=where, timeout=self.calls.timeout, **self.calls.retry_args(), stop=self.stop)
         except HttpError as error:
             raise GenerationFailed(str(error)) from None
         latency = time.perf_counter() - started

@@ -28,6 +28,7 @@ from ...analysis.noise import flip_rate, interval, shift, within_variance
 from ...work.pool import parallel_map
 from ...work.progress import as_progress
 from ..report import AnsweredQuestion
+from ..settings import GENERATOR_CALLS
 from .base import JudgeError, JudgeResult
 from .trust import MATCHES, pairs
 
@@ -100,7 +101,8 @@ def _values(results: list[JudgeResult], metric: str) -> list[float]:
 
 
 def audit_judge(judge, questions: list[AnsweredQuestion], repeats: int, labels: dict[str, float] | None = None,
-                labels_source: str = "labels", threads: int = 4, progress=None, stop=None, seed: int = 0) -> dict:
+                labels_source: str = "labels", threads: int = GENERATOR_CALLS.concurrency, progress=None, stop=None,
+                seed: int = 0) -> dict:
     """The audit of one judge on a judged run's `questions` (each holding the judge's verdict, repeat 0)."""
     if not hasattr(judge, "repeated"):
         raise JudgeError(f"judge {judge.name!r} cannot be repeated: it does not ask a model through LLMJudge")

@@ -28,7 +28,7 @@ from ...llm.prompts import Prompt, PromptSpec, load_template
 from ...work.limits import check_bounds
 from ...work.options import SettingsError
 from ..report import ANSWER_LEVEL, AnsweredQuestion
-from ..settings import MAX_NUGGETS_PER_REQUEST, default
+from ..settings import JUDGE_CALLS, MAX_NUGGETS_PER_REQUEST, default
 
 SAMPLING_TEMPERATURE = 0.7  # --judge-samples N > 1 without --judge-temperature
 LANGUAGES = ("zh", "en")  # of the shipped prompts; other languages are judged with the English ones
@@ -56,7 +56,7 @@ class JudgeOptions:
     prompts: dict[str, Path] = field(default_factory=dict)  # judge name -> prompt file replacing the default
     timeout: float = default("judge_timeout")
     max_retries: int = default("judge_max_retries")
-    backoff: float = 1.0
+    backoff: float = JUDGE_CALLS.backoff
     price_in: float = default("judge_price_in")
     price_out: float = default("judge_price_out")
     nuggets: Path | None = None  # the nuggets judge's nuggets.jsonl (data/nuggets.py)

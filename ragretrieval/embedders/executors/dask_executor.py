@@ -19,10 +19,14 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
+from ...work.remote import RemoteCall
 from ...work.stop import StopToken
 from ..base import Embedder
 from . import ExecutorError
 
+# connecting to a scheduler: 30 s; a batch whose worker died is sent once more (Dask waits for no backoff); at most
+# four local workers, each loading its own copy of the model
+DASK_CALLS = RemoteCall(timeout=30.0, retries=1, backoff=0.0, concurrency=4)
 _LOADED: dict[str, Embedder] = {}  # on each worker: identity -> the embedder that worker uses (and has loaded)
 
 
@@ -66,14 +70,17 @@ class DaskExecutor:
     name = "dask"
 
     def __init__(self, address: str | None = None, n_workers: int | None = None, processes: bool = True,
-                 threads_per_worker: int = 1, window: int | None = None, timeout: float = 30,
-                 devices: Sequence[str] | None = None):
+                 threads_per_worker: int = 1, window: int | None = None, timeout: float | None = None,
+                 devices: Sequence[str] | None = None, calls: RemoteCall = DASK_CALLS):
+        """`calls`: the connection's timeout, a batch's retries, the local workers at most (`timeout` replaces
+        the first); `devices`: one local GPU worker per device."""
         try:
             import distributed  # noqa: F401
         except ImportError:
             raise ExecutorError("the dask executor needs Dask distributed: pip install 'ragretrieval[dask]'") from None
-        self.address, self.processes, self.timeout = address, processes, timeout
-        self.n_workers = n_workers or max(1, min(4, os.cpu_count() or 1))
+        self.calls = calls if timeout is None else calls.but(timeout=timeout)
+        self.address, self.processes, self.timeout = address, processes, self.calls.timeout
+        self.n_workers = n_workers or max(1, min(self.calls.concurrency, os.cpu_count() or 1))
         self.threads_per_worker, self.window = threads_per_worker, window
         self.devices = [str(device) for device in devices] if devices is not None else None
         if self.devices is not None and (not self.devices or address):
@@ -115,7 +122,7 @@ class DaskExecutor:
         def submit(count: int) -> list:
             futures = []
             for index, batch in (item for _, item in zip(range(count), pending)):
-                future = client.submit(embed_on_worker, shipped, list(batch), pure=False, retries=1)
+                future = client.submit(embed_on_worker, shipped, list(batch), pure=False, retries=self.calls.retries)
                 live[future.key] = index, future
                 futures.append(future)
             return futures

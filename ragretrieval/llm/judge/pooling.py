@@ -15,7 +15,7 @@ from ...evaluation.report import EvalReport, ReportError
 from ...work.pool import parallel_map
 from ...work.progress import as_progress
 from ...work.stop import StopToken
-from ..client import ChatClient, LLMError, LLMSettings
+from ..client import LLM_CALLS, ChatClient, LLMError, LLMSettings
 from ..prompts import Prompt
 from ..replies import ask, parse_judgement
 from .judgements import ChunkLabel, FailedJudgement, Judgements
@@ -60,7 +60,7 @@ def pool(dataset: Dataset, reports: list[EvalReport], paths, depth: int) -> tupl
 
 
 def judge(dataset: Dataset, run_paths, settings: LLMSettings, prompt: Prompt, language: str, depth: int = 10,
-          concurrency: int = 4, progress=None, stop: StopToken | None = None) -> Judgements:
+          concurrency: int = LLM_CALLS.concurrency, progress=None, stop: StopToken | None = None) -> Judgements:
     """Grade the pooled pairs. Every answer is cached as it arrives (a malformed one is not kept as good), so a
     killed or stopped run resumes for free and a re-run asks only what failed."""
     progress = as_progress(progress)

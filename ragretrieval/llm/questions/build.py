@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from ...data.corpus import Document
 from ...errors import RagretrievalError
 from ...work.options import SettingsError
-from ..client import ChatClient, LLMSettings
+from ..client import LLM_CALLS, ChatClient, LLMSettings
 from ..plan import CostPlan
 from ..prompts import guess_language, load_prompt
 from ..replies import QUESTION_TYPES
@@ -37,7 +37,7 @@ class OptionError(RagretrievalError, ValueError):
 class QuestionOptions:
     per_doc: int = 3
     types: tuple[str, ...] = QUESTION_TYPES
-    concurrency: int = 4
+    concurrency: int = LLM_CALLS.concurrency
     max_docs: int | None = None
     prompt_file: str | None = None
     language: str = "auto"

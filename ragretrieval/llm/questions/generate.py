@@ -22,7 +22,7 @@ from ...data.filename_questions import question_id
 from ...work.pool import parallel_map
 from ...work.progress import as_progress
 from ...work.stop import StopToken
-from ..client import ChatClient, LLMError
+from ..client import LLM_CALLS, ChatClient, LLMError
 from ..journal import Journal
 from ..prompts import Prompt
 from ..replies import QUESTION_TYPES, ask, parse_questions
@@ -150,7 +150,7 @@ class GenerationInterrupted(LLMError):
 
 
 def run_documents(documents: list[Document], plan: GenerationPlan, client: ChatClient, journal: Journal,
-                  concurrency: int = 4, progress=None, retry_failed: bool = True,
+                  concurrency: int = LLM_CALLS.concurrency, progress=None, retry_failed: bool = True,
                   stop: StopToken | None = None) -> dict[str, DocumentResult]:
     """Results for every document, from the journal when it has them; new results are journaled as they arrive.
 

@@ -21,10 +21,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from ...data.dataset import QuestionRecord
 from ...io.http import HttpError, request_json
 from ...io.jsonfiles import describe
-from ...work.limits import Integer, Retries, Timeout, Wait
+from ...work.limits import Concurrency, Retries, Timeout, Wait
 from ...work.options import PluginOptions, SettingsError, plugin_options
 from ...work.pool import parallel_map
 from ...work.progress import as_progress
+from ...work.remote import RemoteCall
 from ..base import Hit, Ranking, RetrieverSpec, SimpleRetriever
 from ..hits import ChunkLookup, ranking_from_hits
 from . import ExternalRetrieverError
@@ -32,6 +33,10 @@ from .paths import HitPath, follow, hit_list
 
 MAPPING_VERSION = 1
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+# a search answers in well under a second: a request still waiting after 30 s is lost, and asked again soon
+SEARCH_CALLS = RemoteCall(timeout=30.0, retries=3, backoff=0.5, concurrency=4)
 
 
 class HttpMapping(BaseModel):
@@ -51,10 +56,15 @@ class HttpMapping(BaseModel):
     parent_id: str | None = Field(None, description="path of each hit's document id, e.g. results[].metadata.doc")
     score: str | None = Field(None, description="path of each hit's score")
     text: str | None = Field(None, description="path of each hit's text")
-    concurrency: Integer = Field(default=4, ge=1, le=256, description="requests in flight")
-    timeout: Timeout = Field(default=30.0, description="seconds per request")
-    retries: Retries = Field(default=3, description="retries on errors, timeouts, 429 and 5xx")
-    backoff: Wait = Field(default=0.5, description="seconds before the first retry (doubling)")
+    concurrency: Concurrency = SEARCH_CALLS.field("concurrency", "requests in flight")
+    timeout: Timeout = SEARCH_CALLS.field("timeout", "seconds per request")
+    retries: Retries = SEARCH_CALLS.field("retries", "retries on errors, timeouts, 429 and 5xx")
+    backoff: Wait = SEARCH_CALLS.field("backoff", "seconds before the first retry (doubling)")
+
+    @property
+    def calls(self) -> RemoteCall:
+        return RemoteCall(timeout=self.timeout, retries=self.retries, backoff=self.backoff,
+                          concurrency=self.concurrency)
 
     @field_validator("url")
     @classmethod
@@ -194,8 +204,9 @@ class HttpRetriever(SimpleRetriever):
     def _ask(self, question: QuestionRecord, depth: int, headers: dict) -> list[Hit]:
         where = f"{self.mapping.method} {self.mapping.url} (question {question.id})"
         try:
-            answer = request_json(self._request(question, depth, headers), where=where, timeout=self.mapping.timeout,
-                                  retries=self.mapping.retries, backoff=self.mapping.backoff, stop=self.stop)
+            calls = self.mapping.calls
+            answer = request_json(self._request(question, depth, headers), where=where, timeout=calls.timeout,
+                                  **calls.retry_args(), stop=self.stop)
         except HttpError as error:
             raise ExternalRetrieverError(str(error)) from None
         self.requests += 1

@@ -9,15 +9,21 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ...errors import RagretrievalError
-from ...work.limits import Integer, Timeout
+from ...work.limits import Concurrency, Integer, Retries, Timeout, Wait
 from ...work.pool import parallel_map
 from ...work.progress import as_progress
+from ...work.remote import RemoteCall
 
 DEFAULT_DEPTH = 100
+ONE_AT_A_TIME = 1  # questions at once of a local model: it uses every core already
 
 
 class RerankError(RagretrievalError):
     """A reranker that cannot be made, or that failed; a failure names the question."""
+
+
+# a rerank request scores a hundred passages: up to a minute on a CPU server
+RERANK_CALLS = RemoteCall(timeout=60.0, retries=3, backoff=0.5, concurrency=4)
 
 
 class RerankSettings(BaseModel):
@@ -31,8 +37,10 @@ class RerankSettings(BaseModel):
     model: str | None = Field(None, description="Model named in an http: reranker's requests (Cohere, Jina)")
     api_key_env: str | None = Field(None, description="Variable whose value an http: reranker sends as a Bearer "
                                                       "token")
-    concurrency: Integer = Field(default=4, ge=1, le=64, description="Questions reranked at once (http:)")
-    timeout: Timeout = Field(default=60.0, description="Seconds per rerank request (http:)")
+    concurrency: Concurrency = RERANK_CALLS.field("concurrency", "Questions reranked at once (http:)", le=64)
+    timeout: Timeout = RERANK_CALLS.field("timeout", "Seconds per rerank request (http:)")
+    retries: Retries = RERANK_CALLS.field("retries", "Retries on errors, timeouts, 429 and 5xx (http:)")
+    backoff: Wait = RERANK_CALLS.field("backoff", "Seconds before the first retry, doubling (http:)")
     embed: dict | None = Field(None, description="The run's embedding settings (its API endpoint), for an embed: "
                                                  "reranker (set by the run)")
 
@@ -46,6 +54,11 @@ class RerankSettings(BaseModel):
             first = error.errors()[0]
             field = ".".join(str(p) for p in first["loc"]) or "rerank"
             raise RerankError(f"rerank setting {field!r}: {first['msg']}") from None
+
+    @property
+    def calls(self) -> RemoteCall:
+        return RemoteCall(timeout=self.timeout, retries=self.retries, backoff=self.backoff,
+                          concurrency=self.concurrency)
 
     def recorded(self) -> dict:
         """Name and depth always; the rest when it differs from the default."""
@@ -74,7 +87,7 @@ class PerQuestion:
     `RerankError` naming the question, never a ranking silently left in first-stage order."""
 
     identity: str
-    concurrency: int = 1
+    concurrency: int = ONE_AT_A_TIME
 
     def __init__(self, progress=None, stop=None):
         self.progress, self.stop = as_progress(progress), stop

@@ -10,13 +10,13 @@ from typing import Sequence
 import numpy as np
 
 from ...embedders.sentence_transformer import _hub_revision, folder_hash, load_model
-from .base import PerQuestion, RerankError
+from .base import ONE_AT_A_TIME, PerQuestion, RerankError
 
 BATCH_SIZE = 32
 
 
 class CrossEncoderReranker(PerQuestion):
-    concurrency = 1  # the model uses every core already
+    concurrency = ONE_AT_A_TIME
 
     def __init__(self, name: str, settings, context):
         super().__init__(context.progress, context.stop)

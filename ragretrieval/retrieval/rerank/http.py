@@ -47,7 +47,7 @@ class HttpReranker(PerQuestion):
         else:
             body = {"query": question, "documents": list(passages), "top_n": len(passages),
                     **({"model": self.settings.model} if self.settings.model else {})}
-        answer = post_json(self.url, body, headers=self._headers(), timeout=self.settings.timeout, stop=self.stop)
+        answer = post_json(self.url, body, self.settings.calls, headers=self._headers(), stop=self.stop)
         return read_scores(answer, len(passages), self.settings.format)
 
 

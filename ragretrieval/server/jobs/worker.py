@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from ...errors import RagretrievalError
 from ...io.redact import redact_urls
+from ...work.pool import WORKER_THREADS
 from ...work.stop import Stopped, StopToken
 from ..db import Database
 from . import claims
@@ -31,7 +32,7 @@ log = logging.getLogger("ragretrieval.server.jobs")
 
 @dataclass(frozen=True)
 class WorkerSettings:
-    threads: int = 2  # questions answered at once
+    threads: int = WORKER_THREADS  # questions answered at once
     poll_interval: float = 1.0  # seconds between looks for work when there is none
     heartbeat_interval: float = 5.0
     stale_after: float = 30.0  # a claim whose heartbeat is older is taken over

@@ -15,6 +15,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import Response
 
+from ...analysis.settings import MAX_SEED, PAIRED
 from ..schemas import MAX_OFFSET
 from ..store import compare_export
 from ..store.comparing import MAX_RESAMPLES, compare_evaluations, computed, parse_ids, settings
@@ -28,11 +29,11 @@ ROWS_PAGE = 50
 MOVED = 0.0000001  # a difference smaller than this is float noise, not a change
 
 IDS = Query(..., max_length=2000, description="2 or 3 evaluation ids separated by commas; the first is the baseline")
-TEST = Query("t", max_length=20, description="t, wilcoxon, permutation or bootstrap (as compare --test)")
-CORRECTION = Query("holm", max_length=20, description="holm, bonferroni or none")
+TEST = Query(PAIRED.test, max_length=20, description="t, wilcoxon, permutation or bootstrap (as compare --test)")
+CORRECTION = Query(PAIRED.correction, max_length=20, description="holm, bonferroni or none")
 FILTER = Query("", max_length=20, description="all, changed (a tested metric differs), worse or better (the chosen "
                "metric is lower, or higher, than in A)")
-ORDER = Query("questions", max_length=20, description="questions (their order) or regressions (largest drop of the "
+ORDER = Query(Triage.order, max_length=20, description="questions (their order) or regressions (largest drop of the "
               "chosen metric first)")
 METRIC = Query("", max_length=200, description="the metric that orders and filters (name, or level/name for a "
                "retrieval level); default: the judge's average score, else the first metric")
@@ -70,8 +71,9 @@ def compare_api(request: Request, ids: str = IDS, changed: bool = Query(False, d
                 "filter=changed"), filter: str = FILTER, order: str = ORDER, metric: str = METRIC,
                 transition: str = TRANSITION, offset: int = Query(0, ge=0, le=MAX_OFFSET),
                 limit: int = Query(50, ge=0, le=500),
-                test: str = TEST, correction: str = CORRECTION, alpha: float = Query(0.05, gt=0, lt=1),
-                n_resamples: int = Query(10_000, ge=1, le=MAX_RESAMPLES), seed: int = Query(0, ge=0, le=2**32 - 1)):
+                test: str = TEST, correction: str = CORRECTION, alpha: float = Query(PAIRED.alpha, gt=0, lt=1),
+                n_resamples: int = Query(PAIRED.n_resamples, ge=1, le=MAX_RESAMPLES),
+                seed: int = Query(PAIRED.seed, ge=0, le=MAX_SEED)):
     """``compare``'s statistics per level (each as ``ragretrieval compare --json`` gives it), which questions are
     paired, and a page of the paired questions with each evaluation's result, the differences of every tested metric
     (B - A, and C - A) and the failure-class transition."""
@@ -94,11 +96,10 @@ def compare_export_api(request: Request, ids: str = IDS, format: Literal["csv", 
 
 @router.get("/compare", include_in_schema=False)
 def compare_page(request: Request, ids: str = Query("", max_length=2000), other: str = Query("", max_length=100),
-                 changed: bool = False, filter: str = Query("", max_length=20),
-                 order: str = Query("questions", max_length=20), metric: str = Query("", max_length=200),
-                 transition: str = Query("", max_length=200), q: str = Query("", max_length=200),
-                 page: int = Query(1, ge=1, le=MAX_PAGE), test: str = Query("t", max_length=20),
-                 correction: str = Query("holm", max_length=20)):
+                 changed: bool = False, filter: str = FILTER, order: str = ORDER, metric: str = METRIC,
+                 transition: str = TRANSITION, q: str = Query("", max_length=200),
+                 page: int = Query(1, ge=1, le=MAX_PAGE), test: str = TEST,
+                 correction: str = CORRECTION):
     how = settings(test, correction)
     triage = _triage(filter, changed, order, metric, transition)
     chosen_ids = parse_ids(f"{ids},{other}" if other else ids)  # "Compare with" on a detail page sends the other apart

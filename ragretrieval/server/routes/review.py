@@ -9,7 +9,7 @@ from typing import Literal
 from fastapi import APIRouter, Query, Request, Response
 
 from ...analysis.calibration import FEW_LABELS
-from ..store.review import Review
+from ..store.review import DEFAULT_ORDER, Review
 from . import deps
 from .pages import render
 
@@ -21,7 +21,7 @@ def question_id():
 
 
 @router.get("/api/v1/evaluations/{eval_id}/review/next")
-def review_next(request: Request, eval_id: str, order: Order = "uncertain", after: str | None = question_id()):
+def review_next(request: Request, eval_id: str, order: Order = DEFAULT_ORDER, after: str | None = question_id()):
     """The next answer nobody reviewed, in the review order (`uncertain`: a draw with known probabilities that
     favours answers whose judges are unsure or disagree; `uniform`: a uniform random order), after `after` when
     given; 204 when every answer is reviewed."""
@@ -30,7 +30,7 @@ def review_next(request: Request, eval_id: str, order: Order = "uncertain", afte
 
 
 @router.get("/api/v1/evaluations/{eval_id}/review/items/{question_id}")
-def review_item(request: Request, eval_id: str, question_id: str, order: Order = "uncertain"):
+def review_item(request: Request, eval_id: str, question_id: str, order: Order = DEFAULT_ORDER):
     """One answer in review (with its annotation) and its neighbours in the order."""
     return Review(deps.db(request)).item(eval_id, question_id, order)
 
@@ -57,7 +57,7 @@ def _readings(result: dict) -> list[dict]:
 
 
 @router.get("/evaluations/{eval_id}/review", include_in_schema=False)
-def review_page(request: Request, eval_id: str, order: Order = "uncertain", q: str | None = question_id()):
+def review_page(request: Request, eval_id: str, order: Order = DEFAULT_ORDER, q: str | None = question_id()):
     review = Review(deps.db(request))
     evaluation = deps.evaluations(request).get(eval_id, 0, 0)
     item = review.item(eval_id, q, order) if q else review.next(eval_id, order)
@@ -66,7 +66,7 @@ def review_page(request: Request, eval_id: str, order: Order = "uncertain", q: s
 
 
 @router.get("/evaluations/{eval_id}/review/card", include_in_schema=False)
-def review_card(request: Request, eval_id: str, order: Order = "uncertain", q: str | None = question_id(),
+def review_card(request: Request, eval_id: str, order: Order = DEFAULT_ORDER, q: str | None = question_id(),
                 after: str | None = question_id()):
     """The card alone (one answer; the next unreviewed one after `after` without `q`), for the script to put in
     place, with the summary as it is now."""

@@ -31,10 +31,18 @@ from types import SimpleNamespace
 import numpy as np
 from sqlalchemy import select
 
-from ...analysis.compare import ANSWER_LEVEL, ComparedRun, CompareError, check_settings, compare, unique_labels
-from ...analysis.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, TIE_TOLERANCE
+from ...analysis.compare import (
+    ANSWER_LEVEL,
+    ComparedRun,
+    CompareError,
+    compare,
+    unique_labels,
+)
+from ...analysis.settings import PAIRED, CompareSettings
+from ...analysis.stats import TIE_TOLERANCE
 from ...runs.columns import LEVELS, RunColumns
 from ...runs.schema import evaluation_results, evaluations, runs
+from ...work.options import SettingsError
 from ..db import Database
 from ..jobs.records import record_ids
 from . import Conflict, Invalid, NotFound
@@ -47,19 +55,19 @@ SHOWN_IDS = 5
 MAX_RESAMPLES = 100_000
 
 
-class Settings(SimpleNamespace):
-    """The statistics' settings (``compare``'s options and defaults)."""
+Settings = CompareSettings  # the statistics' settings, as ``compare`` takes them
 
 
-def settings(test: str = "t", correction: str = "holm", alpha: float = 0.05, n_resamples: int = DEFAULT_RESAMPLES,
-             seed: int = DEFAULT_SEED) -> Settings:
-    try:
-        check_settings(test, correction, alpha)
-    except CompareError as error:
-        raise Invalid(str(error)) from None
+def settings(test: str = PAIRED.test, correction: str = PAIRED.correction, alpha: float = PAIRED.alpha,
+             n_resamples: int = PAIRED.n_resamples, seed: int = PAIRED.seed) -> CompareSettings:
+    """`CompareSettings` of the page's or the API's query; the web reads at most `MAX_RESAMPLES` resamples (a
+    request is answered while someone waits)."""
     if not 1 <= n_resamples <= MAX_RESAMPLES:
         raise Invalid(f"n_resamples must be from 1 to {MAX_RESAMPLES}; got {n_resamples}")
-    return Settings(test=test, correction=correction, alpha=alpha, n_resamples=n_resamples, seed=seed)
+    try:
+        return CompareSettings(test=test, correction=correction, alpha=alpha, n_resamples=n_resamples, seed=seed)
+    except SettingsError as error:
+        raise Invalid(str(error)) from None
 
 
 def parse_ids(text: str) -> list[str]:
@@ -206,7 +214,7 @@ def compare_evaluations(db: Database, ids: list[str], how: Settings, changed_onl
                    "metrics": [shown_name(k) for k in stats["columns"]], "transition": triage.transition or None,
                    "transitions": transition_counts(stats)},
         "questions": {"items": items, "total": len(picked), "offset": offset, "limit": limit},
-        "settings": vars(how),
+        "settings": how.model_dump(),
     }
 
 
@@ -232,7 +240,7 @@ def computed(db: Database, ids: list[str], how: Settings):
         raise Invalid("these evaluations have no question in common, so nothing can be paired: "
                       + "; ".join(f"{row.name!r} has {len(v['ids'])}" for row, v in zip(rows, all_values))
                       + " (questions pair by their dataset id, or by their question set's id)")
-    key = (tuple(k for k, _ in loaded), json.dumps(vars(how), sort_keys=True))
+    key = (tuple(k for k, _ in loaded), json.dumps(how.model_dump(), sort_keys=True))
     labels = [row.name for row in rows]
     stats = _comparisons.get(key, lambda: _statistics(labels, all_values, common, how))
     return rows, all_values, common, unpaired, stats

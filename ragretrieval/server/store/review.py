@@ -42,6 +42,7 @@ from .evaluations import SHOWN, rel_level_of, result_out
 
 E, R, V = evaluations.c, evaluation_results.c, reviewer_verdicts.c
 ORDERS = ("uncertain", "uniform")
+DEFAULT_ORDER = ORDERS[0]  # the order a review starts in, for the page, the API and the store
 THRESHOLD = 0.5  # a verdict's pass threshold on the 0-1 scale (score5: 3)
 
 
@@ -91,7 +92,7 @@ def _judges(conn: Connection, eval_id: str) -> tuple[str, list[str]]:
     return row.kind, [n for n in (row.judge or "").split(",") if n]
 
 
-def draw(conn: Connection, eval_id: str, order: str = "uncertain") -> Draw:
+def draw(conn: Connection, eval_id: str, order: str = DEFAULT_ORDER) -> Draw:
     _, judges = _judges(conn, eval_id)
     rows = conn.execute(select(R.question_id, R.llm_judge_score, R.checks).where(
         R.evaluation_id == eval_id, R.state == "DONE", R.error.is_(None)).order_by(R.position)).all()
@@ -121,7 +122,7 @@ class Review:
     def __init__(self, db: Database):
         self.db = db
 
-    def next(self, eval_id: str, order: str = "uncertain", after: str | None = None) -> dict | None:
+    def next(self, eval_id: str, order: str = DEFAULT_ORDER, after: str | None = None) -> dict | None:
         """The first answer of the draw order (after `after`, when given, wrapping round) that nobody reviewed;
         None when every answer is reviewed."""
         with self.db.read() as conn:
@@ -134,7 +135,7 @@ class Review:
                     return _item(conn, eval_id, found, index, reviewed)
         return None
 
-    def item(self, eval_id: str, question_id: str, order: str = "uncertain") -> dict:
+    def item(self, eval_id: str, question_id: str, order: str = DEFAULT_ORDER) -> dict:
         """One answer in review, with its neighbours in the draw order."""
         with self.db.read() as conn:
             found = draw(conn, eval_id, order)

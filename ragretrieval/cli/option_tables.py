@@ -1,0 +1,170 @@
+"""The option tables of docs/, generated from the settings models, so a default is stated where it is declared and
+nowhere else by hand.
+
+A page holds a table between two marker comments, ``<!-- options:NAME -->`` and ``<!-- /options:NAME -->``; `TABLES`
+says which model (and which of its fields) each NAME shows: one row per field with its name, its default and its
+meaning (the field's description). ``make docs-tables`` (``python -m ragretrieval.cli.option_tables --write``)
+rewrites every table; ``--check`` (and tests/cli/test_option_tables.py) fails where a table is stale.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from ..io.atomic import write_text_atomic
+
+REFRESH = "make docs-tables (python -m ragretrieval.cli.option_tables --write)"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+# a table keeps its markers' indentation (inside a list item)
+_BLOCK = re.compile(r"^(?P<indent>[ \t]*)(?P<open><!-- options:(?P<name>[\w-]+) -->\n)(?P<body>.*?)"
+                    r"^(?P=indent)(?P<close><!-- /options:(?P=name) -->)", re.S | re.M)
+_OPENING = re.compile(r"^[ \t]*<!-- options:([\w-]+) -->$", re.M)  # a marker is a line of its own, not prose
+
+
+@dataclass(frozen=True)
+class Table:
+    """`model`'s fields as a table: those in `only` (all when empty) but those in `without`, in the model's order."""
+
+    model: str  # "module:attribute", imported when the table is drawn
+    only: tuple[str, ...] = ()
+    without: tuple[str, ...] = ()
+
+    def settings_model(self) -> type[BaseModel]:
+        import importlib
+
+        module, _, name = self.model.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+    def fields(self) -> list[str]:
+        names = list(self.settings_model().model_fields)
+        chosen = [n for n in names if n in self.only] if self.only else names
+        unknown = set(self.only) - set(names)
+        if unknown:
+            raise ValueError(f"{self.model} has no field {', '.join(sorted(unknown))}")
+        return [n for n in chosen if n not in self.without]
+
+
+_ANSWER = "ragretrieval.answers.settings:AnswerSettings"
+_JUDGE_FIELDS = ("judges", "judge_samples", "judge_temperature", "judge_prompts", "judge_model", "judge_base_url",
+                 "judge_api_key_env", "judge_language", "judge_nuggets", "judge_nugget_batch", "judge_price_in",
+                 "judge_price_out", "judge_timeout", "judge_max_retries")
+TABLES: dict[str, Table] = {
+    "llm": Table("ragretrieval.llm.client:LLMSettings"),
+    "answer": Table(_ANSWER, without=_JUDGE_FIELDS + ("retrieval",)),
+    "judge": Table(_ANSWER, only=_JUDGE_FIELDS),
+    "web-options": Table("ragretrieval.server.jobs.options:EvaluationOptions"),
+    "compare": Table("ragretrieval.analysis.settings:CompareSettings"),
+}
+
+
+def shown_default(value) -> str:
+    """A default as the table shows it: ``5``, ``120.0``, ``"auto"`` as `auto`, none, a list as ``1, 3, 5``."""
+    if value is None:
+        return "none"
+    if isinstance(value, BaseModel):
+        return f"`{type(value).__name__}()`"
+    if isinstance(value, bool):
+        return f"`{str(value).lower()}`"
+    if isinstance(value, (list, tuple)):
+        return f"`{', '.join(str(v) for v in value)}`" if value else "none"
+    if isinstance(value, dict):
+        return "`{}`" if not value else f"`{value}`"
+    if value == "":
+        return '`""`'
+    return f"`{value}`"
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def render(name: str) -> str:
+    """The table `name` as Markdown, ending in a newline."""
+    table = TABLES[name]
+    model = table.settings_model()
+    rows = ["| field | default | meaning |", "| --- | --- | --- |"]
+    for field_name in table.fields():
+        info = model.model_fields[field_name]
+        default = info.get_default(call_default_factory=True)
+        rows.append(f"| `{field_name}` | {_cell(shown_default(default))} | {_cell(info.description or '')} |")
+    return "\n".join(rows) + "\n"
+
+
+def refreshed(text: str, where: str = "") -> str:
+    """`text` with every table between markers drawn again. An unknown name or an opening marker without its
+    closing one is a `ValueError` naming `where`."""
+    opened = _OPENING.findall(text)
+    blocks = [m.group("name") for m in _BLOCK.finditer(text)]
+    if sorted(opened) != sorted(blocks):
+        missing = next(n for n in opened if opened.count(n) != blocks.count(n))
+        raise ValueError(f"{where}: <!-- options:{missing} --> has no <!-- /options:{missing} --> after it")
+    for name in blocks:
+        if name not in TABLES:
+            raise ValueError(f"{where}: no option table {name!r} (known: {', '.join(TABLES)})")
+    def drawn(m: re.Match) -> str:
+        indent = m.group("indent")
+        rows = "".join(indent + row + "\n" for row in render(m.group("name")).splitlines())
+        return indent + m.group("open") + rows + indent + m.group("close")
+
+    return _BLOCK.sub(drawn, text)
+
+
+def pages(docs: Path = DOCS) -> list[Path]:
+    """The pages of `docs` that hold a table."""
+    return [p for p in sorted(docs.rglob("*.md")) if _OPENING.search(p.read_text(encoding="utf-8"))]
+
+
+def stale(docs: Path = DOCS) -> list[str]:
+    """``page: table NAME`` for each table that differs from what its model gives."""
+    found = []
+    for page in pages(docs):
+        text = page.read_text(encoding="utf-8")
+        fresh = refreshed(text, str(page))
+        if fresh != text:
+            old = {m.group("name"): m.group("body") for m in _BLOCK.finditer(text)}
+            new = {m.group("name"): m.group("body") for m in _BLOCK.finditer(fresh)}
+            found += [f"{page.relative_to(docs.parent)}: table {n}" for n in new if old.get(n) != new[n]]
+    return found
+
+
+def write(docs: Path = DOCS) -> list[Path]:
+    """Draws every table again; returns the pages that changed."""
+    changed = []
+    for page in pages(docs):
+        text = page.read_text(encoding="utf-8")
+        fresh = refreshed(text, str(page))
+        if fresh != text:
+            write_text_atomic(page, fresh)
+            changed.append(page)
+    return changed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m ragretrieval.cli.option_tables", description=__doc__)
+    parser.add_argument("--write", action="store_true", help="rewrite the stale tables (default: only check)")
+    parser.add_argument("--docs", type=Path, default=DOCS, help="the docs folder [default: the checkout's]")
+    args = parser.parse_args(argv)
+    try:
+        if args.write:
+            for page in write(args.docs):
+                print(f"rewrote {page}")
+            return 0
+        found = stale(args.docs)
+    except ValueError as error:
+        print(f"Error: {error}", file=sys.stderr)
+        return 2
+    for line in found:
+        print(f"stale: {line}", file=sys.stderr)
+    if found:
+        print(f"refresh them with: {REFRESH}", file=sys.stderr)
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
