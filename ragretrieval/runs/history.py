@@ -28,10 +28,10 @@ from ..answers.report import AnswerReport, Report, parse_report
 from ..errors import RagretrievalError
 from ..evaluation.report import EvalReport
 from ..io.redact import redact_urls
-from ..scoring.answer_metrics import current_names
 from ..work.environment import environment
 from .columns import RunColumns, columns_of, stored_columns, write_columns
-from .identity import package_versions, report_config_key, report_questions_fingerprint
+from .identity import report_config_key
+from .index_row import answered_count, index_row, summary_fields
 from .migrations import SchemaError, prepare, stored_version
 from .names import Note, free_name, moved_note, tell
 from .schema import SCHEMA_VERSION, run_columns, run_reports, run_tags, runs
@@ -219,7 +219,7 @@ class RunHistory:
         moves to this one, and that run gets a dated name (runs/names.py), said to `on_note` (else warned)."""
         tags = _clean_tags(tags)
         created = datetime.now(timezone.utc)  # microseconds keep runs saved in one second in order
-        row = self._index_row(report, name, created)
+        row = index_row(report, name, created)
         body = redact_urls(report.model_dump_json())  # URLs are stored without their credentials
         columns = columns_of(report)
         for _attempt in range(5):  # a random suffix collides only when two runs start in the same second
@@ -240,27 +240,6 @@ class RunHistory:
                     continue
                 raise
         raise RunHistoryError("could not find a free run id after 5 attempts")
-
-    @staticmethod
-    def _index_row(report: EvalReport | AnswerReport, name: str | None, created: datetime) -> dict:
-        """The run's row in the index table: copies of the report's configuration, fingerprints and means."""
-        cfg, ds = report.config, report.dataset
-        retrieval = cfg if report.kind == "retrieval" else cfg.retrieval
-        return dict(
-            name=name, created_at=created.isoformat(timespec="microseconds"), kind=report.kind,
-            retriever=retrieval.retriever if retrieval else f"({cfg.contexts} contexts)",
-            model=retrieval.model if retrieval else None, store=retrieval.store if retrieval else "-",
-            chunk_size=retrieval.chunk_size if retrieval else 0,
-            chunk_overlap=retrieval.chunk_overlap if retrieval else 0, dataset_path=ds.path,
-            corpus_fingerprint=ds.corpus_fingerprint, questions_fingerprint=report_questions_fingerprint(report),
-            chunks_fingerprint=ds.chunks_fingerprint,
-            config_key=report_config_key(report), labels_fingerprint=ds.labels_fingerprint,
-            n_questions=ds.n_questions, n_answered=answered_count(report),
-            n_documents=ds.n_documents, n_chunks=ds.n_chunks, embedded_texts=report.embedded_texts,
-            total_seconds=float(report.timings.get("total", 0.0)), config=redact_urls(cfg.model_dump_json()),
-            means=json.dumps(report.means), timings=json.dumps(report.timings),
-            packages=json.dumps(package_versions()),
-        )
 
     def update(self, run_id: str, report: EvalReport | AnswerReport, expected_key: str | None = None) -> str:
         """Replace a stored run's report by a later version of it (``judge-answers`` adds judges): the index row's
@@ -381,27 +360,4 @@ class RunHistory:
         with self.engine.connect() as conn:
             rows = conn.execute(query).mappings().all()
             tags = self._tags_of(conn, [r["id"] for r in rows])
-        return [RunSummary(**{**row, "tags": tags[row["id"]], "means": _current_means(json.loads(row["means"])),
-                              "created_at": datetime.fromisoformat(row["created_at"]),
-                              **_from_config(row)}) for row in rows]
-
-
-def _current_means(means: dict) -> dict:
-    """An index row's means, with the checks' aggregates of an answer run stored before under today's names."""
-    answer = means.get("answer")
-    return {**means, "answer": current_names(answer)} if isinstance(answer, dict) else means
-
-
-def answered_count(report: EvalReport | AnswerReport) -> int | None:
-    """An answer run's questions that got an answer; None for a retrieval run."""
-    return sum(q.error is None for q in report.questions) if report.kind == "answer" else None
-
-
-def _from_config(row) -> dict:
-    """A run's `generator` (an answer run's spec; a retrieval run has none) and `rerank` (the --rerank spec of its
-    retrieval, nested in an answer run's), read from its stored configuration, parsed once."""
-    config = json.loads(row["config"])
-    answer = row["kind"] == "answer"
-    retrieval = (config.get("retrieval") or {}) if answer else config
-    return {"generator": config.get("generator") if answer else None,
-            "rerank": (retrieval.get("rerank") or {}).get("name")}
+        return [RunSummary(**{**row, "tags": tags[row["id"]], **summary_fields(row)}) for row in rows]
