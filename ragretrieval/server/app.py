@@ -143,9 +143,11 @@ def create_app(settings: ServeSettings = ServeSettings(), engine: Engine | None 
 def _errors(app: FastAPI) -> None:
     async def known(request: Request, error: RagretrievalError):
         status = next(code for kind, code in STATUS if isinstance(error, kind))
-        if request.url.path.startswith(API_PREFIXES):
-            return JSONResponse({"detail": public_text(str(error))}, status_code=status)
-        message = server_message(request_language(request), public_text(str(error)))
+        text = public_text(str(error))
+        said = server_message(request_language(request), text)
+        if request.url.path.startswith(API_PREFIXES):  # `detail` stays English for scripts; a page shows `message`
+            return JSONResponse({"detail": text, **({"message": said} if said != text else {})}, status_code=status)
+        message = said
         return request.app.state.templates.TemplateResponse(
             request, "error.html", {"status": status, "message": message}, status_code=status)
 

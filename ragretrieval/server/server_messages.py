@@ -1,6 +1,8 @@
 """The server's refusals as a Chinese page shows them (the error page): each message the stores raise is matched
 by its shape and said again in Chinese with the same values (names, ids, counts), so a Chinese reader never meets
-an English sentence; a message without a translation here stays English. The JSON API stays English."""
+an English sentence; a message without a translation here stays English. The JSON API's `detail` stays English for
+scripts; beside it, `message` carries a refusal in the requesting page's language (its cookie or Accept-Language),
+which the pages' scripts show."""
 
 from __future__ import annotations
 
@@ -35,6 +37,22 @@ _ZH = [
     (r"order must be one of (?P<values>.*); got (?P<got>.*)", "order 只能是 {values} 之一；收到 {got}"),
     (r"metric (?P<metric>'.*') is not among the compared metrics \(e\.g\. (?P<some>.*)\)",
      "指标 {metric} 不在对比的指标中（例如 {some}）"),
+]
+_ZH += [  # the Generate dialog's failures (generate.py's web_message) and the server's missing key
+    (r"the model endpoint did not answer in time; check the base URL and model, then try again",
+     "模型端点未能及时回答；请检查基础 URL 和模型后重试"),
+    (r"the model endpoint answered something that is not a completion; check the base URL and model, then try again",
+     "模型端点的回答不是补全结果；请检查基础 URL 和模型后重试"),
+    (r"the model endpoint could not be reached; check the base URL and model, then try again",
+     "无法连接模型端点；请检查基础 URL 和模型后重试"),
+    (r"the model endpoint answered (?P<status>\d+); try again", "模型端点返回了 {status}；请重试"),
+    (r"the model endpoint answered (?P<status>\d+): it refused the server's API key; the server's operator sets the "
+     r"key", "模型端点返回了 {status}：它拒绝了服务器的 API 密钥；密钥由服务器的管理员设置"),
+    (r"the model endpoint answered (?P<status>\d+); check the model and the base URL",
+     "模型端点返回了 {status}；请检查模型和基础 URL"),
+    (r"no API key: set the environment variable (?P<name>\S+) \(a local endpoint that ignores keys accepts any "
+     r"value, e\.g\. (?P=name)=local\)",
+     "没有 API 密钥：请设置环境变量 {name}（不检查密钥的本地端点接受任意值，例如 {name}=local）"),
 ]
 _PATTERNS = [(re.compile(pattern, re.DOTALL), template) for pattern, template in _ZH]
 

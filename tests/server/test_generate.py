@@ -107,3 +107,29 @@ def test_an_endpoint_that_cannot_be_reached_says_so(sqlite_api, monkeypatch, tmp
     assert response.status_code == 502
     assert response.json()["detail"] == ("the model endpoint could not be reached; check the base URL and model, "
                                          "then try again")
+
+
+@pytest.mark.parametrize("reply, said", [
+    (Reply(status=502, message="bad gateway"), "模型端点返回了 502；请重试"),
+    (Reply(status=401, message="invalid key"), "模型端点返回了 401：它拒绝了服务器的 API 密钥；密钥由服务器的管理员设置"),
+    (Reply(status=404, message="no such model"), "模型端点返回了 404；请检查模型和基础 URL"),
+])
+def test_a_chinese_page_reads_the_failure_in_chinese(sqlite_api, monkeypatch, tmp_path, reply, said):
+    """`detail` stays English for scripts; `message` is what the Chinese dialog shows."""
+    monkeypatch.setenv("RAGRETRIEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    sqlite_api.client.cookies.set("rr_lang", "zh")
+    with ChatServer(lambda request: reply) as server:
+        response = ask(sqlite_api, server, count=1)
+    assert response.status_code == 502 and response.json()["message"] == said
+    assert response.json()["detail"].startswith("the model endpoint answered")
+    assert KEY not in response.text
+
+
+def test_a_missing_key_and_an_english_page(sqlite_api, model, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY")
+    english = ask(sqlite_api, model, count=1)
+    assert english.status_code == 502 and "message" not in english.json()  # nothing to add to `detail`
+    sqlite_api.client.cookies.set("rr_lang", "zh")
+    chinese = ask(sqlite_api, model, count=1).json()
+    assert chinese["message"] == "没有 API 密钥：请设置环境变量 OPENAI_API_KEY（不检查密钥的本地端点接受任意值，例如 OPENAI_API_KEY=local）"

@@ -49,3 +49,13 @@ def test_the_form_lists_the_judges_in_the_design_s_order(api):
     listed = re.findall(r'<input type="checkbox" name="judge" value="([^"]+)"', page)
     assert listed[:8] == ["score5", "correctness", "groundedness", "relevance_to_query", "safety", "chunk_relevance",
                           "context_sufficiency", "nuggets"]  # docs/web.md, "Judges"; plug-ins after
+
+
+def test_an_api_refusal_carries_the_pages_wording(api):
+    """A page's script shows `message` (the refusal in its language); `detail` stays English for scripts."""
+    chinese = api.request("GET", "/api/v1/compare?ids=a", expect=400, headers=ZH).json()
+    assert chinese["message"] == "ids：对比需要 2 或 3 个以逗号分隔的评测；收到 1 个"
+    assert chinese["detail"].startswith("ids: compare takes 2 or 3 evaluations")
+    missing = api.request("GET", "/api/v1/evaluations/no-such-id", expect=404, headers=ZH).json()
+    assert missing["message"].startswith("没有评测") and missing["detail"].startswith("no evaluation")
+    assert "message" not in api.request("GET", "/api/v1/compare?ids=a", expect=400).json()

@@ -14,6 +14,7 @@ export function csrfToken() {
 }
 
 function describe(status, data) {
+  if (data && typeof data.message === "string") return data.message;  // the refusal in the page's language
   const detail = data && data.detail;
   if (Array.isArray(detail)) {
     return detail.map((d) => `${(d.loc || []).filter((p) => p !== "body").join(" → ")}: ${d.msg}`).join("; ");
