@@ -54,7 +54,7 @@ function render() {
       changed();
       render();
     });
-    const number = paged ? (row.number ? String(row.number) : "+") : String(index + 1);
+    const number = rowNumber(row, index);
     return el("tr", { className: "question-row" },
       el("td", { className: "number" }, number),
       el("td", {}, typeSelect(row)),
@@ -118,13 +118,21 @@ document.getElementById("import-file").addEventListener("change", async (event) 
 });
 
 // -------------------------------------------------------------------------------------------------------- saving
+// a row as the table numbers it: its place in the whole set when the set is paged ("+" for a row added on this page)
+function rowNumber(row, index) {
+  return paged ? (row.number ? String(row.number) : "+") : String(index + 1);
+}
+
 function questionsToSave() {
-  const blank = rows.flatMap((r, i) => ((r.question_text || "").trim() || (r.ground_truth || "").trim() ? [] : [i + 1]));
+  const blank = rows.flatMap((r, i) => ((r.question_text || "").trim() || (r.ground_truth || "").trim()
+    ? [] : [rowNumber(r, i)]));
   if (blank.length) {
     throw new Error(t("Rows {rows} are empty: write their question or delete them.", { rows: blank.join(", ") }));
   }
   const untold = rows.findIndex((r) => !(r.question_text || "").trim());
-  if (untold >= 0) throw new Error(t("Row {n} has a ground truth but no question.", { n: untold + 1 }));
+  if (untold >= 0) {
+    throw new Error(t("Row {n} has a ground truth but no question.", { n: rowNumber(rows[untold], untold) }));
+  }
   return rows.map((r) => {
     const item = { question_type: r.question_type || "USER_DEFINED", question_text: r.question_text.trim(),
                    ground_truth: r.ground_truth || "" };

@@ -36,6 +36,11 @@ def test_a_question_on_page_3_of_a_long_set_is_edited_and_saved(browser, server,
         page.goto(f"/evaluations/question-sets/{made['id']}?q=edited%20on%20PAGE")
         expect(rows).to_have_count(1)
         expect(rows.nth(0).locator("td.number")).to_have_text("205")
+        rows.nth(0).locator("textarea.question_text").fill("")  # emptied: the refusal names it by its number
+        rows.nth(0).locator("textarea.ground_truth").fill("")
+        page.click("#save")
+        expect(page.locator("#flash")).to_contain_text("Rows 205 are empty")
+        assert api.get(f"/api/v1/question-sets/{made['id']}")["questions"][204]["question_text"] == texts[204]
         assert page.errors == []
     finally:
         page.context.close()
