@@ -107,6 +107,7 @@ def refreshed(text: str, where: str = "") -> str:
     for name in blocks:
         if name not in TABLES:
             raise ValueError(f"{where}: no option table {name!r} (known: {', '.join(TABLES)})")
+
     def drawn(m: re.Match) -> str:
         indent = m.group("indent")
         rows = "".join(indent + row + "\n" for row in render(m.group("name")).splitlines())
@@ -120,29 +121,31 @@ def pages(docs: Path = DOCS) -> list[Path]:
     return [p for p in sorted(docs.rglob("*.md")) if _OPENING.search(p.read_text(encoding="utf-8"))]
 
 
-def stale(docs: Path = DOCS) -> list[str]:
-    """``page: table NAME`` for each table that differs from what its model gives."""
-    found = []
+def _changed(docs: Path):
+    """(page, its text, its text with every table drawn again) for each page whose tables are not what they give."""
     for page in pages(docs):
         text = page.read_text(encoding="utf-8")
         fresh = refreshed(text, str(page))
         if fresh != text:
-            old = {m.group("name"): m.group("body") for m in _BLOCK.finditer(text)}
-            new = {m.group("name"): m.group("body") for m in _BLOCK.finditer(fresh)}
-            found += [f"{page.relative_to(docs.parent)}: table {n}" for n in new if old.get(n) != new[n]]
+            yield page, text, fresh
+
+
+def stale(docs: Path = DOCS) -> list[str]:
+    """``page: table NAME`` for each table that differs from what its model gives."""
+    found = []
+    for page, text, fresh in _changed(docs):
+        old = {m.group("name"): m.group("body") for m in _BLOCK.finditer(text)}
+        new = {m.group("name"): m.group("body") for m in _BLOCK.finditer(fresh)}
+        found += [f"{page.relative_to(docs.parent)}: table {n}" for n in new if old.get(n) != new[n]]
     return found
 
 
 def write(docs: Path = DOCS) -> list[Path]:
     """Draws every table again; returns the pages that changed."""
-    changed = []
-    for page in pages(docs):
-        text = page.read_text(encoding="utf-8")
-        fresh = refreshed(text, str(page))
-        if fresh != text:
-            write_text_atomic(page, fresh)
-            changed.append(page)
-    return changed
+    changed = [(page, fresh) for page, _, fresh in _changed(docs)]  # all read before any is written
+    for page, fresh in changed:
+        write_text_atomic(page, fresh)
+    return [page for page, _ in changed]
 
 
 def main(argv: list[str] | None = None) -> int:
