@@ -67,11 +67,11 @@ def test_a_set_typed_and_imported_is_evaluated_by_the_extractive_baseline(page):
             expect(card.locator(".truth .text")).to_have_text(truth)
         expect(card.locator(".answer .text")).not_to_have_text("–")  # sentences of the contexts, or the refusal
         expect(card.locator(".score")).to_have_count(0)  # no judge: no score shown, not a zero
-        expect(card.locator("details.sources summary")).to_have_text(re.compile(r"^Sources \(5(, \d cited)?\)$"))
+        expect(card.locator("details.sources > summary")).to_have_text(re.compile(r"^Sources \(5(, \d cited)?\)$"))
         expect(card.locator("footer")).to_contain_text(" s")  # its latency
     first = cards.nth(0)
     expect(first.locator(".answer .text")).to_contain_text("[0]")  # it cites the contexts it quotes
-    first.locator("details.sources summary").click()
+    first.locator("details.sources > summary").click()
     expect(first.locator("details.sources li.cited").first).to_contain_text("cited")
     expect(page.locator("#score-filter")).to_have_count(0)
     assert page.errors == []
@@ -105,7 +105,7 @@ def test_a_corpus_s_questions_answered_by_a_model(page, services):
     expect(cards.first.locator("footer")).to_contain_text("tokens")
     expect(page.locator("table.means.grid[data-level=\"doc\"] td[title=\"doc/recall@5\"]")).to_have_count(1)
     expect(page.locator("#summary")).to_contain_text("Stored run")
-    cards.first.locator("details.sources summary").click()
+    cards.first.locator("details.sources > summary").click()
     expect(cards.first.locator("details.sources li.cited")).to_have_count(2)
     shot(page, "evaluation-detail", height=2400)
     assert page.errors == []
