@@ -1,6 +1,6 @@
 """The pages in Chinese and English: every message the templates and scripts use has its Chinese translation with the
 same placeholders (and the catalogue holds nothing unused), the language follows the browser's Accept-Language
-unless the switch chose one, ``<html lang>`` says which, and the API stays English."""
+unless the switch chose one, ``<html lang>`` says which, and the API keeps its `detail` in English."""
 
 from __future__ import annotations
 
@@ -90,9 +90,13 @@ def test_a_forged_language_cookie_falls_back_to_the_browser(api):
     assert '<html lang="zh">' in text and "<script>\"" not in text
 
 
-def test_the_api_stays_english(api):
+def test_the_api_detail_stays_english(api):
+    """A script reads `detail` in English whatever the language; a Chinese page's script shows `message`."""
     answer = api.client.get("/api/v1/evaluations/eval_0000000000000000", headers={"Accept-Language": "zh-CN"})
-    assert answer.status_code == 404 and answer.json() == {"detail": "no evaluation 'eval_0000000000000000'"}
+    assert answer.status_code == 404 and answer.json() == {"detail": "no evaluation 'eval_0000000000000000'",
+                                                           "message": "没有评测 'eval_0000000000000000'"}
+    english = api.client.get("/api/v1/evaluations/eval_0000000000000000")
+    assert english.json() == {"detail": "no evaluation 'eval_0000000000000000'"}
 
 
 def test_the_form_lists_score5_first_and_says_needs_for_one_judge(api):

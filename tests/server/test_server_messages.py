@@ -1,4 +1,4 @@
-"""A Chinese page says the server's refusals in Chinese (the error page); the API stays English."""
+"""A Chinese page says the server's refusals in Chinese (the error page); the API keeps `detail` in English and adds `message`."""
 
 from __future__ import annotations
 
