@@ -89,6 +89,7 @@ def test_inclusion_probabilities_grow_with_the_weight_and_are_one_when_all_are_l
     assert sampling_weights([0.0]).min() > 0  # no answer is never drawn
 
 
+@pytest.mark.slow  # thousands of simulated draws: 5 s each, in `make test` rather than the fast loop
 @pytest.mark.parametrize("lam", [1.0, 0.5])
 def test_unbiased_over_many_uncertain_first_draws_where_ppi_is_not(lam):
     y, f, u = population(60, 4)

@@ -126,6 +126,7 @@ def test_a_bad_dtype_is_refused_naming_the_field(value):
         EvalConfig(embed={"dtype": value})
 
 
+@pytest.mark.model  # a random-weight sentence-transformers model, loaded with torch
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
 def test_16_bit_vectors_on_the_cpu_are_float32_unit_rows_close_to_float32s(random_model, dtype):
     fp32 = get_embedder(str(random_model)).embed(TEXTS)
@@ -135,6 +136,7 @@ def test_16_bit_vectors_on_the_cpu_are_float32_unit_rows_close_to_float32s(rando
     assert (fp32 * low).sum(axis=1).min() > 0.99 and not np.array_equal(fp32, low)
 
 
+@pytest.mark.model
 def test_two_precisions_never_share_cached_vectors(random_model, tmp_path):
     cache = EmbeddingCache(tmp_path)
     fp32, bf16 = get_embedder(str(random_model)), get_embedder(str(random_model), settings={"dtype": "bfloat16"})
@@ -148,6 +150,7 @@ def test_two_precisions_never_share_cached_vectors(random_model, tmp_path):
     assert not np.array_equal(first, second)
 
 
+@pytest.mark.model
 def test_the_report_says_what_ran_and_the_configuration_what_was_asked(random_model, demo_dataset, tmp_path):
     dataset = load_dataset(demo_dataset)
     report = evaluate(dataset, EvalConfig(model=str(random_model), embed={"dtype": "bfloat16", "batch_size": 4},

@@ -98,6 +98,7 @@ def test_bad_store_grid_on_the_command_line_exits_2(dataset_dir, tmp_path):
     assert "search_concurrency" in out or "--search-concurrency" in out
 
 
+@pytest.mark.model  # the sweep embeds the demo with the default model
 def test_a_sweep_over_ef_search_stores_one_run_per_value_with_exact_overlap(dataset_dir, tmp_path):
     """The default model, on the demo dataset: flat is exact by construction (1.0), HNSW cells are measured."""
     url = f"sqlite:///{tmp_path / 'runs.sqlite'}"
