@@ -109,9 +109,9 @@ def stored_columns(history: RunHistory, run_id: str) -> RunColumns:
     its report and kept for the next time (unless the store is read-only, or the run changed meanwhile)."""
     with history.engine.connect() as conn:
         found = read_columns(conn, run_id)
+        if found is not None:
+            return found
         seen = conn.execute(select(runs.c.config_key, runs.c.means).where(runs.c.id == run_id)).first()
-    if found is not None:
-        return found
     found = columns_of(history.get(run_id).report)
     if not history.read_only and seen is not None:
         _keep(history, run_id, found, tuple(seen))

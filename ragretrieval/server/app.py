@@ -147,9 +147,8 @@ def _errors(app: FastAPI) -> None:
         said = server_message(request_language(request), text)
         if request.url.path.startswith(API_PREFIXES):  # `detail` stays English for scripts; a page shows `message`
             return JSONResponse({"detail": text, **({"message": said} if said != text else {})}, status_code=status)
-        message = said
         return request.app.state.templates.TemplateResponse(
-            request, "error.html", {"status": status, "message": message}, status_code=status)
+            request, "error.html", {"status": status, "message": said}, status_code=status)
 
     app.add_exception_handler(RagretrievalError, known)
 

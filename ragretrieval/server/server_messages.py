@@ -37,8 +37,7 @@ _ZH = [
     (r"order must be one of (?P<values>.*); got (?P<got>.*)", "order 只能是 {values} 之一；收到 {got}"),
     (r"metric (?P<metric>'.*') is not among the compared metrics \(e\.g\. (?P<some>.*)\)",
      "指标 {metric} 不在对比的指标中（例如 {some}）"),
-]
-_ZH += [  # the Generate dialog's failures (generate.py's web_message) and the server's missing key
+    # the Generate dialog's failures (generate.py's web_message) and the server's missing key
     (r"the model endpoint did not answer in time; check the base URL and model, then try again",
      "模型端点未能及时回答；请检查基础 URL 和模型后重试"),
     (r"the model endpoint answered something that is not a completion; check the base URL and model, then try again",
