@@ -209,9 +209,9 @@ class AnswerSettings(SettingsModel):
         nuggets judge. A file that is not there is a `SettingsError` saying how to write one."""
         if "nuggets" not in self.judges:
             return None
-        from ..data.nuggets import nuggets_path
+        from ..data.nuggets import NUGGETS_FILE  # where a dataset keeps its nuggets
 
-        path = self.judge_nuggets or (nuggets_path(dataset_dir) if dataset_dir else None)
+        path = self.judge_nuggets or (Path(dataset_dir) / NUGGETS_FILE if dataset_dir else None)
         if path is None or not Path(path).is_file():
             where = f"{path} does not exist" if path else "the dataset's folder is unknown"
             raise SettingsError(f"the nuggets judge needs nuggets: {where}; write them with `ragretrieval questions "

@@ -22,7 +22,7 @@ from ..embedders.cache import default_cache_dir
 from ..evaluation.report import EvalConfig
 from ..llm.budget import BudgetReached
 from ..llm.replies import check_failures
-from .cost_options import dry_run_option, show_plan, stopped_by_budget
+from .cost_options import dry_run_option, stopped_by_budget
 from .evaluate import retrieval_settings, run_options
 from .fields import Setting, collect, config_option, given_settings, setting_options
 from .judge_options import judge_settings, with_prompt_files
@@ -94,7 +94,7 @@ def answer_command(dataset_dir, questions, config_file, executor_spec, index_dir
     journal = default_cache_dir() / "answers" / f"{key}.journal.jsonl"
     if dry_run:
         progress.close()
-        return show_plan(plan_answers(session, journal), verbose)
+        return click.echo("\n".join(plan_answers(session, journal).lines(verbose)))
     log = AnswerLog(log_file) if log_file else None
     try:
         report = run_answers(session, settings.threads, journal, progress, on_answer=log)

@@ -14,7 +14,6 @@ from ..data.build import build_dataset as build
 from ..data.build import default_out, ids_trec_cannot_hold, parse_generators, trec_ids_warning
 from ..data.corpus import load_corpus
 from ..data.filename_questions import DEFAULT_TEMPLATE
-from .cost_options import show_plan
 from .llm_questions import question_llm_options
 
 
@@ -40,7 +39,7 @@ def build_dataset(corpus_dir: Path, out: Path | None, generator: str, template: 
         raise click.UsageError("--dry-run and --max-cost are for --generator llm (filename questions cost nothing)")
     if dry_run:
         corpus = load_corpus(corpus_dir, strict=strict)
-        return show_plan(plan_llm_questions(corpus.documents, out, **llm), verbose)
+        return click.echo("\n".join(plan_llm_questions(corpus.documents, out, **llm).lines(verbose)))
 
     def llm_questions(documents, folder, questions):
         return add_llm_questions(documents, folder, questions, max_cost=max_cost, **llm)

@@ -12,11 +12,6 @@ dry_run_option = click.option("--dry-run", is_flag=True,
                                    "prices, and send nothing.")
 
 
-def show_plan(plan, verbose: bool) -> None:
-    for line in plan.lines(verbose):
-        click.echo(line)
-
-
 def stopped_by_budget(error: BudgetReached, kept: str) -> BudgetReached:
     """`error` with what was kept and how to go on."""
     said = str(error).replace("max_cost", "--max-cost")

@@ -16,7 +16,7 @@ from ..api.judging import judge_answers
 from ..evaluation.report import ReportError
 from ..llm.budget import BudgetReached
 from .aliases import renamed_option
-from .cost_options import dry_run_option, show_plan, stopped_by_budget
+from .cost_options import dry_run_option, stopped_by_budget
 from .fields import Setting, collect, setting_options
 from .judge_options import judge_settings, with_prompt_files
 from .progress import no_progress_option, terminal_progress
@@ -83,7 +83,7 @@ def judge_answers_command(run, threads, new_run, name, tags, out, repeats, label
     finally:
         progress.close()
     if dry_run:
-        return show_plan(judged, verbose)
+        return click.echo("\n".join(judged.lines(verbose)))
     if verbose:
         for i, answered in enumerate(judged.questions, start=1):
             click.echo(question_line(i, len(judged.questions), answered))

@@ -33,11 +33,11 @@ def nuggets_command(dataset_dir, questions, out, max_nuggets, passage_chars, for
     """Ask a model for the nuggets of every question of DATASET that has none yet: short facts, each vital or okay,
     from the question's reference answer and relevant passages. Hand-written nuggets in the file are kept."""
     from ..data.dataset import load_dataset
-    from ..data.nuggets import nuggets_path
+    from ..data.nuggets import NUGGETS_FILE
     from ..llm.nuggets import NuggetOptions, write_question_nuggets
 
     dataset = load_dataset(dataset_dir, questions)
-    out = out or nuggets_path(dataset_dir)
+    out = out or Path(dataset_dir) / NUGGETS_FILE
     settings = llm_settings(nuggets_model, nuggets_base_url, nuggets_api_key_env, nuggets_timeout,
                             nuggets_max_retries, nuggets_price_in, nuggets_price_out)
     options = NuggetOptions(max_nuggets=max_nuggets, passage_chars=passage_chars, concurrency=nuggets_concurrency,

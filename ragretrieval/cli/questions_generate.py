@@ -9,7 +9,6 @@ from pathlib import Path
 import click
 
 from ..io.replacing import refuse_to_replace
-from .cost_options import show_plan
 from .llm_questions import question_llm_options
 
 DEFAULT_NAME = "questions-llm.jsonl"
@@ -34,7 +33,7 @@ def generate_command(dataset_dir: Path, out: Path | None, force: bool, max_cost:
     out = out or dataset_dir / DEFAULT_NAME
     refuse_to_replace([out], force)
     if dry_run:
-        return show_plan(plan_llm_questions(dataset.documents, dataset_dir, **llm), verbose)
+        return click.echo("\n".join(plan_llm_questions(dataset.documents, dataset_dir, **llm).lines(verbose)))
     known = list(dataset.questions)
     questions, _ = add_llm_questions(dataset.documents, dataset_dir, known, max_cost=max_cost, **llm)
     written = questions[len(known):]

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
 from typing import Iterable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -65,11 +64,6 @@ class QuestionNuggets(BaseModel):
     @property
     def by_hand(self) -> bool:
         return self.written_by != MODEL_WRITTEN
-
-
-def nuggets_path(dataset_dir) -> Path:
-    """Where a dataset's nuggets live: ``nuggets.jsonl`` in its folder."""
-    return Path(dataset_dir) / NUGGETS_FILE
 
 
 def read_nuggets(path) -> dict[str, QuestionNuggets]:
