@@ -165,5 +165,6 @@ def build_report(session: AnswerSession, answered: list[AnsweredQuestion], timin
         notes.append(f"{skipped} question(s) without relevant documents have no retrieval metrics")
     timings = {**timings, "total": sum(timings.values())}
     return AnswerReport(config=config, dataset=session.dataset_info(), settings=session.settings.recorded(),
-                        answer_labels_fingerprint=session.answer_labels_fingerprint, timings=timings, notes=notes,
+                        answer_labels_fingerprint=session.answer_labels_fingerprint, language=session.language,
+                        timings=timings, notes=notes,
                         questions=answered, failure_classes=classes, **meta, **summary)

@@ -21,7 +21,7 @@ from .generators import GenerationFailed, GenerationRequest
 from .judges.audit import padded, shuffled
 from .report import AnsweredQuestion
 from .session import AnswerSession
-from .stored_judging import JudgedQuestion, check_conflicts, pending
+from .stored_judging import JudgedQuestion, check_conflicts, judging_key, pending
 
 LOCAL_GENERATORS = ("extractive", "file")  # they send nothing: a dry run runs them
 
@@ -53,18 +53,19 @@ def plan_judges(plan: CostPlan, judges, answered: AnsweredQuestion, role: str = 
                      output_tokens=reply)
 
 
-def plan_audit(plan: CostPlan, judges, questions: list[AnsweredQuestion], repeats: int, seed: int = 0) -> None:
-    """The audit's requests (judges/audit.py): repeats 1.. of each verdict, then the shuffled and padded variants;
-    repeat 0 is the run's own verdict, planned with the judging."""
+def audit_asks(judges, questions: list[AnsweredQuestion], repeats: int,
+               seed: int = 0) -> list[tuple[list, AnsweredQuestion]]:
+    """The audit's requests (judges/audit.py) as (judges, question) pairs: repeats 1.. of each verdict, then the
+    shuffled and padded variants; repeat 0 is the run's own verdict, planned with the judging."""
+    asks: list[tuple[list, AnsweredQuestion]] = []
     for judge in (j for j in judges if hasattr(j, "repeated")):
         reads = set(judge.placeholders)
         for answered in (q for q in questions if q.error is None):
-            for r in range(1, repeats):
-                plan_judges(plan, [judge.repeated(r * judge.context.options.samples)], answered, " (audit)")
+            asks += [([judge.repeated(r * judge.context.options.samples)], answered) for r in range(1, repeats)]
             variants = [shuffled(answered, seed)] if "contexts" in reads else []
             variants += [padded(answered, judge.context.options.language)] if "answer" in reads else []
-            for variant in (v for v in variants if v is not None):
-                plan_judges(plan, [judge], variant, " (audit)")
+            asks += [([judge], variant) for variant in variants if variant is not None]
+    return asks
 
 
 def unplanned(judges) -> list[str]:
@@ -100,17 +101,17 @@ def plan_judging(report, judges, journal_path=None, replace: bool = False, repea
     """What `judge_report` would send to judge the stored run `report`, with nothing sent."""
     check_conflicts(report, judges, replace)
     plan = CostPlan()
-    questions, wanted, done = pending(report, judges, Journal(journal_path, JudgedQuestion) if journal_path else None)
+    journal = Journal(journal_path, JudgedQuestion) if journal_path else None
+    questions, wanted, done = pending(report, judges, journal, judging_key(report, judges))
     if done:
         plan.notes.append(f"{len(done)} questions are in the journal and are not judged again")
     kept = sum(1 for q in questions if q.error is None and q.id not in wanted and q.id not in done)
     if kept:
         plan.notes.append(f"{kept} questions already hold these judges' verdicts and are not judged again")
-    for answered in questions:
-        if answered.id in wanted:
-            plan_judges(plan, wanted[answered.id], answered)
-    if repeats > 1:
-        plan_audit(plan, judges, questions, repeats)
+    asks = [(wanted[q.id], q, "") for q in questions if q.id in wanted]
+    asks += [(asked, q, " (audit)") for asked, q in (audit_asks(judges, questions, repeats) if repeats > 1 else [])]
+    for asked, answered, role in asks:
+        plan_judges(plan, asked, answered, role)
     plan.notes += [f"judge {name}: its requests cannot be planned (it is not an LLMJudge)" for name in
                    unplanned(judges)]
     return plan

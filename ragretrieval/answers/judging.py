@@ -38,7 +38,6 @@ def judge_stored_run(report: AnswerReport, settings: AnswerSettings, *, threads:
     from .judges import JudgeOptions, build_judges, check_references
     from .judges.audit import audit_judge, check_repeats
     from .judges.summary import check_judges
-    from .prompt import pick_language
 
     if not settings.judges:
         raise SettingsError("name at least one judge (judges)", ["judges"])
@@ -47,7 +46,7 @@ def judge_stored_run(report: AnswerReport, settings: AnswerSettings, *, threads:
     run_settings, generator = report.config.generator_settings, report.config.generator
     budget = Budget(settings.max_cost) if settings.max_cost is not None else None
     options = JudgeOptions.from_settings(
-        settings, pick_language([q.text for q in report.questions]), nuggets=settings.nuggets_file(report.dataset.path),
+        settings, report.language or "en", nuggets=settings.nuggets_file(report.dataset.path),
         budget=budget, generator=generator,
         base_url=run_settings.get("base_url") if generator.startswith("openai:") else None, api_key_env=None)
     answered = [q for q in report.questions if q.error is None]
@@ -57,14 +56,15 @@ def judge_stored_run(report: AnswerReport, settings: AnswerSettings, *, threads:
     if dry_run:
         plan = plan_judging(report, judges, journal, replace=replace, repeats=repeats or 1)
         return JudgedRun(None, plan, warnings, journal)
+    kept = f"nothing is stored or written; the verdicts that were had are kept in {journal}"
     try:
         judged = judge_report(report, judges, threads, journal, progress, stop=stop, replace=replace)
+        # a judge that failed on every answer stops here, before its audit asks anything
+        check_judges({n: s for n, s in judged.judges.items() if n in settings.judges}, kept)
         for judge in judges if repeats else []:
             found = audit_judge(judge, judged.questions, repeats, labels, labels_source, threads, progress, seed=seed)
             judged = judged.model_copy(update={"judge_noise": {**judged.judge_noise, judge.name: found}})
     except BudgetReached as error:
         error.journal = journal  # what was judged before the limit is there
         raise
-    check_judges({n: s for n, s in judged.judges.items() if n in settings.judges},
-                 f"nothing is stored or written; the verdicts that were had are kept in {journal}")
     return JudgedRun(judged, None, warnings, journal)

@@ -170,6 +170,9 @@ class AnswerReport(BaseModel):
     # the `AnswerSettings` the run was made with (AnswerSettings.recorded: no secret), for `runs show --config`;
     # not part of the configuration key (`config` is); None before 0.3
     settings: dict | None = None
+    # the data's language the run's prompts and checks were chosen for (zh, en, pl): what judges added later read;
+    # a run stored without it gets the language of its questions when it is read
+    language: str | None = None
     questions: list[AnsweredQuestion]
 
     @model_validator(mode="before")
@@ -190,6 +193,14 @@ class AnswerReport(BaseModel):
         if isinstance(data.get("questions"), list):
             data["questions"] = [current_question(question) for question in data["questions"]]
         return data
+
+    @model_validator(mode="after")
+    def _language(self):
+        if self.language is None:
+            from .prompt import pick_language
+
+            self.language = pick_language([q.text for q in self.questions])
+        return self
 
     @field_validator("report_version")
     @classmethod

@@ -28,7 +28,6 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from ..data.dataset import questions_fingerprint
 from ..llm.journal import Journal
 from ..work.options import SettingsError
 from ..work.pool import parallel_map
@@ -36,13 +35,16 @@ from ..work.progress import as_progress
 from .failures import UNKNOWN_SUPPORT_NOTE, ClassRules, classify_all, support_notes
 from .judges.base import Judge, JudgeResult, record
 from .judges.summary import failed_verdict, failure_notes
-from .report import AnsweredQuestion, AnswerReport, answer_config_key
+from .report import AnsweredQuestion, AnswerReport
 from .settings import GENERATOR_CALLS
 from .summary import summarize
 from .usage import add_agent_metrics
 
 JOURNAL_VERSION = 1
 NOTE_PREFIX = "judges added by judge-answers"
+# what a judge may read of a question: the judging's journal is keyed by them
+JUDGED_FIELDS = {"id", "text", "question_type", "ground_truth", "answer", "contexts", "citations", "error", "relevant",
+                 "relevant_grades"}
 
 
 class JudgedQuestion(BaseModel):
@@ -55,12 +57,11 @@ class JudgedQuestion(BaseModel):
 
 
 def judging_key(report: AnswerReport, judges: list[Judge]) -> str:
-    """What identifies one judging of one run: the run's own configuration key and the judges' settings."""
-    ds = report.dataset
-    questions = questions_fingerprint((q.id, q.text, q.relevant) for q in report.questions)
-    run = answer_config_key(report.config, ds.corpus_fingerprint, questions, ds.labels_fingerprint,
-                            report.answer_labels_fingerprint)
-    text = json.dumps([run, [(j.name, j.settings()) for j in judges]], sort_keys=True, ensure_ascii=False)
+    """What identifies one judging of one run: what the judges read of each question (its text, reference,
+    answer, contexts and relevant documents) and the judges' settings. Two runs with the same configuration but other
+    answers (a service that answers differently today) never share a journal."""
+    read = [q.model_dump(mode="json", include=JUDGED_FIELDS) for q in report.questions]
+    text = json.dumps([read, [(j.name, j.settings()) for j in judges]], sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
@@ -90,11 +91,11 @@ def _kept(report: AnswerReport, judge: Judge, answered: AnsweredQuestion) -> boo
     return not failed_verdict(verdict)
 
 
-def pending(report: AnswerReport, judges: list[Judge], journal: Journal | None
+def pending(report: AnswerReport, judges: list[Judge], journal: Journal | None, key: str
             ) -> tuple[list[AnsweredQuestion], dict[str, list[Judge]], dict]:
-    """A copy of the run's questions with the journal's verdicts recorded, which judges each question still
-    needs (neither journaled nor already in the run with the same settings), and the journal's entries."""
-    key = judging_key(report, judges)
+    """A copy of the run's questions with the journal's verdicts of this judging (`key`) recorded, which judges each
+    question still needs (neither journaled nor already in the run with the same settings), and the journal's
+    entries."""
     questions = [q.model_copy(deep=True) for q in report.questions]
     done = {e.question_id: e.verdicts for e in journal.load() if e.key == key} if journal is not None else {}
     wanted: dict[str, list[Judge]] = {}
@@ -119,26 +120,25 @@ def judge_report(report: AnswerReport, judges: list[Judge], threads: int = GENER
     progress = as_progress(progress)
     key = judging_key(report, judges)
     journal = Journal(journal_path, JudgedQuestion) if journal_path else None
-    questions, wanted, done = pending(report, judges, journal)
+    questions, wanted, done = pending(report, judges, journal, key)
     todo = [q for q in questions if q.id in wanted]
     if done:
         progress.note(f"resuming: {len(done)} questions were judged before (journal {journal_path})")
 
     def judge_one(answered: AnsweredQuestion) -> AnsweredQuestion:
+        """Its verdicts, journaled as soon as they are had (the journal is thread-safe)."""
         for judge in wanted[answered.id]:
             record(judge.name, judge.metric, answered, judge.judge(answered))
+        if journal is not None:
+            journal.append(JudgedQuestion(key=key, question_id=answered.id, verdicts={
+                j.name: answered.judges[j.name] for j in wanted[answered.id]}))
         return answered
 
     started = time.perf_counter()
     usage = next((u for j in judges if (u := getattr(j, "usage", None)) is not None), None)
     progress.stage("judging " + ", ".join(j.name for j in judges), total=len(todo), unit="question")
-    for _, answered in parallel_map(judge_one, todo, threads, stop=stop, name="ragretrieval-judge-answers"):
-        if journal is not None:
-            journal.append(JudgedQuestion(key=key, question_id=answered.id, verdicts={
-                j.name: answered.judges[j.name] for j in wanted[answered.id]}))
+    for _ in parallel_map(judge_one, todo, threads, stop=stop, name="ragretrieval-judge-answers"):
         progress.advance(1, usage.status() if usage is not None else None)
-    for answered in questions:
-        add_agent_metrics(answered)
     return rebuilt(report, questions, judges, time.perf_counter() - started)
 
 
@@ -147,6 +147,8 @@ def rebuilt(report: AnswerReport, questions: list[AnsweredQuestion], judges: lis
     """The report with judged `questions`, the judges' settings in its configuration and everything recomputed."""
     scorers = {**report.config.scorers, **{j.name: j.settings() for j in judges}}
     config = report.config.model_copy(update={"scorers": scorers})
+    for answered in questions:
+        add_agent_metrics(answered)
     classes = classify_all(questions, ClassRules.of(config))  # a judge's verdict can change a question's class
     summary = summarize(questions)
     when = datetime.now(timezone.utc).isoformat(timespec="seconds")

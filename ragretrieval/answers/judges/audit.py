@@ -80,8 +80,9 @@ def _agreement(judged: list[float], other: list[float], statistic: str | None = 
     return {**found, "ci": interval(lambda a, b: measure(a, b).value, judged, other)}
 
 
-def _labels_agreement(name: str, questions: list[AnsweredQuestion], labels: dict[str, float] | None,
-                      source: str) -> dict | None:
+def _label_pairs(name: str, questions: list[AnsweredQuestion], labels: dict[str, float] | None,
+                 source: str) -> list[tuple[float, float]] | None:
+    """(the judge's verdict, the person's label) for each labelled question with a verdict; None without labels."""
     if labels is None:
         return None
     known = {q.id for q in questions}
@@ -89,9 +90,14 @@ def _labels_agreement(name: str, questions: list[AnsweredQuestion], labels: dict
     if stray:
         raise JudgeError(f"{source}: question {stray[0]!r} is not in the run (the labels are on another run's "
                          "answers?)")
-    both = [(q.judges[name]["value"], labels[q.id]) for q in questions
+    return [(float(q.judges[name]["value"]), float(labels[q.id])) for q in questions
             if q.id in labels and q.judges.get(name, {}).get("value") is not None]
-    found = _agreement([float(a) for a, _ in both], [float(b) for _, b in both])
+
+
+def _labels_agreement(pairs: list[tuple[float, float]] | None, source: str) -> dict | None:
+    if pairs is None:
+        return None
+    found = _agreement([a for a, _ in pairs], [b for _, b in pairs])
     return {**found, "source": source} if found else {"source": source, "n": 0}
 
 
@@ -123,25 +129,29 @@ def audit_judge(judge, questions: list[AnsweredQuestion], repeats: int, labels: 
         asked[(qid, kind)] = result
         progress.advance(1)
     spent = list(asked.values())
+    # what was asked, gathered first; the statistics (analysis/) are taken of it after
     first = {q.id: JudgeResult.model_validate(q.judges[name]) for q in base}
     runs = {q.id: [first[q.id]] + [asked[(q.id, r)] for r in range(1, repeats)] for q in base}
     metrics = [judge.metric, *dict.fromkeys(m for rs in runs.values() for r in rs for m in r.metrics)]
-    noise = flip_rate([[r.value for r in rs if r.value is not None] for rs in runs.values()], seed=seed)
+    by_metric = {m: [_values(rs, m) for rs in runs.values()] for m in metrics}
+    verdicts = [[r.value for r in rs if r.value is not None] for rs in runs.values()]
     failed = sum(r.value is None and r.skipped is None for rs in runs.values() for r in rs)
     match = MATCHES.get(name)
     rule = pairs(name, match, questions) if match is not None else []
+    labelled = _label_pairs(name, questions, labels, labels_source)
+    variants = {kind: [(first[q.id].value, asked[(q.id, kind)].value) for q in base if (q.id, kind) in asked
+                       and first[q.id].value is not None and asked[(q.id, kind)].value is not None]
+                for kind in ("position", "verbosity")}
     found = {"settings": judge.settings(), "metric": judge.metric, "repeats": repeats, "seed": seed,
-             "failed": failed, **noise, "requests": sum(r.requests for r in spent),
+             "failed": failed, **flip_rate(verdicts, seed=seed), "requests": sum(r.requests for r in spent),
              "input_tokens": sum(r.input_tokens for r in spent), "output_tokens": sum(r.output_tokens for r in spent),
              "cost": round(sum(r.cost for r in spent), 6),
-             "variance": {m: v for m in metrics if (v := within_variance([_values(rs, m) for rs in runs.values()]))
-                          is not None},
+             "variance": {m: v for m, values in by_metric.items() if (v := within_variance(values)) is not None},
              "rule": ({"check": match.check, **_agreement([a for a, _ in rule], [b for _, b in rule],
-                                                          match.statistic)} if rule else None),
-             "labels": _labels_agreement(name, questions, labels, labels_source)}
+                                                          match.statistic)} if match is not None and rule else None),
+             "labels": _labels_agreement(labelled, labels_source)}
     for kind, applies, why in (("position", "contexts" in reads, "the judge does not read the contexts together"),
                                ("verbosity", "answer" in reads, "the judge does not read the answer")):
-        both = [(first[q.id].value, asked[(q.id, kind)].value) for q in base if (q.id, kind) in asked
-                and first[q.id].value is not None and asked[(q.id, kind)].value is not None]
+        both = variants[kind]
         found[kind] = shift([a for a, _ in both], [b for _, b in both], seed) if applies else {"not_applicable": why}
     return found
