@@ -10,6 +10,8 @@ import re
 import pytest
 
 from ragretrieval.testing.chat_server import ChatServer, Reply
+from ragretrieval.work.progress import RecordingProgress
+from ragretrieval.work.stop import StopToken
 
 BLOCK = re.compile(r"<<<\n(.*?)\n>>>", re.S)
 NUMBERED = re.compile(r"^\[(\d+)\] (.*)$", re.M)
@@ -97,3 +99,16 @@ def judge_requests(server, name: str | None = None) -> int:
     """Requests the server got for the judge model (of one judge)."""
     return server.count(lambda r: r["model"] == "judge-model" and (
         name is None or which_judge(r["messages"][0]["content"]) == name))
+
+
+class StopAfter(RecordingProgress):
+    """A progress that asks `stop` to stop once `n` questions of the stage are done."""
+
+    def __init__(self, n: int, stop: StopToken):
+        super().__init__()
+        self.n, self.stop = n, stop
+
+    def advance(self, n=1, status=None):
+        super().advance(n, status)
+        if self.stages[-1][2] == self.n:
+            self.stop.request("enough for now")

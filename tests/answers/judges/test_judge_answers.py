@@ -14,10 +14,9 @@ from ragretrieval.answers.report import AnswerReport
 from ragretrieval.answers.stored_judging import judge_report
 from ragretrieval.cli import main
 from ragretrieval.runs import RunHistory
-from ragretrieval.work.progress import RecordingProgress
 from ragretrieval.work.stop import Stopped, StopToken
 
-from .conftest import judge_requests
+from .conftest import StopAfter, judge_requests
 
 QUESTIONS = Path(__file__).resolve().parents[3] / "datasets" / "demo" / "answer_questions.jsonl"
 JUDGED = ("average_score", "response/llm_judged/correctness/rating", "retrieval/llm_judged/chunk_relevance_precision")
@@ -112,17 +111,11 @@ def test_a_stopped_judging_resumes_from_its_journal(floor, judge_server, tmp_pat
     monkeypatch.setenv("OPENAI_API_KEY", "local")
     stop = StopToken()
 
-    class StopAfterTwo(RecordingProgress):
-        def advance(self, n=1, status=None):
-            super().advance(n, status)
-            if self.stages[-1][2] == 2:
-                stop.request("enough for now")
-
     judges = build_judges("score5,correctness", JudgeOptions(model="judge-model", base_url=judge_server.url,
                                                              language="zh"))
     journal = tmp_path / "judging.journal.jsonl"
     with pytest.raises(Stopped):
-        judge_report(report, judges, threads=1, journal_path=journal, progress=StopAfterTwo(), stop=stop)
+        judge_report(report, judges, threads=1, journal_path=journal, progress=StopAfter(2, stop), stop=stop)
     journaled = [json.loads(line) for line in journal.read_text(encoding="utf-8").splitlines()]
     assert len(journaled) == 2 and judge_server.count() == 4
     judged = judge_report(report, judges, threads=2, journal_path=journal)

@@ -17,10 +17,9 @@ from ragretrieval.answers.stored_judging import judge_report, judging_key
 from ragretrieval.cli import main
 from ragretrieval.runs import RunHistory
 from ragretrieval.testing.chat_server import ChatServer, Reply
-from ragretrieval.work.progress import RecordingProgress
 from ragretrieval.work.stop import Stopped, StopToken
 
-from .conftest import MARKERS, judge_requests, plays_both
+from .conftest import MARKERS, StopAfter, judge_requests, plays_both
 
 QUESTIONS = Path(__file__).resolve().parents[3] / "datasets" / "demo" / "answer_questions.jsonl"
 
@@ -46,15 +45,9 @@ def test_a_run_with_other_answers_does_not_take_the_journal_of_another(stored, j
     judges = build_judges("score5", JudgeOptions(model="judge-model", base_url=judge_server.url, language="zh"))
     stop = StopToken()
 
-    class StopAfterTwo(RecordingProgress):
-        def advance(self, n=1, status=None):
-            super().advance(n, status)
-            if self.stages[-1][2] == 2:
-                stop.request("enough for now")
-
     journal = tmp_path / "judging.journal.jsonl"
     with pytest.raises(Stopped):
-        judge_report(report, judges, threads=1, journal_path=journal, progress=StopAfterTwo(), stop=stop)
+        judge_report(report, judges, threads=1, journal_path=journal, progress=StopAfter(2, stop), stop=stop)
     assert judge_server.count() == 2
     # the same run's configuration, but the service answered the first question otherwise today
     changed = [q.model_copy(update={"answer": "大火蒸 20 分钟。"}) if i == 0 else q
