@@ -19,14 +19,16 @@ REMOTE = {"timeout", "max_retries", "retries", "backoff", "sleep_time", "concurr
           "judge_timeout", "judge_max_retries"}
 PAIRED = {"test", "correction", "alpha", "n_resamples"}
 # watched as defaults only: as a call's keyword they are a choice (``replace(triage, filter="all")``), not a default
-DEFAULTS_ONLY = {"search_concurrency", "dtype", "batch_size", "order", "filter"}
+DEFAULTS_ONLY = {"search_concurrency", "dtype", "batch_size", "order", "filter", "per_doc"}
 WATCHED = REMOTE | PAIRED | DEFAULTS_ONLY
-FLAGS = {"--search-concurrency", "--embed-dtype", "--embed-batch-size", "--timeout", "--llm-timeout", "--judge-timeout", "--max-retries", "--llm-max-retries",
+FLAGS = {"--per-doc", "--search-concurrency", "--embed-dtype", "--embed-batch-size", "--timeout", "--llm-timeout", "--judge-timeout", "--max-retries", "--llm-max-retries",
          "--judge-max-retries", "--sleep-time", "--concurrency", "--threads", "--test", "--correction", "--alpha",
          "--n-resamples"}
 DECLARATIONS = {"RemoteCall", "but"}  # RemoteCall(timeout=120.0, ...) and LLM_CALLS.but(retries=5) declare them
 MODELS = {("analysis/settings.py", "CompareSettings"), ("evaluation/report.py", "EvalConfig"),
-          ("embedders/settings.py", "EmbedSettings"), ("server/store/triage.py", "Triage")}  # they declare their own
+          ("embedders/settings.py", "EmbedSettings"), ("server/store/triage.py", "Triage"),
+          ("llm/questions/build.py", "QuestionOptions"),  # questions per document, for the command line
+          ("server/schemas.py", "GenerateIn")}  # they declare their own (the web dialog asks fewer per document)
 # module constants that declare a setting of the paired test: the one place its level is written
 CONSTANTS = {("work/significance.py", "ALPHA"),
              ("retrieval/fusion/__init__.py", "DEFAULT_ALPHA")}  # weighted fusion's dense weight: another alpha
@@ -46,11 +48,12 @@ def _name(func) -> str:
 
 def _default_in(node) -> ast.AST | None:
     """The default a field's or query's value holds: the value itself, or ``Field(DEFAULT, ...)``,
-    ``Query(DEFAULT, ...)``, ``default=DEFAULT``."""
+    ``Query(DEFAULT, ...)``, ``default=DEFAULT`` (also in ``described(HELP, default=DEFAULT)``, a settings
+    dataclass's field)."""
     if isinstance(node, ast.Call):
-        if _name(node.func) not in ("Field", "Query"):
+        if _name(node.func) not in ("Field", "Query", "described"):
             return None
-        if node.args and _literal(node.args[0]):
+        if node.args and _literal(node.args[0]) and _name(node.func) != "described":  # described's is its help
             return node.args[0]
         return next((k.value for k in node.keywords if k.arg == "default" and _literal(k.value)), None)
     return node if _literal(node) else None
@@ -138,6 +141,9 @@ def test_no_default_of_a_remote_call_or_the_paired_test_is_typed_outside_its_mod
     ("def page(filter: str = Query('all', max_length=20)): pass", "filter"),
     ("ALPHA = 0.05  # the test's level for the sentence", "ALPHA"),
     ("DEFAULT_CORRECTION: str = 'holm'", "DEFAULT_CORRECTION"),
+    ("class Plan:\n    per_doc: int = 3", "per_doc"),
+    ("option = click.option('--per-doc', type=int, default=3)", "--per-doc"),
+    ("class WorkerSettings:\n    threads: int = described('Questions at once', default=4)", "threads"),
 ])
 def test_the_scan_finds_each_way_of_typing_a_default(source, name):
     [problem] = found_literals(source, "m.py")
