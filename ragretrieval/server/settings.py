@@ -1,5 +1,6 @@
-"""`ServeSettings`: how ``ragretrieval serve`` runs (the CLI's options, one field each), and the bind rule: an
-address other than loopback needs a token."""
+"""`ServeSettings`: how ``ragretrieval serve`` runs (the CLI's options, one field each), with `WorkerSettings` (the
+worker's, shared with ``ragretrieval worker``), and the bind rule: an address other than loopback needs a token.
+Light on purpose (no FastAPI, no SQLAlchemy): the command line reads its defaults when it declares its options."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 from ..errors import RagretrievalError
 from ..work.limits import check_bounds
 from ..work.options import described
-from .jobs.worker import WorkerSettings
+from ..work.pool import WORKER_THREADS
 
 TOKEN_VARIABLE = "RAGRETRIEVAL_SERVE_TOKEN"
 
@@ -20,6 +21,20 @@ class ServeError(RagretrievalError):
     """Settings the server refuses to start with."""
 
     exit_code = 2
+
+
+@dataclass(frozen=True)
+class WorkerSettings:
+    """A worker's threads and timing: the defaults of ``serve``'s and ``worker``'s options, declared here once
+    (docs/web.md's table of them is generated from these fields)."""
+
+    threads: int = described("Questions answered at once", default=WORKER_THREADS)
+    poll_interval: float = described("Seconds between looks for work when there is none", default=1.0)
+    heartbeat_interval: float = described("Seconds between heartbeats of the questions in hand", default=5.0)
+    stale_after: float = described("Seconds after which a question whose heartbeat is older is taken over (its "
+                                   "worker is gone); longer than the heartbeat", default=30.0)
+    keep_runners: int = described("Prepared evaluations kept per worker", default=4)
+    stop_grace: float = described("Seconds the questions in hand get to finish when the worker stops", default=10.0)
 
 
 @dataclass(frozen=True)

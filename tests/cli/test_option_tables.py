@@ -105,8 +105,9 @@ def test_the_serve_table_is_generated_from_serve_settings_and_the_worker_setting
 
 
 def test_the_serve_table_names_every_option_of_serve_and_the_command_keeps_the_fields_defaults():
-    """The command line states the defaults again (its --help must not import the server); this keeps them the
-    settings' own, so the table is true of `ragretrieval serve` with no options."""
+    """Each option the table names is one of `serve`'s, every one of them is named, and with none given the command
+    holds the fields' defaults (cli/serve.py and cli/worker.py read them from the settings), so the table is true of
+    `ragretrieval serve`."""
     given = serve_command.make_context("serve", []).params
     fields = {row.name: row.default for row in TABLES["serve"].rows()}
     named = set()

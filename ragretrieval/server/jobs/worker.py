@@ -15,34 +15,18 @@ import os
 import secrets
 import socket
 import threading
-from dataclasses import dataclass
 
 from ...errors import RagretrievalError
 from ...io.redact import redact_urls
-from ...work.options import described
-from ...work.pool import WORKER_THREADS
 from ...work.stop import Stopped, StopToken
 from ..db import Database
+from ..settings import WorkerSettings
 from . import claims
 from .engine import Engine, EvaluationSettings
 from .runners import Runners
 from .stored_run import store_run
 
 log = logging.getLogger("ragretrieval.server.jobs")
-
-
-@dataclass(frozen=True)
-class WorkerSettings:
-    """A worker's threads and timing: the defaults of ``serve``'s and ``worker``'s options, declared here once
-    (docs/web.md's table of them is generated from these fields)."""
-
-    threads: int = described("Questions answered at once", default=WORKER_THREADS)
-    poll_interval: float = described("Seconds between looks for work when there is none", default=1.0)
-    heartbeat_interval: float = described("Seconds between heartbeats of the questions in hand", default=5.0)
-    stale_after: float = described("Seconds after which a question whose heartbeat is older is taken over (its "
-                                   "worker is gone); longer than the heartbeat", default=30.0)
-    keep_runners: int = described("Prepared evaluations kept per worker", default=4)
-    stop_grace: float = described("Seconds the questions in hand get to finish when the worker stops", default=10.0)
 
 
 def worker_id() -> str:
