@@ -10,6 +10,7 @@ from pydantic import ConfigDict, Field, field_validator
 
 from ..work.limits import Integer
 from ..work.options import SettingsError, SettingsModel
+from ..work.significance import ALPHA
 
 TESTS = ("t", "wilcoxon", "permutation", "bootstrap")
 CORRECTIONS = ("holm", "bonferroni", "none")
@@ -26,7 +27,7 @@ class CompareSettings(SettingsModel):
     test: str = Field("t", description="Paired test: " + ", ".join(TESTS))
     correction: str = Field("holm", description="Multiple-testing correction over every (run, metric) p-value: "
                                                 + ", ".join(CORRECTIONS))
-    alpha: float = Field(0.05, description="Significance level for the corrected p-values (between 0 and 1)")
+    alpha: float = Field(ALPHA, description="Significance level for the corrected p-values (between 0 and 1)")
     n_resamples: Integer = Field(DEFAULT_RESAMPLES, ge=1, le=MAX_RESAMPLES,
                                  description="Resamples of the bootstrap CI and the permutation/bootstrap tests")
     seed: Integer = Field(DEFAULT_SEED, ge=0, le=MAX_SEED, description="Seed of every resample")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import click
 
+from ..llm.questions.build import QuestionOptions
 from .cost_options import dry_run_option, max_cost_option
 from .llm_options import llm_options, llm_settings
 from .progress import no_progress_option, terminal_progress
@@ -15,7 +16,7 @@ def question_llm_options(prefix: str):
     how many, which types, the endpoint (`llm_options`), the spend; `prefix` (``"llm: "``) marks them where the model
     is not the command's only source of questions."""
     declared = [
-        click.option("--per-doc", type=int, default=3, show_default=True,
+        click.option("--per-doc", type=int, default=QuestionOptions.per_doc, show_default=True,
                      help=f"{prefix}questions asked per document."),
         click.option("--types", "types_text", default="factual,inferential", show_default=True,
                      help=f"{prefix}question types (factual, inferential)."),

@@ -3,21 +3,26 @@ nowhere else by hand.
 
 A page holds a table between two marker comments, ``<!-- options:NAME -->`` and ``<!-- /options:NAME -->``; `TABLES`
 says which model (and which of its fields) each NAME shows: one row per field with its name, its default and its
-meaning (the field's description). ``make docs-tables`` (``python -m ragretrieval.cli.option_tables --write``)
-rewrites every table; ``--check`` (and tests/cli/test_option_tables.py) fails where a table is stale.
+meaning (the field's description: pydantic's ``Field(description=...)``, or a settings dataclass's
+``described(...)``, work/options.py), and first the command-line option that sets it where the table names them.
+``make docs-tables`` (``python -m ragretrieval.cli.option_tables --write``) rewrites every table; ``--check`` (and
+tests/cli/test_option_tables.py) fails where a table is stale.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
 from ..io.atomic import write_text_atomic
+from ..work.options import DESCRIPTION
 
 REFRESH = "make docs-tables (python -m ragretrieval.cli.option_tables --write)"
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -27,27 +32,67 @@ _BLOCK = re.compile(r"^(?P<indent>[ \t]*)(?P<open><!-- options:(?P<name>[\w-]+) 
 _OPENING = re.compile(r"^[ \t]*<!-- options:([\w-]+) -->$", re.M)  # a marker is a line of its own, not prose
 
 
+REQUIRED = object()  # a field without a default
+MIB = 2**20
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str  # ``worker_settings.threads`` for a field of an expanded one
+    default: Any
+    description: str
+
+
+def declared(model) -> list[Row]:
+    """Each field of a pydantic model or a settings dataclass, in the model's order."""
+    if dataclasses.is_dataclass(model):
+        return [Row(f.name, f.default if f.default is not dataclasses.MISSING
+                    else REQUIRED if f.default_factory is dataclasses.MISSING else f.default_factory(),
+                    f.metadata.get(DESCRIPTION, "")) for f in dataclasses.fields(model)]
+    return [Row(name, REQUIRED if info.is_required() else info.get_default(call_default_factory=True),
+                info.description or "") for name, info in model.model_fields.items()]
+
+
 @dataclass(frozen=True)
 class Table:
-    """`model`'s fields as a table: those in `only` (all when empty) but those in `without`, in the model's order."""
+    """`model`'s fields as a table: those in `only` (all when empty) but those in `without`, in the model's order.
+    A field in `expand` is shown as its own fields' rows (``worker_settings.threads``); `options` pairs a field with
+    the command-line option that sets it, shown in a first column."""
 
     model: str  # "module:attribute", imported when the table is drawn
     only: tuple[str, ...] = ()
     without: tuple[str, ...] = ()
+    expand: tuple[str, ...] = ()
+    options: tuple[tuple[str, str], ...] = ()
 
-    def settings_model(self) -> type[BaseModel]:
+    def settings_model(self) -> Any:
         import importlib
 
         module, _, name = self.model.partition(":")
         return getattr(importlib.import_module(module), name)
 
     def fields(self) -> list[str]:
-        names = list(self.settings_model().model_fields)
+        names = [row.name for row in declared(self.settings_model())]
         chosen = [n for n in names if n in self.only] if self.only else names
-        unknown = set(self.only) - set(names)
+        unknown = (set(self.only) | set(self.expand)) - set(names)
         if unknown:
             raise ValueError(f"{self.model} has no field {', '.join(sorted(unknown))}")
         return [n for n in chosen if n not in self.without]
+
+    def rows(self) -> list[Row]:
+        chosen = set(self.fields())
+        rows = []
+        for row in declared(self.settings_model()):
+            if row.name in self.expand:
+                rows += [dataclasses.replace(inner, name=f"{row.name}.{inner.name}")
+                         for inner in declared(type(row.default))]
+            elif row.name in chosen:
+                rows.append(row)
+        named = {row.name for row in rows}
+        unknown = [name for name, _ in self.options if name not in named]
+        if unknown:
+            raise ValueError(f"{self.model}: an option names no row of the table: {', '.join(unknown)}")
+        return rows
 
 
 _ANSWER = "ragretrieval.answers.settings:AnswerSettings"
@@ -60,13 +105,25 @@ TABLES: dict[str, Table] = {
     "judge": Table(_ANSWER, only=_JUDGE_FIELDS),
     "web-options": Table("ragretrieval.server.jobs.options:EvaluationOptions"),
     "compare": Table("ragretrieval.analysis.settings:CompareSettings"),
+    "serve": Table("ragretrieval.server.settings:ServeSettings", expand=("worker_settings",), options=(
+        ("runs_db", "`--runs-db URL`"), ("datasets", "`--datasets DIR`"), ("host", "`--host ADDR`"),
+        ("port", "`--port N`"), ("token", "`--token [VALUE]`"), ("max_body_bytes", "`--max-body-mb N` (in MiB)"),
+        ("worker", "`--worker / --no-worker`"), ("worker_settings.threads", "`--concurrency N`"),
+        ("worker_settings.poll_interval", "`--poll S`"), ("worker_settings.heartbeat_interval", "`--heartbeat S`"),
+        ("worker_settings.stale_after", "`--stale-after S`"), ("engine", "`--engine MODULE:FUNCTION`"),
+        ("api_key_env", "`--api-key-env NAME`"), ("allow_models", "`--allow-model NAME` (repeatable)"))),
 }
 
 
-def shown_default(value) -> str:
-    """A default as the table shows it: ``5``, ``120.0``, ``"auto"`` as `auto`, none, a list as ``1, 3, 5``."""
+def shown_default(value, name: str = "") -> str:
+    """A default as the table shows it: ``5``, ``120.0``, ``"auto"`` as `auto`, none, a list as ``1, 3, 5``; a size
+    in whole MiB (a field named ``*_bytes``) says so."""
+    if value is REQUIRED:
+        return "required"
     if value is None:
         return "none"
+    if name.endswith("_bytes") and isinstance(value, int) and value and value % MIB == 0:
+        return f"`{value}` ({value // MIB} MiB)"
     if isinstance(value, BaseModel):
         return f"`{type(value).__name__}()`"
     if isinstance(value, bool):
@@ -87,13 +144,14 @@ def _cell(text: str) -> str:
 def render(name: str) -> str:
     """The table `name` as Markdown, ending in a newline."""
     table = TABLES[name]
-    model = table.settings_model()
-    rows = ["| field | default | meaning |", "| --- | --- | --- |"]
-    for field_name in table.fields():
-        info = model.model_fields[field_name]
-        default = info.get_default(call_default_factory=True)
-        rows.append(f"| `{field_name}` | {_cell(shown_default(default))} | {_cell(info.description or '')} |")
-    return "\n".join(rows) + "\n"
+    options = dict(table.options)
+    lines = ["| option | field | default | meaning |", "| --- | --- | --- | --- |"] if options else [
+        "| field | default | meaning |", "| --- | --- | --- |"]
+    for row in table.rows():
+        cells = [options.get(row.name, "—")] if options else []
+        cells += [f"`{row.name}`", shown_default(row.default, row.name), row.description]
+        lines.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def refreshed(text: str, where: str = "") -> str:

@@ -8,9 +8,12 @@ from pathlib import Path
 
 import click
 
+from ..server.settings import ServeSettings
 from .bounds import PORT
 from .runs import runs_db_option
 from .worker import worker_options, worker_settings
+
+MIB = 2**20  # --max-body-mb gives ServeSettings.max_body_bytes in MiB
 
 TOKEN_HELP = ("Require this token (bearer for the API, a login for pages); needed to bind other than loopback. "
               "`--token` alone makes a random one and prints it. Prefer $RAGRETRIEVAL_SERVE_TOKEN: a value on the "
@@ -18,16 +21,16 @@ TOKEN_HELP = ("Require this token (bearer for the API, a login for pages); neede
 
 
 @click.command("serve")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
-@click.option("--port", type=PORT, default=8000, show_default=True, help="Port to bind (1 to 65535).")
+@click.option("--host", default=ServeSettings.host, show_default=True, help="Address to bind.")
+@click.option("--port", type=PORT, default=ServeSettings.port, show_default=True, help="Port to bind (1 to 65535).")
 @runs_db_option
-@click.option("--datasets", type=click.Path(exists=True, file_okay=False, path_type=Path), default=Path("."),
-              show_default=True,
+@click.option("--datasets", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              default=ServeSettings.datasets, show_default=True,
               help="Folder whose dataset folders are the corpora (named by their path in it).")
 @click.option("--token", is_flag=False, flag_value="", default=None, help=TOKEN_HELP)
-@click.option("--max-body-mb", type=click.FloatRange(min=0.1), default=16.0, show_default=True,
-              help="Largest request body accepted (imports are half of it).")
-@click.option("--worker/--no-worker", "with_worker", default=True, show_default=True,
+@click.option("--max-body-mb", type=click.FloatRange(min=0.1), default=ServeSettings.max_body_bytes / MIB,
+              show_default=True, help="Largest request body accepted (imports are half of it).")
+@click.option("--worker/--no-worker", "with_worker", default=ServeSettings.worker, show_default=True,
               help="Run evaluations inside the server (--no-worker: only `ragretrieval worker` processes do).")
 @click.option("--allow-model", "allow_models", multiple=True, metavar="NAME",
               help="An embedding model web evaluations may name besides the registry's (m3e-small, e5-small-q4, ...): "
@@ -37,7 +40,7 @@ def serve_command(host, port, runs_db, datasets, token, max_body_mb, with_worker
     """Serve question sets, evaluations and their results on http://HOST:PORT."""
     import uvicorn
 
-    from ..server import ServeSettings, create_app
+    from ..server import create_app
     from ..server.settings import check_bind, check_port
 
     if token is None:
@@ -48,7 +51,7 @@ def serve_command(host, port, runs_db, datasets, token, max_body_mb, with_worker
         token = secrets.token_urlsafe(24)
         click.echo(f"token: {token}")
     settings = ServeSettings(runs_db=runs_db, datasets=datasets, host=host, port=port, token=token or None,
-                             max_body_bytes=int(max_body_mb * 2**20), worker=with_worker,
+                             max_body_bytes=int(max_body_mb * MIB), worker=with_worker,
                              worker_settings=worker_settings(**worker), engine=worker["engine"],
                              api_key_env=worker["api_key_env"], allow_models=tuple(allow_models))
     check_bind(settings)

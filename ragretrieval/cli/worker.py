@@ -8,23 +8,24 @@ from pathlib import Path
 
 import click
 
-from ..work.pool import WORKER_THREADS
+from ..server.settings import ServeSettings, WorkerSettings
 from .aliases import renamed_option
 from .runs import runs_db_option
 
 _OPTIONS = [
-    renamed_option("--concurrency", "--threads", "threads", type=click.IntRange(min=1), default=WORKER_THREADS,
-                   show_default=True, help="Questions answered at once."),
-    click.option("--heartbeat", type=click.FloatRange(min=0.05), default=5.0, show_default=True,
-                 help="Seconds between heartbeats of the questions in hand."),
-    click.option("--stale-after", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
+    renamed_option("--concurrency", "--threads", "threads", type=click.IntRange(min=1),
+                   default=WorkerSettings.threads, show_default=True, help="Questions answered at once."),
+    click.option("--heartbeat", type=click.FloatRange(min=0.05), default=WorkerSettings.heartbeat_interval,
+                 show_default=True, help="Seconds between heartbeats of the questions in hand."),
+    click.option("--stale-after", type=click.FloatRange(min=0.1), default=WorkerSettings.stale_after,
+                 show_default=True,
                  help="A question whose heartbeat is older is taken over (its worker is gone)."),
-    click.option("--poll", type=click.FloatRange(min=0.05), default=1.0, show_default=True,
-                 help="Seconds between looks for work when there is none."),
+    click.option("--poll", type=click.FloatRange(min=0.05), default=WorkerSettings.poll_interval,
+                 show_default=True, help="Seconds between looks for work when there is none."),
     click.option("--engine", default=None, metavar="MODULE:FUNCTION",  # else the variable, read by load_engine
                  help="The engine that answers and judges questions [default: the built-in one].  [env var: "
                       "RAGRETRIEVAL_SERVE_ENGINE]"),
-    click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
+    click.option("--api-key-env", default=ServeSettings.api_key_env, show_default=True,
                  help="Environment variable with the API key for models (openai: generators, judges, question "
                       "generation)."),
 ]
@@ -37,8 +38,6 @@ def worker_options(command):
 
 
 def worker_settings(threads, heartbeat, stale_after, poll, engine=None, api_key_env=None):
-    from ..server.jobs.worker import WorkerSettings
-
     if stale_after <= heartbeat:
         raise click.BadParameter(f"must be longer than --heartbeat ({heartbeat} s), or live questions are taken over",
                                  param_hint="--stale-after")
@@ -47,8 +46,8 @@ def worker_settings(threads, heartbeat, stale_after, poll, engine=None, api_key_
 
 @click.command("worker")
 @runs_db_option
-@click.option("--datasets", type=click.Path(exists=True, file_okay=False, path_type=Path), default=Path("."),
-              show_default=True,
+@click.option("--datasets", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              default=ServeSettings.datasets, show_default=True,
               help="Folder whose dataset folders are the corpora, as for `serve`.")
 @worker_options
 def worker_command(runs_db, datasets, **options) -> None:

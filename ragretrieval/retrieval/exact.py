@@ -11,7 +11,8 @@ For a dense run whose store is not exact, the chunk and question vectors of the 
   (`ExactComparison.exact_store`), without searching again.
 - the exact search's own document-level metrics per question, and a paired test of the ANN run against it on one
   metric (recall at 5, or at the largest cutoff when 5 is not one), the ``t`` test of `runs compare`
-  (analysis/stats.py): "this setting loses relevant documents: recall@5 -0.012, p = 0.003".
+  (analysis/stats.py), worded at its default level (work/significance.py): "this setting loses relevant documents:
+  recall@5 -0.012, p = 0.003".
 
 Retrievers without a store, hybrid and reranked runs get none of this (their figures would
 mix in another stage).
@@ -23,11 +24,11 @@ import numpy as np
 from pydantic import BaseModel
 
 from ..stores.numpy_store import top_k
+from ..work.significance import ALPHA
 from .base import Ranking
 
 REFERENCE = "the numpy store's exact inner product over the run's own chunk and question vectors"
 EXACT_STORE = "the store searches exactly: 1.0 by construction"
-ALPHA = 0.05  # the test's level for the sentence
 QUERY_BATCH = 256  # questions scored against every chunk at once: memory stays at 256 x chunks floats
 TIE = 1e-12  # a difference this small is none (analysis/stats.py's TIE_TOLERANCE)
 TOLERANCE = 1e-5  # relative: float32 inner products of the same vectors differ in the last bits between engines

@@ -7,7 +7,16 @@ writes the rows (tables in ``ragretrieval/runs/schema.py``); ``jobs/`` runs eval
 the pages, the API, the security model and the workers.
 """
 
-from .app import create_app
 from .settings import ServeSettings
 
 __all__ = ["ServeSettings", "create_app"]
+
+
+def __getattr__(name: str):
+    """`create_app` loads the app (FastAPI, SQLAlchemy) when asked for, so reading `ServeSettings` stays light: the
+    command line reads its defaults when ``serve --help`` declares its options."""
+    if name == "create_app":
+        from .app import create_app
+
+        return create_app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

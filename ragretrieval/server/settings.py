@@ -1,16 +1,18 @@
-"""`ServeSettings`: how ``ragretrieval serve`` runs (the CLI's options, one field each), and the bind rule: an
-address other than loopback needs a token."""
+"""`ServeSettings`: how ``ragretrieval serve`` runs (the CLI's options, one field each), with `WorkerSettings` (the
+worker's, shared with ``ragretrieval worker``), and the bind rule: an address other than loopback needs a token.
+Light on purpose (no FastAPI, no SQLAlchemy): the command line reads its defaults when it declares its options."""
 
 from __future__ import annotations
 
 import ipaddress
 import socket
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import RagretrievalError
 from ..work.limits import check_bounds
-from .jobs.worker import WorkerSettings
+from ..work.options import described
+from ..work.pool import WORKER_THREADS
 
 TOKEN_VARIABLE = "RAGRETRIEVAL_SERVE_TOKEN"
 
@@ -22,18 +24,46 @@ class ServeError(RagretrievalError):
 
 
 @dataclass(frozen=True)
+class WorkerSettings:
+    """A worker's threads and timing: the defaults of ``serve``'s and ``worker``'s options, declared here once
+    (docs/web.md's table of them is generated from these fields)."""
+
+    threads: int = described("Questions answered at once", default=WORKER_THREADS)
+    poll_interval: float = described("Seconds between looks for work when there is none", default=1.0)
+    heartbeat_interval: float = described("Seconds between heartbeats of the questions in hand", default=5.0)
+    stale_after: float = described("Seconds after which a question whose heartbeat is older is taken over (its "
+                                   "worker is gone); longer than the heartbeat", default=30.0)
+    keep_runners: int = described("Prepared evaluations kept per worker", default=4)
+    stop_grace: float = described("Seconds the questions in hand get to finish when the worker stops", default=10.0)
+
+
+@dataclass(frozen=True)
 class ServeSettings:
-    runs_db: str | None = None  # None: $RAGRETRIEVAL_RUNS_URL, else ./.ragretrieval/runs.sqlite
-    datasets: Path = Path(".")
-    host: str = "127.0.0.1"
-    port: int = 8000
-    token: str | None = None  # required unless host is loopback
-    max_body_bytes: int = 16 * 2**20
-    worker: bool = True  # run a worker inside the server
-    worker_settings: WorkerSettings = field(default_factory=WorkerSettings)
-    engine: str | None = None  # module:function; None is the built-in engine
-    api_key_env: str = "OPENAI_API_KEY"  # where models' API keys are read (generation, the engine's generator, judges)
-    allow_models: tuple[str, ...] = ()  # models a client may name besides the registry's (`serve --allow-model`)
+    """How ``ragretrieval serve`` runs: the defaults of its options, declared here once (docs/web.md's table of them
+    is generated from these fields)."""
+
+    runs_db: str | None = described("The runs history's database: a SQLite file or a PostgreSQL URL, as for `eval`; "
+                                    "none: `$RAGRETRIEVAL_RUNS_URL`, else `./.ragretrieval/runs.sqlite`",
+                                    default=None)
+    datasets: Path = described("The folder whose dataset folders are the corpora (named by their path in it)",
+                               default=Path("."))
+    host: str = described("Address to bind; anything but loopback needs a token", default="127.0.0.1")
+    port: int = described("Port to bind (1 to 65535)", default=8000)
+    token: str | None = described("Required unless `host` is loopback (16 characters at least): the API's bearer "
+                                  "token and the pages' login", default=None)
+    max_body_bytes: int = described("Largest request body, in bytes; a file imported in the browser may be half of "
+                                    "it", default=16 * 2**20)
+    worker: bool = described("Run evaluations inside the server; off: only `ragretrieval worker` processes run them",
+                             default=True)
+    worker_settings: WorkerSettings = described("The worker's threads and timing", default_factory=WorkerSettings)
+    engine: str | None = described("The engine that answers and judges questions, `module:function`; none: "
+                                   "`$RAGRETRIEVAL_SERVE_ENGINE`, else the built-in one", default=None)
+    api_key_env: str = described("The environment variable holding the API key for models: `openai:` generators, "
+                                 "the engine's generator, judges, question generation", default="OPENAI_API_KEY")
+    allow_models: tuple[str, ...] = described(
+        "Embedding models an evaluation may name in `options.model` besides the registry's fixed names "
+        "(`m3e-small`, `e5-small-q4`, `hashing`, their `@int8` variants, installed plug-ins' names): a Hugging "
+        "Face id, `st:ID`, `openai:MODEL` or a folder on this machine", default=())
 
     def __post_init__(self) -> None:
         check_bounds(self)  # port 1 to 65535 (work/limits.py)

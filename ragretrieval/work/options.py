@@ -12,10 +12,14 @@ Python keyword arguments) parses its values through.
   a model into their canonical, typed form, so ``k1=1.2`` from the command line, ``k1: 1.2`` from a grid file and
   ``{"k1": 1.2}`` from Python or the web API are one setting with one configuration key; `option_lines` is what
   ``ragretrieval plugins -v`` prints.
+- `described(help, default=...)`: a settings *dataclass*'s field with its one-line help (``ServeSettings``,
+  ``WorkerSettings``), as ``Field(description=...)`` gives a model's; the generated option tables of docs/
+  (cli/option_tables.py) read either.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import typing
 from typing import Any, Iterable, TypeVar
@@ -25,6 +29,15 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from ..errors import RagretrievalError
 
 Model = TypeVar("Model", bound=BaseModel)
+
+
+DESCRIPTION = "description"  # the key of a dataclass field's help in its metadata
+
+
+def described(description: str, **default: Any) -> Any:
+    """A settings dataclass's field (``dataclasses.field``: `default` is ``default=`` or ``default_factory=``) whose
+    metadata holds its help: ``port: int = described("Port to bind (1 to 65535)", default=8000)``."""
+    return dataclasses.field(metadata={DESCRIPTION: description}, **default)
 
 
 class SettingsError(RagretrievalError, ValueError):

@@ -3,11 +3,16 @@ fails when one is stale, and its message says the command that refreshes it."""
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass, field
+
 import pytest
 from pydantic import BaseModel, Field
 
 from ragretrieval.cli import option_tables
-from ragretrieval.cli.option_tables import DOCS, REFRESH, TABLES, Table, main, pages, render, stale
+from ragretrieval.cli.option_tables import DOCS, MIB, REFRESH, TABLES, Table, main, pages, render, stale
+from ragretrieval.cli.serve import serve_command
+from ragretrieval.work.options import described
 
 
 class Toy(BaseModel):
@@ -22,6 +27,24 @@ class LaterToy(Toy):
     """`Toy` after its timeout's default changed."""
 
     timeout: float = Field(45.0, description="Seconds | per request")
+
+
+@dataclass(frozen=True)
+class Inner:
+    """A settings dataclass's part, shown as rows of its own (`Table.expand`)."""
+
+    threads: int = described("Threads", default=2)
+    wait: float = described("Seconds | between looks", default=1.0)
+
+
+@dataclass(frozen=True)
+class ToyDataclass:
+    """A settings dataclass: its fields' help is `described`'s metadata."""
+
+    name: str
+    body_bytes: int = described("Largest body", default=16 * 2**20)
+    inner: Inner = described("The inner part", default_factory=Inner)
+    names: tuple[str, ...] = field(default=())  # no help: an empty cell
 
 
 @pytest.fixture
@@ -53,6 +76,48 @@ def test_a_row_is_the_field_its_default_and_its_description():
     assert "| `alpha` | `0.05` | Significance level for the corrected p-values (between 0 and 1) |" in rows
     llm = render("llm")
     assert "| `timeout` | `120.0` | Seconds per request |" in llm and "| `base_url` | none |" in llm
+
+
+def test_a_settings_dataclass_is_a_table_with_its_parts_expanded_and_its_options(monkeypatch):
+    monkeypatch.setitem(TABLES, "toy", Table(f"{__name__}:ToyDataclass", expand=("inner",),
+                                             options=(("name", "`--name N`"), ("inner.wait", "`--wait S`"))))
+    assert render("toy").splitlines() == [
+        "| option | field | default | meaning |", "| --- | --- | --- | --- |",
+        "| `--name N` | `name` | required |  |",
+        "| — | `body_bytes` | `16777216` (16 MiB) | Largest body |",
+        "| — | `inner.threads` | `2` | Threads |",
+        "| `--wait S` | `inner.wait` | `1.0` | Seconds \\| between looks |",
+        "| — | `names` | none |  |"]
+    monkeypatch.setitem(TABLES, "toy", Table(f"{__name__}:ToyDataclass", options=(("inner.wait", "`--wait S`"),)))
+    with pytest.raises(ValueError, match="an option names no row of the table: inner.wait"):
+        render("toy")
+
+
+def test_the_serve_table_is_generated_from_serve_settings_and_the_worker_settings():
+    rows = render("serve").splitlines()
+    assert rows[0] == "| option | field | default | meaning |"
+    assert "| `--port N` | `port` | `8000` | Port to bind (1 to 65535) |" in rows
+    assert "| `--concurrency N` | `worker_settings.threads` | `2` | Questions answered at once |" in rows
+    assert any(row.startswith("| `--max-body-mb N` (in MiB) | `max_body_bytes` | `16777216` (16 MiB) |")
+               for row in rows)
+    assert "| — | `worker_settings.stop_grace` | `10.0` | Seconds the questions in hand get to finish when the " \
+           "worker stops |" in rows
+
+
+def test_the_serve_table_names_every_option_of_serve_and_the_command_keeps_the_fields_defaults():
+    """Each option the table names is one of `serve`'s, every one of them is named, and with none given the command
+    holds the fields' defaults (cli/serve.py and cli/worker.py read them from the settings), so the table is true of
+    `ragretrieval serve`."""
+    given = serve_command.make_context("serve", []).params
+    fields = {row.name: row.default for row in TABLES["serve"].rows()}
+    named = set()
+    for name, shown in TABLES["serve"].options:
+        flag = re.match(r"`(--[\w-]+)", shown).group(1)
+        [param] = [p for p in serve_command.params if flag in p.opts]
+        named.add(param.name)
+        value = given[param.name] * MIB if name.endswith("_bytes") else given[param.name]
+        assert value == fields[name], (flag, name)
+    assert named == {p.name for p in serve_command.params}
 
 
 def test_a_stale_table_is_found_named_and_rewritten(toy, capsys):

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from embedders.test_embedding_cache import evaluate_through as run
 
+from ragretrieval.analysis.settings import PAIRED
 from ragretrieval.analysis.stats import paired_stats
 from ragretrieval.data.dataset import load_dataset
 from ragretrieval.embedders import EmbeddingCache
@@ -110,6 +111,13 @@ def test_paired_sentence():
     assert paired_sentence("recall@5", -0.012, 0.003) == ("this setting loses relevant documents: recall@5 -0.012, "
                                                           "p = 0.003")
     assert paired_sentence("recall@5", 0.0, 1.0).startswith("no significant difference")
+
+
+def test_the_sentence_is_worded_at_compares_default_level():
+    """The level is `runs compare`'s default alpha (work/significance.py declares it for both)."""
+    assert paired_sentence("recall@5", -0.01, PAIRED.alpha * 0.99).startswith("this setting loses")
+    assert paired_sentence("recall@5", 0.01, PAIRED.alpha * 0.99).startswith("this setting finds more")
+    assert paired_sentence("recall@5", -0.01, PAIRED.alpha).startswith("no significant difference")
 
 
 @pytest.mark.engine

@@ -11,7 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from ragretrieval.server import ServeSettings, create_app
-from ragretrieval.server.jobs.worker import WorkerSettings
+from ragretrieval.server.settings import WorkerSettings
 
 from .rag_service import RagService
 

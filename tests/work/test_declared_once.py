@@ -1,9 +1,11 @@
 """A default is written in one place: the timeouts, retries, first waits and requests at once of remote calls in
 their caller's `RemoteCall` (work/remote.py), the paired test's in `CompareSettings` (analysis/settings.py), the
 search timing's threads in `EvalConfig`, an embedder's precision and batch size in `EmbedSettings`, the compare
-triage's filter and order in `Triage` and the review order in store/review.py. This scan of every module of
+triage's filter and order in `Triage` and the review order in store/review.py; the paired test's level, which the
+evaluation pipeline's test against exact search shares, in work/significance.py. This scan of every module of
 ragretrieval/ fails where such a default is typed as a literal anywhere else: a parameter's default, a settings
-field, a keyword argument (remote calls and the paired test), a command-line option's default."""
+field, a keyword argument (remote calls and the paired test), a command-line option's default, a module's constant
+named after a setting of the paired test (``ALPHA = 0.05``)."""
 
 from __future__ import annotations
 
@@ -17,14 +19,19 @@ REMOTE = {"timeout", "max_retries", "retries", "backoff", "sleep_time", "concurr
           "judge_timeout", "judge_max_retries"}
 PAIRED = {"test", "correction", "alpha", "n_resamples"}
 # watched as defaults only: as a call's keyword they are a choice (``replace(triage, filter="all")``), not a default
-DEFAULTS_ONLY = {"search_concurrency", "dtype", "batch_size", "order", "filter"}
+DEFAULTS_ONLY = {"search_concurrency", "dtype", "batch_size", "order", "filter", "per_doc"}
 WATCHED = REMOTE | PAIRED | DEFAULTS_ONLY
-FLAGS = {"--search-concurrency", "--embed-dtype", "--embed-batch-size", "--timeout", "--llm-timeout", "--judge-timeout", "--max-retries", "--llm-max-retries",
+FLAGS = {"--per-doc", "--search-concurrency", "--embed-dtype", "--embed-batch-size", "--timeout", "--llm-timeout", "--judge-timeout", "--max-retries", "--llm-max-retries",
          "--judge-max-retries", "--sleep-time", "--concurrency", "--threads", "--test", "--correction", "--alpha",
          "--n-resamples"}
 DECLARATIONS = {"RemoteCall", "but"}  # RemoteCall(timeout=120.0, ...) and LLM_CALLS.but(retries=5) declare them
 MODELS = {("analysis/settings.py", "CompareSettings"), ("evaluation/report.py", "EvalConfig"),
-          ("embedders/settings.py", "EmbedSettings"), ("server/store/triage.py", "Triage")}  # they declare their own
+          ("embedders/settings.py", "EmbedSettings"), ("server/store/triage.py", "Triage"),
+          ("llm/questions/build.py", "QuestionOptions"),  # questions per document, for the command line
+          ("server/schemas.py", "GenerateIn")}  # they declare their own (the web dialog asks fewer per document)
+# module constants that declare a setting of the paired test: the one place its level is written
+CONSTANTS = {("work/significance.py", "ALPHA"),
+             ("retrieval/fusion/__init__.py", "DEFAULT_ALPHA")}  # weighted fusion's dense weight: another alpha
 TEST_KITS = "testing/"  # the conformance kits' values are a test's choices (two threads, no retry), no default
 
 
@@ -41,14 +48,20 @@ def _name(func) -> str:
 
 def _default_in(node) -> ast.AST | None:
     """The default a field's or query's value holds: the value itself, or ``Field(DEFAULT, ...)``,
-    ``Query(DEFAULT, ...)``, ``default=DEFAULT``."""
+    ``Query(DEFAULT, ...)``, ``default=DEFAULT`` (also in ``described(HELP, default=DEFAULT)``, a settings
+    dataclass's field)."""
     if isinstance(node, ast.Call):
-        if _name(node.func) not in ("Field", "Query"):
+        if _name(node.func) not in ("Field", "Query", "described"):
             return None
-        if node.args and _literal(node.args[0]):
+        if node.args and _literal(node.args[0]) and _name(node.func) != "described":  # described's is its help
             return node.args[0]
         return next((k.value for k in node.keywords if k.arg == "default" and _literal(k.value)), None)
     return node if _literal(node) else None
+
+
+def _setting_named(constant: str) -> str:
+    """The setting a module constant is named after: ``ALPHA`` and ``DEFAULT_ALPHA`` are ``alpha``."""
+    return constant.lower().removeprefix("default_")
 
 
 def found_literals(source: str, path: str) -> list[str]:
@@ -57,6 +70,13 @@ def found_literals(source: str, path: str) -> list[str]:
 
     def report(node, name, value):
         problems.append(f"{path}:{node.lineno} {name}={value.value!r}")
+
+    for statement in tree.body:
+        target = statement.target if isinstance(statement, ast.AnnAssign) else (
+            statement.targets[0] if isinstance(statement, ast.Assign) and len(statement.targets) == 1 else None)
+        if (isinstance(target, ast.Name) and _setting_named(target.id) in PAIRED and statement.value is not None
+                and _literal(statement.value) and (path, target.id) not in CONSTANTS):
+            report(statement, target.id, statement.value)
 
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
@@ -119,6 +139,11 @@ def test_no_default_of_a_remote_call_or_the_paired_test_is_typed_outside_its_mod
     ("option = click.option('--search-concurrency', default=4)", "--search-concurrency"),
     ("def review_next(order: str = 'uncertain'): pass", "order"),
     ("def page(filter: str = Query('all', max_length=20)): pass", "filter"),
+    ("ALPHA = 0.05  # the test's level for the sentence", "ALPHA"),
+    ("DEFAULT_CORRECTION: str = 'holm'", "DEFAULT_CORRECTION"),
+    ("class Plan:\n    per_doc: int = 3", "per_doc"),
+    ("option = click.option('--per-doc', type=int, default=3)", "--per-doc"),
+    ("class WorkerSettings:\n    threads: int = described('Questions at once', default=4)", "threads"),
 ])
 def test_the_scan_finds_each_way_of_typing_a_default(source, name):
     [problem] = found_literals(source, "m.py")
@@ -132,6 +157,8 @@ def test_the_scan_finds_each_way_of_typing_a_default(source, name):
     "def f(timeout: float | None = None, threads: int = LLM_CALLS.concurrency): pass",
     "client(timeout=settings.timeout)",
     "replace(triage, filter='changed')",
+    "from ..work.significance import ALPHA",
+    "ALPHA = PAIRED.alpha",
     "def page(filter: str = Query('', max_length=20), order: str = DEFAULT_ORDER): pass",
 ])
 def test_the_scan_lets_declarations_and_their_uses_pass(source):

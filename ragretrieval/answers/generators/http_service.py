@@ -12,7 +12,8 @@ Options (``--generator-option key=value``, or ``mapping=FILE`` with the same key
   ``retrieved_context[].doc_uri`` and ``retrieved_context[].content`` (the defaults, used when the reply has that
   list). Sources become the answer's contexts, in order; ids naming corpus documents are resolved to them.
 - ``header.NAME=VALUE``: a request header; ``${VAR}`` in a value is read from the environment when the request is
-  sent, so a token never reaches the report. ``timeout`` (seconds, default 60), ``retries`` (default 3).
+  sent, so a token never reaches the report. ``timeout`` (seconds per request) and ``retries``: their defaults are
+  `SERVICE_CALLS`'s.
 
 Credentials in the URL: ``https://user:password@host/ask`` is sent as HTTP basic authentication (the user info is
 taken out of the URL; a ``header.Authorization`` option wins), and a token in the query string is sent as given.

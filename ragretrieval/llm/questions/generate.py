@@ -44,7 +44,7 @@ class GenerationPlan:
     prompt: Prompt
     language: str
     model: str
-    per_doc: int = 3
+    per_doc: int  # QuestionOptions.per_doc (build.py) declares its default
     types: tuple[str, ...] = QUESTION_TYPES
 
     @property

@@ -15,29 +15,18 @@ import os
 import secrets
 import socket
 import threading
-from dataclasses import dataclass
 
 from ...errors import RagretrievalError
 from ...io.redact import redact_urls
-from ...work.pool import WORKER_THREADS
 from ...work.stop import Stopped, StopToken
 from ..db import Database
+from ..settings import WorkerSettings
 from . import claims
 from .engine import Engine, EvaluationSettings
 from .runners import Runners
 from .stored_run import store_run
 
 log = logging.getLogger("ragretrieval.server.jobs")
-
-
-@dataclass(frozen=True)
-class WorkerSettings:
-    threads: int = WORKER_THREADS  # questions answered at once
-    poll_interval: float = 1.0  # seconds between looks for work when there is none
-    heartbeat_interval: float = 5.0
-    stale_after: float = 30.0  # a claim whose heartbeat is older is taken over
-    keep_runners: int = 4  # prepared evaluations kept per worker
-    stop_grace: float = 10.0  # seconds the questions in hand get to finish when the worker stops
 
 
 def worker_id() -> str:
