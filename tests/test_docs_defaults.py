@@ -14,6 +14,8 @@ from ragretrieval.answers.generators.http_service import HttpGeneratorOptions
 from ragretrieval.llm.client import LLMSettings
 from ragretrieval.llm.questions.build import QuestionOptions
 from ragretrieval.retrieval.external.http import HttpMapping
+from ragretrieval.retrieval.hybrid import HybridOptions
+from ragretrieval.server import schemas
 from ragretrieval.server.schemas import GenerateIn
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,6 +39,17 @@ STATED: list[tuple[str, str, Callable[[], dict]]] = [
     ("docs/web.md", "(t-test, Holm over the level's metrics, α {alpha:g})", lambda: {"alpha": PAIRED.alpha}),
     ("docs/troubleshooting.md", "`--max-retries` times (default {max_retries}), backoff {backoff:g} s doubling",
      lambda: defaults(LLMSettings, "max_retries", "backoff")),
+    ("docs/embedders.md", "| `--rrf-k K` | its k (default {rrf_k:g}) |", lambda: defaults(HybridOptions, "rrf_k")),
+    ("docs/embedders.md", "| `--alpha A` | the dense part's weight (default {alpha:g}) |",
+     lambda: defaults(HybridOptions, "alpha")),
+    ("docs/embedders.md", "| `--retriever-option candidates=N` | how deep each part is searched before fusion (default "
+     "{candidates},", lambda: defaults(HybridOptions, "candidates")),
+    ("docs/web.md", "a page of finished `results` (`?offset=&limit=`, default {page}, up to {most})",
+     lambda: {"page": schemas.PAGE_SIZE, "most": schemas.MAX_PAGE_SIZE}),
+    ("docs/web.md", "`&offset=&limit=` (the paired questions, default {page}, up to {most})",
+     lambda: {"page": schemas.PAGE_SIZE, "most": schemas.MAX_PAGE_SIZE}),
+    ("docs/web.md", "without their questions (`?offset=&limit=`, limit up to {most};",
+     lambda: {"most": schemas.MAX_PAGE_SIZE}),
     ("docs/troubleshooting.md", "`retries` times (default {retries}), backoff from `backoff` (default {backoff:g} s)",
      lambda: defaults(HttpMapping, "retries", "backoff")),
 ]

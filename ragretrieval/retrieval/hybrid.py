@@ -7,8 +7,9 @@ part is searched `candidates` deep (100 by default, or the depth asked when deep
 depth asked: with a fixed candidate depth a deeper search extends a shallower one, which the document roll-up relies
 on when it searches again deeper.
 
-Options (``--fusion``, ``--rrf-k``, ``--alpha``, or ``--retriever-option candidates=200``): ``fusion`` rrf (default)
-or weighted; ``rrf_k`` (60); ``alpha``, the dense part's weight in a weighted sum (0.5); ``candidates`` (100).
+Options (``--fusion``, ``--rrf-k``, ``--alpha``, or ``--retriever-option candidates=200``), declared with their
+defaults in `HybridOptions`: ``fusion`` rrf or weighted; ``rrf_k``; ``alpha``, the dense part's weight in a weighted
+sum; ``candidates``, how deep each part is searched.
 """
 
 from __future__ import annotations

@@ -366,6 +366,10 @@ T = TypeVar("T")
 # the largest offset a list takes: JavaScript's largest exact integer, far below what the databases' 64-bit OFFSET
 # holds (past it, a request is a 422, not an OverflowError in the database driver and a 500)
 MAX_OFFSET = 2**53 - 1
+# the API's pages: the items of one page unless `limit=` says otherwise, and the most one page may hold
+PAGE_SIZE = 50
+SETS_PAGE_SIZE = 100  # question sets, listed without their questions
+MAX_PAGE_SIZE = 500
 
 
 class Page(BaseModel, Generic[T]):

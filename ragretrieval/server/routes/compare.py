@@ -16,7 +16,7 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.responses import Response
 
 from ...analysis.settings import MAX_SEED, PAIRED
-from ..schemas import MAX_OFFSET
+from ..schemas import MAX_OFFSET, MAX_PAGE_SIZE, PAGE_SIZE
 from ..store import compare_export
 from ..store.comparing import MAX_RESAMPLES, compare_evaluations, computed, parse_ids, settings
 from ..store.triage import Triage, chosen
@@ -70,7 +70,7 @@ def _triage(filter: str, changed: bool, order: str, metric: str, transition: str
 def compare_api(request: Request, ids: str = IDS, changed: bool = Query(False, description="the same as "
                 "filter=changed"), filter: str = FILTER, order: str = ORDER, metric: str = METRIC,
                 transition: str = TRANSITION, offset: int = Query(0, ge=0, le=MAX_OFFSET),
-                limit: int = Query(50, ge=0, le=500),
+                limit: int = Query(PAGE_SIZE, ge=0, le=MAX_PAGE_SIZE),
                 test: str = TEST, correction: str = CORRECTION, alpha: float = Query(PAIRED.alpha, gt=0, lt=1),
                 n_resamples: int = Query(PAIRED.n_resamples, ge=1, le=MAX_RESAMPLES),
                 seed: int = Query(PAIRED.seed, ge=0, le=MAX_SEED)):

@@ -11,6 +11,8 @@ from ..jobs.judging import check_judges_apply
 from ..jobs.options import check_evaluation, check_retrieval
 from ..schemas import (
     MAX_OFFSET,
+    MAX_PAGE_SIZE,
+    PAGE_SIZE,
     STATUSES,
     Deleted,
     EndpointIn,
@@ -38,7 +40,7 @@ def status_filter(status: str | None) -> str | None:
 
 @router.get("", response_model=Page[EvaluationOut])
 def list_evaluations(request: Request, offset: int = Query(0, ge=0, le=MAX_OFFSET),
-                     limit: int = Query(50, ge=1, le=500),
+                     limit: int = Query(PAGE_SIZE, ge=1, le=MAX_PAGE_SIZE),
                      status: str | None = Query(None, description="only evaluations with this status (any case)"),
                      q: str | None = Query(None, max_length=255, description="only those whose name holds this")):
     """Evaluations, newest first, without their results."""
@@ -100,7 +102,7 @@ def result_query(score: str | None = Query(None, description="judge scores: 5, 1
 
 @router.get("/{eval_id}", response_model=EvaluationDetail)
 def get_evaluation(request: Request, eval_id: str, offset: int = Query(0, ge=0, le=MAX_OFFSET),
-                   limit: int = Query(50, ge=0, le=500), query: ResultQuery = Depends(result_query)):
+                   limit: int = Query(PAGE_SIZE, ge=0, le=MAX_PAGE_SIZE), query: ResultQuery = Depends(result_query)):
     """The evaluation, its summary, and `limit` of its finished results from `offset`: in question order, or as
     the filters and `sort` say (docs/web.md, "Finding the bad answers")."""
     return deps.evaluations(request).get(eval_id, offset, limit, query=query)

@@ -10,6 +10,8 @@ from ..corpora import corpus_questions, question_fields
 from ..generate import generate_questions
 from ..schemas import (
     MAX_OFFSET,
+    MAX_PAGE_SIZE,
+    SETS_PAGE_SIZE,
     DecodedOut,
     Deleted,
     FromDatasetIn,
@@ -34,7 +36,7 @@ router = APIRouter(prefix="/api/v1/question-sets", tags=["question sets"])
 
 @router.get("", response_model=Page[QuestionSetSummary])
 def list_sets(request: Request, offset: int = Query(0, ge=0, le=MAX_OFFSET),
-              limit: int = Query(100, ge=1, le=500),
+              limit: int = Query(SETS_PAGE_SIZE, ge=1, le=MAX_PAGE_SIZE),
               q: str | None = Query(None, max_length=255, description="only the sets whose name holds this")):
     """Question sets, newest first, without their questions."""
     items, total = deps.question_sets(request).list(offset, limit, q)

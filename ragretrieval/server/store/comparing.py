@@ -45,6 +45,7 @@ from ...runs.schema import evaluation_results, evaluations, runs
 from ...work.options import SettingsError
 from ..db import Database
 from ..jobs.records import record_ids
+from ..schemas import PAGE_SIZE
 from . import Conflict, Invalid, NotFound
 from .evaluations import DONE, SHOWN, evaluation_out, rel_level_of, result_out
 from .triage import Triage, chosen, differences, metric_key, shown_name, transition_counts
@@ -188,7 +189,7 @@ def transitions(all_values: list[dict], common: list[str]) -> list[str | None]:
 
 
 def compare_evaluations(db: Database, ids: list[str], how: Settings, changed_only: bool = False, offset: int = 0,
-                        limit: int = 50, triage: Triage | None = None) -> dict:
+                        limit: int = PAGE_SIZE, triage: Triage | None = None) -> dict:
     """The comparison of the evaluations `ids` (the first is the baseline): statistics per level, pairing, and a
     page of the paired questions (filtered and ordered as `triage` asks; ``changed_only`` is ``filter=changed``)."""
     triage = triage or Triage()

@@ -12,7 +12,7 @@ from ...scoring.answer_metrics import current_names
 from ..db import Database, new_id, utc_now
 from ..jobs.options import default_retriever
 from ..rendering import public_text
-from ..schemas import AnnotationOut, EvaluationDetail, EvaluationIn, EvaluationOut, ResultOut
+from ..schemas import PAGE_SIZE, AnnotationOut, EvaluationDetail, EvaluationIn, EvaluationOut, ResultOut
 from ..views import judge_list
 from . import Conflict, Invalid, NotFound
 from .annotations import annotated, annotation_summary
@@ -108,7 +108,7 @@ class Evaluations:
                 for position, q in enumerate(rows)])
             return shown(conn, eval_id)
 
-    def list(self, offset: int = 0, limit: int = 50, status: str | None = None,
+    def list(self, offset: int = 0, limit: int = PAGE_SIZE, status: str | None = None,
              name: str | None = None) -> tuple[list[EvaluationOut], int]:
         """Newest first; only those with `status`, and those whose name holds `name` (any case; ``%`` and ``_``
         are plain characters)."""
@@ -124,7 +124,7 @@ class Evaluations:
             judges = judges_failed_everywhere(conn, rows)
         return [evaluation_out(row, failed.get(row.id, 0), judges.get(row.id, ())) for row in rows], total
 
-    def get(self, eval_id: str, offset: int = 0, limit: int = 50, score: str | None = None,
+    def get(self, eval_id: str, offset: int = 0, limit: int = PAGE_SIZE, score: str | None = None,
             query: ResultQuery | None = None) -> EvaluationDetail:
         """The evaluation with `limit` of its finished results from `offset`, those matching the `query`'s filters
         (or the `score` filter alone) in its order (result_filter.py); the summary covers every finished result."""
@@ -165,7 +165,7 @@ class Evaluations:
                                                                           R.position.in_(page)))}
         return [found[p] for p in page], len(positions)
 
-    def comparable(self, eval_id: str, question_set_id: str, limit: int = 50,
+    def comparable(self, eval_id: str, question_set_id: str, limit: int = PAGE_SIZE,
                    pairable: list[str] | None = None) -> list[tuple[str, str, bool, bool]]:
         """(id, name, same question set, pairs with this one) of the completed evaluations with a stored run, but
         this one: those whose questions pair with this one's (of the `pairable` sets, else the same set) first,
