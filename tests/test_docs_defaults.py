@@ -10,6 +10,8 @@ from typing import Callable
 import pytest
 
 from ragretrieval.analysis.settings import PAIRED
+from ragretrieval.embedders.settings import EmbedSettings
+from ragretrieval.evaluation.report import EvalConfig
 from ragretrieval.answers.generators.http_service import HttpGeneratorOptions
 from ragretrieval.llm.client import LLMSettings
 from ragretrieval.llm.questions.build import QuestionOptions
@@ -39,6 +41,12 @@ STATED: list[tuple[str, str, Callable[[], dict]]] = [
     ("docs/web.md", "(t-test, Holm over the level's metrics, α {alpha:g})", lambda: {"alpha": PAIRED.alpha}),
     ("docs/troubleshooting.md", "`--max-retries` times (default {max_retries}), backoff {backoff:g} s doubling",
      lambda: defaults(LLMSettings, "max_retries", "backoff")),
+    ("docs/stores.md", "`--search-concurrency N` threads at once (default {search_concurrency};",
+     lambda: defaults(EvalConfig, "search_concurrency")),
+    ("docs/report-format.md", "Threads of the concurrent search-timing pass (default {search_concurrency}).",
+     lambda: defaults(EvalConfig, "search_concurrency")),
+    ("docs/embedders.md", "| `--embed-concurrency N` | requests at once (default {concurrency}) |",
+     lambda: defaults(EmbedSettings, "concurrency")),
     ("docs/embedders.md", "| `--rrf-k K` | its k (default {rrf_k:g}) |", lambda: defaults(HybridOptions, "rrf_k")),
     ("docs/embedders.md", "| `--alpha A` | the dense part's weight (default {alpha:g}) |",
      lambda: defaults(HybridOptions, "alpha")),

@@ -7,7 +7,7 @@ significant, and quality against cost and against answer latency with the Pareto
   a metric no evaluation has is left out.
 - **Markers**: for each evaluation after the first, `comparing.compare_evaluations` of it against the one before
   (``compare``'s defaults: paired t-test, Holm over the level's metrics), on the questions both answered; a metric
-  whose corrected p-value is under 0.05 is marked, up or down. Latency and cost are not tested (no stored per-question
+  whose corrected p-value is under compare's `alpha` is marked, up or down. Latency and cost are not tested (no stored per-question
   value in the run's metrics), and pairs that cannot be compared (no stored run, no question in common) are left
   unmarked with the reason kept.
 - **Pareto front**: an evaluation no other one beats on both quality (higher better) and cost or latency (lower
