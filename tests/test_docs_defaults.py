@@ -10,9 +10,9 @@ from typing import Callable
 import pytest
 
 from ragretrieval.analysis.settings import PAIRED
+from ragretrieval.answers.generators.http_service import HttpGeneratorOptions
 from ragretrieval.embedders.settings import EmbedSettings
 from ragretrieval.evaluation.report import EvalConfig
-from ragretrieval.answers.generators.http_service import HttpGeneratorOptions
 from ragretrieval.llm.client import LLMSettings
 from ragretrieval.llm.questions.build import QuestionOptions
 from ragretrieval.retrieval.external.http import HttpMapping

@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
+from ..answers.judges.audit import check_repeats
+from ..answers.judges.base import JudgeError
 from ..answers.report import ANSWER_REPORT, AnswerReport, load_report
 from ..answers.settings import AnswerSettings
 from ..errors import InputError
@@ -69,9 +71,15 @@ def judge_answers(run, *, config=None, runs_db=None, save: bool = True, new_run:
         raise SettingsError(f"{others[0]} is not a judging setting (judging takes: {', '.join(JUDGING_FIELDS)})",
                             [others[0]])
     if (name or tags) and not new_run:
-        raise SettingsError("name and tags name a new run: add new_run=True", ["name"])
+        raise SettingsError("name and tags name a new run: add new_run (a stored run is renamed and tagged with "
+                            "`runs rename` and `runs tag`)", ["name", "tags", "new_run"])
     if labels is not None and repeats is None:
-        raise SettingsError("labels are read by the audit: give repeats", ["labels"])
+        raise SettingsError("labels are read by the audit: give repeats", ["labels", "repeats"])
+    if repeats is not None:
+        try:
+            check_repeats(repeats)
+        except JudgeError as error:
+            raise SettingsError(str(error), ["repeats"]) from None
     judging = build_settings(AnswerSettings, values(config, AnswerSettings, settings))
     if not judging.judges:
         raise SettingsError("name at least one judge (judges)", ["judges"])
@@ -82,7 +90,8 @@ def judge_answers(run, *, config=None, runs_db=None, save: bool = True, new_run:
         raise InputError(f"{shown} is a retrieval run: judge answers judges the answers of an answer run "
                          "(`ragretrieval answer`); `ragretrieval judge chunks` grades retrieved chunks")
     if stored is None and out is None and not dry_run and not isinstance(run, AnswerReport):
-        raise InputError(f"{run} is a report file: give out= for the judged report (the file is left as it is)")
+        raise SettingsError(f"out (the judged report's file) is needed: {run} is a report file, which is left as it "
+                            "is", ["out"])
     judged = judge_stored_run(report, judging, threads=judging.threads, replace=new_run, repeats=repeats, labels=labels,
                               labels_source=labels_source, seed=seed, dry_run=dry_run, progress=progress, stop=stop)
     for warning in judged.warnings:

@@ -29,7 +29,7 @@ RENAMED = {"ks": "--k", "retriever_options": "--retriever-option", "store_option
            "retriever_options.fusion": "--fusion", "retriever_options.rrf_k": "--rrf-k",
            "retriever_options.alpha": "--alpha", "embed.query_prefix": "--query-prefix",
            "embed.passage_prefix": "--passage-prefix", "rerank.name": "--rerank", "threads": "--concurrency",
-           "model": "--embed-model"}
+           "tags": "--tag", "model": "--embed-model"}
 # the 0.2 flags of a renamed field: still read, left out of --help (on eval and sweep `--model` is shown too, as the
 # one model those commands take; `Setting.show_old`)
 OLD_FLAGS = {"threads": ("--threads",), "model": ("--model",)}

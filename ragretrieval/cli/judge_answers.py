@@ -8,8 +8,6 @@ from pathlib import Path
 
 import click
 
-from ..answers.judges import JudgeError
-from ..answers.judges.audit import check_repeats
 from ..answers.render import metric_table, question_line
 from ..answers.settings import AnswerSettings, default
 from ..api.judging import judge_answers
@@ -54,27 +52,11 @@ def judge_answers_command(run, threads, new_run, name, tags, out, repeats, label
     """Judge the stored answers of an answer run (a run id or name of the history, or an `answer --out` report
     file) and add the judges' verdicts and metrics to it. Nothing is generated again. With --repeats, also audit
     the judges' noise and biases and store it with the run."""
-    if labels_file is not None and repeats is None:
-        raise click.UsageError("--labels is read by the audit: add --repeats N")
-    if repeats is not None:
-        try:
-            check_repeats(repeats)
-        except JudgeError as error:
-            raise click.BadParameter(str(error).replace("repeats", "--repeats", 1), param_hint="--repeats") from None
-    from ..analysis.calibrated_runs import read_values  # SciPy: loaded when judging, not for `--help`
-
-    labels = read_values(labels_file) if labels_file is not None else None  # a bad file stops before anything else
     values = with_prompt_files(collect(JUDGE_SETTINGS, given))
-    if not values.get("judges"):
-        raise click.UsageError("Missing option '--judge'.")
-    if (name or tags) and not new_run:
-        raise click.UsageError("--name and --tag name a new run: add --new-run (or use `runs rename` / `runs tag`)")
-    if Path(run).suffix == ".json" and Path(run).is_file() and out is None and not dry_run:
-        raise click.UsageError("RUN is a report file: give --out for the judged report (the file is left as it is)")
     progress = terminal_progress(no_progress)
     try:
         judged = judge_answers(run, runs_db=runs_db, new_run=new_run, name=name, tags=tags, out=out, repeats=repeats,
-                               labels=labels, labels_source=str(labels_file), seed=seed, dry_run=dry_run,
+                               labels=labels_file, seed=seed, dry_run=dry_run,
                                progress=progress, on_note=_say, threads=threads, **values)
     except ReportError as error:
         raise click.ClickException(str(error)) from None

@@ -6,10 +6,10 @@ significant, and quality against cost and against answer latency with the Pareto
   largest cutoff all the evaluations share, the mean answer latency (seconds) and the cost (the evaluation's total);
   a metric no evaluation has is left out.
 - **Markers**: for each evaluation after the first, `comparing.compare_evaluations` of it against the one before
-  (``compare``'s defaults: paired t-test, Holm over the level's metrics), on the questions both answered; a metric
-  whose corrected p-value is under compare's `alpha` is marked, up or down. Latency and cost are not tested (no stored per-question
-  value in the run's metrics), and pairs that cannot be compared (no stored run, no question in common) are left
-  unmarked with the reason kept.
+  (``compare``'s defaults: paired t-test, Holm over the level's metrics, its `alpha`), on the questions both
+  answered; a metric whose corrected p-value is under that level is marked, up or down. Latency and cost are not
+  tested (no stored per-question value in the run's metrics), and pairs that cannot be compared (no stored run, no
+  question in common) are left unmarked with the reason kept.
 - **Pareto front**: an evaluation no other one beats on both quality (higher better) and cost or latency (lower
   better); quality is the first of judge score, check score, recall that every evaluation of the chart has.
 """

@@ -94,7 +94,8 @@ def test_a_report_file_is_judged_into_another_file(demo_dataset, llm_env, judge_
     text = source.read_text(encoding="utf-8")
     base = ["judge", "answers", source, "--judge", "safety", "--judge-model", "judge-model", "--judge-base-url",
             judge_server.url, "--no-progress"]
-    invoke(*base, code=2)  # a file needs --out
+    refused = invoke(*base, code=2)  # a file needs --out
+    assert f"Error: --out (the judged report's file) is needed: {source} is a report file" in refused.output
     invoke(*base, "--out", tmp_path / "judged.json")
     assert source.read_text(encoding="utf-8") == text
     judged = AnswerReport.load(tmp_path / "judged.json")
@@ -136,6 +137,17 @@ def test_compare_and_report_pair_judge_metrics_and_show_both_runs_reasoning(floo
     page = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert page.count('<p class="judge"><b>score5</b>') == 2 * 5 and "covers" in page
     assert "judge tokens / cost" in page
+
+
+@pytest.mark.parametrize("extra, said", [
+    (["--name", "x"], "--name and --tag name a new run: add --new-run"),
+    (["--tag", "x"], "--name and --tag name a new run: add --new-run"),
+    (["--labels", __file__], "--labels are read by the audit: give --repeats"),
+    (["--repeats", "1"], "--repeats must be a whole number from 2 to 100; got 1"),
+])
+def test_the_librarys_refusals_are_said_in_flags(floor, judge_server, extra, said):
+    refused = judge(judge_server, floor, *extra, code=2)
+    assert said in refused.output and judge_server.count() == 0
 
 
 def test_the_conflict_names_only_the_settings_that_differ(floor, judge_server):

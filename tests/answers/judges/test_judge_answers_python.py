@@ -79,7 +79,7 @@ def test_a_run_that_is_no_run_is_refused(run):
 def test_a_report_file_needs_out_and_a_retrieval_run_is_refused(demo_dataset, floor, tmp_path):
     with RunHistory(floor) as history:
         history.get("floor").report.save(tmp_path / "floor.json")
-    with pytest.raises(InputError, match="give out="):
+    with pytest.raises(rr.SettingsError, match=r"out \(the judged report's file\) is needed: .*floor.json is a report"):
         rr.judge_answers(tmp_path / "floor.json", judges=["score5"])
     retrieval = rr.evaluate(demo_dataset, retriever="bm25")
     with pytest.raises(InputError, match="is a retrieval run"):
