@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..io.atomic import write_text_atomic
+from ..work.limits import MIB
 from ..work.options import DESCRIPTION
 
 REFRESH = "make docs-tables (python -m ragretrieval.cli.option_tables --write)"
@@ -33,7 +34,6 @@ _OPENING = re.compile(r"^[ \t]*<!-- options:([\w-]+) -->$", re.M)  # a marker is
 
 
 REQUIRED = object()  # a field without a default
-MIB = 2**20
 
 
 @dataclass(frozen=True)

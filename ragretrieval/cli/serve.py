@@ -9,11 +9,11 @@ from pathlib import Path
 import click
 
 from ..server.settings import ServeSettings
+from ..work.limits import MIB
+from ..work.options import help_of
 from .bounds import PORT
 from .runs import runs_db_option
 from .worker import worker_options, worker_settings
-
-MIB = 2**20  # --max-body-mb gives ServeSettings.max_body_bytes in MiB
 
 TOKEN_HELP = ("Require this token (bearer for the API, a login for pages); needed to bind other than loopback. "
               "`--token` alone makes a random one and prints it. Prefer $RAGRETRIEVAL_SERVE_TOKEN: a value on the "
@@ -21,12 +21,11 @@ TOKEN_HELP = ("Require this token (bearer for the API, a login for pages); neede
 
 
 @click.command("serve")
-@click.option("--host", default=ServeSettings.host, show_default=True, help="Address to bind.")
-@click.option("--port", type=PORT, default=ServeSettings.port, show_default=True, help="Port to bind (1 to 65535).")
+@click.option("--host", default=ServeSettings.host, show_default=True, help=help_of(ServeSettings, "host"))
+@click.option("--port", type=PORT, default=ServeSettings.port, show_default=True, help=help_of(ServeSettings, "port"))
 @runs_db_option
 @click.option("--datasets", type=click.Path(exists=True, file_okay=False, path_type=Path),
-              default=ServeSettings.datasets, show_default=True,
-              help="Folder whose dataset folders are the corpora (named by their path in it).")
+              default=ServeSettings.datasets, show_default=True, help=help_of(ServeSettings, "datasets"))
 @click.option("--token", is_flag=False, flag_value="", default=None, help=TOKEN_HELP)
 @click.option("--max-body-mb", type=click.FloatRange(min=0.1), default=ServeSettings.max_body_bytes / MIB,
               show_default=True, help="Largest request body accepted (imports are half of it).")

@@ -9,19 +9,19 @@ from pathlib import Path
 import click
 
 from ..server.settings import ServeSettings, WorkerSettings
+from ..work.options import help_of
 from .aliases import renamed_option
 from .runs import runs_db_option
 
 _OPTIONS = [
     renamed_option("--concurrency", "--threads", "threads", type=click.IntRange(min=1),
-                   default=WorkerSettings.threads, show_default=True, help="Questions answered at once."),
+                   default=WorkerSettings.threads, show_default=True, help=help_of(WorkerSettings, "threads")),
     click.option("--heartbeat", type=click.FloatRange(min=0.05), default=WorkerSettings.heartbeat_interval,
-                 show_default=True, help="Seconds between heartbeats of the questions in hand."),
+                 show_default=True, help=help_of(WorkerSettings, "heartbeat_interval")),
     click.option("--stale-after", type=click.FloatRange(min=0.1), default=WorkerSettings.stale_after,
-                 show_default=True,
-                 help="A question whose heartbeat is older is taken over (its worker is gone)."),
+                 show_default=True, help=help_of(WorkerSettings, "stale_after")),
     click.option("--poll", type=click.FloatRange(min=0.05), default=WorkerSettings.poll_interval,
-                 show_default=True, help="Seconds between looks for work when there is none."),
+                 show_default=True, help=help_of(WorkerSettings, "poll_interval")),
     click.option("--engine", default=None, metavar="MODULE:FUNCTION",  # else the variable, read by load_engine
                  help="The engine that answers and judges questions [default: the built-in one].  [env var: "
                       "RAGRETRIEVAL_SERVE_ENGINE]"),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..work.limits import MIB
+
 if TYPE_CHECKING:  # report.py imports this module to print itself
     from .report import EvalReport, QuestionResult
 
@@ -43,7 +45,7 @@ def summary_table(report: EvalReport) -> str:
 
 
 def _size(n: int | None) -> str:
-    return "not told" if n is None else f"{n / 2**20:.1f} MiB"
+    return "not told" if n is None else f"{n / MIB:.1f} MiB"
 
 
 def search_lines(report: EvalReport) -> list[str]:

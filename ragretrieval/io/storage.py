@@ -20,8 +20,8 @@ from pathlib import Path
 from ..errors import RagretrievalError
 
 CACHE_VARIABLE = "RAGRETRIEVAL_CACHE_DIR"
-# what a disk that takes no more says (full, over quota, file too large, read-only), wherever in a write it comes
 LOCK_WAIT = 30.0  # seconds a local SQLite file may stay locked by another writer before the write fails
+# what a disk that takes no more says (full, over quota, file too large, read-only), wherever in a write it comes
 WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS})
 
 

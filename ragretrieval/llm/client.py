@@ -102,7 +102,8 @@ class LLMSettings(SettingsModel):
     price_out: Price = Field(0.0, description="Price per million output tokens")
 
     @property
-    def remote(self) -> RemoteCall:
+    def calls(self) -> RemoteCall:
+        """Its remote call: timeout, retries and first wait given; requests at once are `LLM_CALLS`'."""
         return LLM_CALLS.but(timeout=self.timeout, retries=self.max_retries, backoff=self.backoff)
 
     def public(self) -> dict:
@@ -245,7 +246,7 @@ class ChatClient:
                 raise EmptyReply(f"{self._where()}: {error}") from None
 
         try:
-            return with_retries(attempt, **self.settings.remote.retry_args(),
+            return with_retries(attempt, **self.settings.calls.retry_args(),
                                 retryable=lambda error: is_retryable(error, oa, (_NotACompletion,)),
                                 retry_after=retry_after, stop=self.stop)
         except RetriesExhausted as error:

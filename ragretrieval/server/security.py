@@ -25,6 +25,7 @@ from urllib.parse import quote, urlsplit
 
 from starlette.requests import HTTPConnection
 
+from ..work.limits import MIB
 from .settings import ServeSettings, is_loopback
 
 CSRF_COOKIE, CSRF_HEADER, SESSION_COOKIE = "rr_csrf", "x-csrf-token", "rr_session"
@@ -143,7 +144,7 @@ def reply(status: int, detail: str, extra: list | None = None):
 
 
 def too_large(limit: int):
-    return reply(413, f"request body larger than the server's limit of {limit // 2**20} MiB (serve --max-body-mb)")
+    return reply(413, f"request body larger than the server's limit of {limit // MIB} MiB (serve --max-body-mb)")
 
 
 def redirect(location: str):

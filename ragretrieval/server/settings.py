@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import RagretrievalError
-from ..work.limits import check_bounds
+from ..work.limits import MIB, check_bounds
 from ..work.options import described
 from ..work.pool import WORKER_THREADS
 
@@ -52,7 +52,7 @@ class ServeSettings:
     token: str | None = described("Required unless `host` is loopback (16 characters at least): the API's bearer "
                                   "token and the pages' login", default=None)
     max_body_bytes: int = described("Largest request body, in bytes; a file imported in the browser may be half of "
-                                    "it", default=16 * 2**20)
+                                    "it", default=16 * MIB)
     worker: bool = described("Run evaluations inside the server; off: only `ragretrieval worker` processes run them",
                              default=True)
     worker_settings: WorkerSettings = described("The worker's threads and timing", default_factory=WorkerSettings)

@@ -30,6 +30,7 @@ MAX_RETRIES = 100
 MAX_PRICE = 1_000_000.0  # dollars per million tokens
 MAX_CUTOFF = 10_000  # the deepest k scored
 MAX_CONCURRENCY = 256  # requests or questions at once: threads, each holding a connection
+MIB = 2**20  # bytes in a mebibyte: sizes are given and shown in MiB
 
 
 def _not_a_boolean(value):

@@ -40,6 +40,12 @@ def described(description: str, **default: Any) -> Any:
     return dataclasses.field(metadata={DESCRIPTION: description}, **default)
 
 
+def help_of(settings: type, name: str) -> str:
+    """The one-line help `described` gave field `name` of a settings dataclass, as an option's help sentence."""
+    field = next(f for f in dataclasses.fields(settings) if f.name == name)
+    return field.metadata[DESCRIPTION] + "."
+
+
 class SettingsError(RagretrievalError, ValueError):
     """Settings that cannot work. `fields` are the settings' paths the message names (the first is the one at
     fault: ``chunk_overlap``, ``retriever_options.k1``, ``judge_samples``). The command line exits with status 2 on

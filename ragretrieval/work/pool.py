@@ -23,6 +23,7 @@ Result = TypeVar("Result")
 # fewer than a command's four, as a worker runs beside the server on the same machine
 WORKER_THREADS = 2
 
+
 def parallel_map(function: Callable[[Item], Result], items: Iterable[Item], workers: int, *,
                  stop: StopToken | None = None, name: str = "ragretrieval") -> Iterator[tuple[int, Result]]:
     """Yield ``(index, function(item))`` in completion order."""

@@ -165,3 +165,17 @@ def test_a_bad_marker_is_a_usage_error_naming_the_page(toy, capsys, text, words)
     assert main(["--docs", str(docs)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"Error: {page}: ") and words in err
+
+
+def test_serve_and_worker_say_their_settings_descriptions_as_help():
+    from click.testing import CliRunner
+
+    from ragretrieval.cli import main
+    from ragretrieval.server.settings import ServeSettings, WorkerSettings
+    from ragretrieval.work.options import help_of
+
+    assert help_of(WorkerSettings, "threads") == "Questions answered at once."
+    worker = " ".join(CliRunner().invoke(main, ["worker", "--help"]).output.split())
+    assert "--stale-after FLOAT RANGE Seconds after which a question whose heartbeat is older is taken over" in worker
+    serve = " ".join(CliRunner().invoke(main, ["serve", "--help"]).output.split())
+    assert help_of(ServeSettings, "host") in serve and "Address to bind; anything but loopback needs a token." in serve
