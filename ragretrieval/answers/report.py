@@ -172,7 +172,7 @@ class AnswerReport(BaseModel):
     settings: dict | None = None
     # the data's language the run's prompts and checks were chosen for (zh, en, pl): what judges added later read;
     # a run stored without it gets the language of its questions when it is read
-    language: str | None = None
+    language: Literal["zh", "en", "pl"] | None = None  # answers/prompt.py's LANGUAGES
     questions: list[AnsweredQuestion]
 
     @model_validator(mode="before")

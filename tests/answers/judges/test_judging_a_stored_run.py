@@ -82,6 +82,18 @@ def test_a_run_stored_without_its_language_gets_that_of_its_questions(stored, tm
     assert AnswerReport.model_validate(data).language == "en"
 
 
+@pytest.mark.parametrize("language", [5, "", "fr", "ZH", ["zh"], {"zh": 1}, "zh; DROP TABLE runs"])
+def test_a_report_whose_language_is_no_prompt_language_is_refused_naming_the_field(stored, tmp_path, language):
+    _, report = stored
+    data = json.loads(report.model_dump_json())
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({**data, "language": language}, ensure_ascii=False), encoding="utf-8")
+    with pytest.raises(rr.RagretrievalError) as raised:
+        rr.judge_answers(path, judges=["score5"], out=tmp_path / "judged.json")
+    assert "language" in str(raised.value) and str(path) in str(raised.value)
+    assert not (tmp_path / "judged.json").exists()
+
+
 def test_a_judge_that_failed_on_most_answers_is_not_audited(stored, llm_env, tmp_path):
     runs, _ = stored
 
